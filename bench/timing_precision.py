@@ -1,0 +1,189 @@
+"""How precise is the harness's clock? Run on one GPU; writes a JSON report.
+
+    PYTHONPATH=src/python python3 bench/timing_precision.py --out timing.json
+
+Triton copy kernels of about 5 us, 50 us and 500 us are timed three ways, each REPEATS times:
+the harness's own loop (arena.harness.timing: per-call events, flush, rotating inputs, A/B
+trials), triton.testing.do_bench (median), and 100 back-to-back calls inside one event pair.
+Reported per kernel: median and CV of each method across repeats; the harness's no-op
+(the kernel against itself) speedup; the measured ratio of a copy of 2B bytes over a copy of
+B bytes (the true ratio is 2 where bandwidth bound); and the overhead of a whole evaluation
+(run_harness on a small copy task) beyond its compile and timing stages.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+import triton
+import triton.language as tl
+
+from arena.harness.backends.kernel import Kernel
+from arena.harness.device import open_device, select_backend
+from arena.harness.flush import Flusher
+from arena.harness.timing import Bench, measure_event_overhead, time_case
+
+REPEATS = 8
+SIZES = {"5us": 1 << 20, "50us": 24 << 20, "500us": 256 << 20}  # float32 elements copied
+
+
+@triton.jit
+def _copy(src, dst, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.store(dst + offsets, tl.load(src + offsets, mask=mask), mask=mask)
+
+
+def copy_into(src: torch.Tensor, dst: torch.Tensor, n: int) -> None:
+    _copy[(triton.cdiv(n, 4096),)](src, dst, n, BLOCK=4096)
+
+
+def kernel_of(n: int, out: torch.Tensor, label: str) -> Kernel:
+    """A harness Kernel copying the first n elements of its input into `out`; returns no outputs."""
+
+    def invoke(inputs, scalars, outputs, dims):  # type: ignore[no-untyped-def]
+        copy_into(inputs[0], out, n)
+        return ()
+
+    return Kernel(label=label, invoke=invoke, harness_outputs=False)
+
+
+def cv(values: list[float]) -> float:
+    return statistics.pstdev(values) / statistics.mean(values)
+
+
+def iqr_mean(values: list[float]) -> float:
+    """Mean of the samples between the quartiles: resolves below the event timer's quantum."""
+    ordered = sorted(values)
+    quarter = len(ordered) // 4
+    return statistics.mean(ordered[quarter: len(ordered) - quarter])
+
+
+def harness_repeats(flusher: Flusher, n_a: int, n_b: int, size: int) -> dict:
+    x = torch.randn(size, device="cuda")
+    shadows = [[x], [torch.randn(size, device="cuda")]]
+    out = torch.empty(size, device="cuda")
+    base, cand = kernel_of(n_a, out, "baseline"), kernel_of(n_b, out, "candidate")
+    medians_a, medians_b, calls, iqr_a, iqr_b = [], [], [], [], []
+    for _ in range(REPEATS):
+        bench = Bench(flusher, shadows, [[], []], [], {}, {})
+        timing = time_case(bench, base, cand, trials=3, budget_s=1.0)
+        assert not timing.error, timing.error
+        medians_a.append(statistics.median(timing.baseline_us))
+        medians_b.append(statistics.median(timing.candidate_us))
+        iqr_a.append(iqr_mean(list(timing.baseline_us)))
+        iqr_b.append(iqr_mean(list(timing.candidate_us)))
+        calls.append(len(timing.baseline_us))
+    ratios = [b / a for a, b in zip(medians_a, medians_b)]
+    iqr_ratios = [b / a for a, b in zip(iqr_a, iqr_b)]
+    return {"median_us": statistics.median(medians_a), "cv": cv(medians_a), "calls_per_side": calls[0],
+            "iqr_mean_us": statistics.median(iqr_a), "iqr_mean_cv": cv(iqr_a),
+            "ratio_b_over_a": ratios, "ratio_mean": statistics.mean(ratios), "ratio_cv": cv(ratios),
+            "iqr_ratio_mean": statistics.mean(iqr_ratios), "iqr_ratio_cv": cv(iqr_ratios),
+            "iqr_ratio_range": (min(iqr_ratios), max(iqr_ratios)),
+            "wall_us": (timing.baseline_wall_us, timing.candidate_wall_us)}
+
+
+def do_bench_repeats(size: int) -> dict:
+    x, out = torch.randn(size, device="cuda"), torch.empty(size, device="cuda")
+    values = [triton.testing.do_bench(lambda: copy_into(x, out, size), return_mode="median") * 1000 for _ in range(REPEATS)]
+    return {"median_us": statistics.median(values), "cv": cv(values)}
+
+
+def batched_repeats(size: int, calls: int = 100) -> dict:
+    x, out = torch.randn(size, device="cuda"), torch.empty(size, device="cuda")
+    values = []
+    for _ in range(REPEATS):
+        copy_into(x, out, size)
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(calls):
+            copy_into(x, out, size)
+        end.record()
+        torch.cuda.synchronize()
+        values.append(start.elapsed_time(end) * 1000 / calls)
+    return {"median_us": statistics.median(values), "cv": cv(values)}
+
+
+def evaluation_overhead() -> dict:
+    """run_harness on a copy task (one small case, one ~50 us timed case, 1 hidden seed): stages and wall."""
+    from arena.harness.launch import run_harness
+    from arena.harness.settings import HarnessSettings
+    from arena.task.task import Case, Category, Entry, Task, TensorSpec
+    from arena.task.tolerance import merge_tolerances
+
+    source = COPY_TASK
+    runs = []
+    with tempfile.TemporaryDirectory() as tmp:
+        task_dir = Path(tmp) / "tasks" / "b" / "copy"
+        task_dir.mkdir(parents=True)
+        (task_dir / "kernel.py").write_text(source)
+        task = Task(address="tasks/b/copy:copy", name="copy", category=Category.TRITON2TRITON, task_dir="tasks/b/copy",
+                    description="", baseline=("kernel.py",), editable=("kernel.py",), entry=Entry("kernel.py", "copy"),
+                    signature="", reference=None, inputs=(TensorSpec("x", ("N",)),), outputs=(TensorSpec("y", ("N",)),),
+                    scalars={}, abi=(), cases=(Case("small", {"N": 1000}, "float32", 1),
+                                               Case("main", {"N": 24 << 20}, "float32", 2, timed=True)),
+                    tolerances=merge_tolerances({}), forbidden=(), flops="", bytes="2*N*esize", exemplars=(), wrong="",
+                    sources=(), build="", bench="")
+        for _ in range(2):
+            begin = time.perf_counter()
+            result = run_harness(task, None, Path(tmp), HarnessSettings(timeout_s=300))
+            wall = time.perf_counter() - begin
+            stages = {s.name: s.seconds for s in result.stages}
+            runs.append({"status": result.status, "wall_s": wall, "stages_s": stages,
+                         "overhead_s": wall - stages.get("compile", 0.0) - stages.get("time", 0.0),
+                         "errors": list(result.errors)[:2], "logs": {st.name: st.log for st in result.stages}})
+    return {"runs": runs}
+
+
+COPY_TASK = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _copy(src, dst, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.store(dst + offsets, tl.load(src + offsets, mask=mask), mask=mask)
+
+
+def copy(x):
+    y = torch.empty_like(x)
+    _copy[(triton.cdiv(x.numel(), 4096),)](x, y, x.numel(), BLOCK=4096)
+    return y
+'''
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args()
+    device = open_device(select_backend("auto"), 0)
+    flusher = Flusher(device)
+    report: dict = {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__, "triton": triton.__version__,
+                    "flush_bytes": flusher.nbytes, "event_overhead_us": measure_event_overhead(flusher), "kernels": {}}
+    for name, size in SIZES.items():
+        entry = {"bytes_copied": size * 4,
+                 "harness_noop": harness_repeats(flusher, size, size, size),
+                 "do_bench": do_bench_repeats(size),
+                 "batched_100": batched_repeats(size)}
+        if name != "5us":  # copy of 2B bytes over copy of B bytes: true ratio 2 when bandwidth bound
+            entry["harness_ratio_2x"] = harness_repeats(flusher, size // 2, size, size)
+        report["kernels"][name] = entry
+        print(name, json.dumps(entry, default=str)[:600], flush=True)
+    report["evaluation"] = evaluation_overhead()
+    print(json.dumps(report["evaluation"]), flush=True)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,69 @@
+"""The default score cache: one SQLite file, safe to share between processes on one machine."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from contextlib import closing
+from pathlib import Path
+
+from arena.evaluation.evaluation import Evaluation
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS evaluations (
+    key TEXT PRIMARY KEY,
+    evaluation TEXT NOT NULL,
+    task TEXT NOT NULL,
+    task_digest TEXT NOT NULL,
+    created INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS evaluations_by_task ON evaluations (task, created);
+"""
+# Writers wait this long for another process's lock before failing.
+_BUSY_TIMEOUT_S = 30.0
+
+
+class SqliteStore:
+    """get/put/list_by_task over an SQLite file in WAL mode (readers never block the writer).
+
+    Each call opens its own connection, so a store may be used from several threads and the file
+    from several processes at once.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with closing(self._connect()) as db:
+            db.execute("PRAGMA journal_mode=WAL")
+            with db:
+                db.executescript(_SCHEMA)
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None)
+        db.execute(f"PRAGMA busy_timeout={int(_BUSY_TIMEOUT_S * 1000)}")
+        return db
+
+    def get(self, key: str) -> Evaluation | None:
+        with closing(self._connect()) as db:
+            row = db.execute("SELECT evaluation FROM evaluations WHERE key = ?", (key,)).fetchone()
+        return Evaluation.from_dict(json.loads(row[0])) if row else None
+
+    def put(self, key: str, evaluation: Evaluation) -> None:
+        """Store (or replace) the evaluation under `key`; it is stored as not cached."""
+        text = json.dumps({**evaluation.to_dict(), "cached": False}, sort_keys=True)
+        created = evaluation.created_unix_ms or int(time.time() * 1000)
+        with closing(self._connect()) as db:
+            db.execute(
+                "INSERT OR REPLACE INTO evaluations (key, evaluation, task, task_digest, created) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (key, text, evaluation.task, evaluation.task_digest, created),
+            )
+
+    def list_by_task(self, task: str) -> tuple[Evaluation, ...]:
+        """Every stored evaluation of the task at `task` (its address), oldest first."""
+        with closing(self._connect()) as db:
+            rows = db.execute(
+                "SELECT evaluation FROM evaluations WHERE task = ? ORDER BY created, key", (task,)
+            ).fetchall()
+        return tuple(Evaluation.from_dict(json.loads(row[0])) for row in rows)

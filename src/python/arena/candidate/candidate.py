@@ -1,0 +1,94 @@
+"""The Candidate: the files an agent returns for a task, restricted to the task's allow-list."""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+from arena.candidate.allowlist import (
+    IGNORED_FOLDERS,
+    MAX_FILE_BYTES,
+    check_candidate_path,
+    check_candidate_sizes,
+)
+from arena.errors import InvalidCandidate
+from arena.task.task import Task
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """Files by path relative to the task folder; files left out are the baseline's."""
+
+    task: str  # the task's address
+    files: Mapping[str, bytes]
+
+
+def load_candidate(task: Task, directory: Path) -> Candidate:
+    """The candidate in `directory` (laid out like the task folder); InvalidCandidate if it breaks a rule."""
+    if not directory.is_dir() or directory.is_symlink():
+        raise InvalidCandidate(f"candidate folder {directory.name!r} does not exist")
+    files: dict[str, bytes] = {}
+    for parent, folders, names in os.walk(directory):
+        folders[:] = sorted(f for f in folders if f not in IGNORED_FOLDERS)
+        for name in folders + sorted(names):
+            path = Path(parent) / name
+            relative = path.relative_to(directory).as_posix()
+            mode = path.lstat().st_mode
+            if stat.S_ISLNK(mode):
+                raise InvalidCandidate(f"{relative!r} is a symlink; candidates hold plain files only")
+            if stat.S_ISDIR(mode):
+                continue
+            if not stat.S_ISREG(mode):
+                raise InvalidCandidate(f"{relative!r} is not a plain file")
+            check_candidate_path(task, relative)
+            if path.stat().st_size > MAX_FILE_BYTES:
+                raise InvalidCandidate(
+                    f"{relative!r} has {path.stat().st_size} bytes; the limit is {MAX_FILE_BYTES}"
+                )
+            files[relative] = path.read_bytes()
+    check_candidate_sizes(files)
+    return Candidate(task=task.address, files=dict(sorted(files.items())))
+
+
+def baseline_candidate(task: Task, repo_root: Path) -> Candidate:
+    """The task's own editable files, as a candidate (the no-op an agent starts from)."""
+    task_dir = repo_root / task.task_dir
+    files: dict[str, bytes] = {}
+    for entry in task.editable:
+        path = task_dir / entry
+        if path.is_dir():
+            for file in sorted(path.rglob("*")):
+                if file.is_file() and not IGNORED_FOLDERS.intersection(file.relative_to(task_dir).parts):
+                    files[file.relative_to(task_dir).as_posix()] = file.read_bytes()
+        elif path.is_file():
+            files[entry] = path.read_bytes()
+    if not files:
+        raise InvalidCandidate(f"{task.address} has no editable files in its folder")
+    return Candidate(task=task.address, files=dict(sorted(files.items())))
+
+
+def exemplar_candidates(task: Task, repo_root: Path) -> dict[str, Candidate]:
+    """The task's known-faster candidates, keyed by folder as declared (e.g. "exemplars/online")."""
+    task_dir = repo_root / task.task_dir
+    return {folder: load_candidate(task, task_dir / folder) for folder in task.exemplars}
+
+
+def wrong_candidate(task: Task, repo_root: Path) -> Candidate | None:
+    """The task's deliberately wrong candidate, or None when it declares none."""
+    if not task.wrong:
+        return None
+    return load_candidate(task, repo_root / task.task_dir / task.wrong)
+
+
+def write_candidate(candidate: Candidate, directory: Path) -> None:
+    """Write the candidate's files under `directory` (created if missing), laid out like the task folder."""
+    for name, content in candidate.files.items():
+        parts = Path(name).parts
+        if Path(name).is_absolute() or ".." in parts or not parts:
+            raise InvalidCandidate(f"{name!r} is not a plain relative path")
+        path = directory.joinpath(*parts)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content)

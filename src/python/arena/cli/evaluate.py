@@ -1,0 +1,110 @@
+"""`arena evaluate --task ADDR [--candidate DIR] [--json FILE|-] [--no-cache] [--check-only] ...`
+
+Evaluates one candidate (default: the baseline itself, a no-op) and prints a short report.
+Exit 0 whenever the evaluation ran, even if the candidate failed; 2 for a caller's mistake.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from arena.cache.sqlite_store import SqliteStore
+from arena.errors import UnknownTask
+from arena.evaluation.environment import probe_environment
+from arena.evaluation.evaluate import evaluate, evaluate_directory, settings_for_machine
+from arena.evaluation.evaluation import Evaluation
+from arena.harness.settings import BACKENDS, HarnessSettings
+from arena.report.table import format_evaluation
+from arena.task.load import load_task
+from arena.task.task import Task
+
+HELP = "evaluate a candidate on a task: compile, check, time, score"
+EXIT_CALLER_ERROR = 2
+CACHE_DIR_VARIABLE = "ARENA_CACHE_DIR"
+STORE_NAME = "scores.sqlite"
+
+
+def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options every evaluating command shares."""
+    parser.add_argument("--check-only", action="store_true", help="compile and check; never time")
+    parser.add_argument("--backend", choices=BACKENDS, default="auto", help="where to run (default: auto)")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=HarnessSettings.timeout_s,
+        metavar="S",
+        help="wall-clock limit of one evaluation in seconds",
+    )
+    parser.add_argument("--no-cache", action="store_true", help="neither read nor write the score cache")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--task", required=True, metavar="ADDR", help="task address, e.g. tasks/triton2triton/softmax"
+    )
+    parser.add_argument(
+        "--candidate",
+        type=Path,
+        metavar="DIR",
+        help="folder laid out like the task folder (default: the baseline, a no-op)",
+    )
+    parser.add_argument("--json", metavar="FILE|-", help="write the evaluation as JSON to FILE ('-': stdout)")
+    add_run_arguments(parser)
+
+
+def open_store(repo_root: Path, disabled: bool = False) -> SqliteStore | None:
+    """The score cache: $ARENA_CACHE_DIR/scores.sqlite, else <repo>/.arena/scores.sqlite."""
+    if disabled:
+        return None
+    folder = (
+        Path(os.environ[CACHE_DIR_VARIABLE]) if os.environ.get(CACHE_DIR_VARIABLE) else repo_root / ".arena"
+    )
+    return SqliteStore(folder / STORE_NAME)
+
+
+def settings_from_args(args: argparse.Namespace, task: Task) -> HarnessSettings:
+    """The run's settings; without a GPU only the small, non-timed cases are checked."""
+    settings = HarnessSettings(timeout_s=args.timeout, check_only=args.check_only, backend=args.backend)
+    return settings_for_machine(task, settings, probe_environment())
+
+
+def write_json(target: str, document: object) -> None:
+    text = json.dumps(document, indent=2, sort_keys=True) + "\n"
+    if target == "-":
+        sys.stdout.write(text)
+    else:
+        Path(target).write_text(text, encoding="utf-8")
+
+
+def caller_error(message: str) -> int:
+    print(f"arena: error: {message}", file=sys.stderr)
+    return EXIT_CALLER_ERROR
+
+
+def run(args: argparse.Namespace) -> int:
+    repo_root: Path = args.repo_root
+    try:
+        task = load_task(repo_root, args.task)
+    except UnknownTask as error:
+        return caller_error(str(error))
+    if args.candidate is not None and not args.candidate.is_dir():
+        return caller_error(f"candidate folder {str(args.candidate)!r} does not exist or is not a folder")
+    settings = settings_from_args(args, task)
+    store = open_store(repo_root, args.no_cache)
+    evaluation: Evaluation
+    if args.candidate is None:
+        evaluation = evaluate(task, None, repo_root, settings, store)
+    else:
+        evaluation = evaluate_directory(task, args.candidate, repo_root, settings, store)
+    # With JSON on stdout, the human report goes to stderr so the JSON stays parseable.
+    report = sys.stderr if args.json == "-" else sys.stdout
+    print(format_evaluation(evaluation), file=report)
+    if settings.cases:
+        print(f"(no GPU: checked only {', '.join(settings.cases)}; timing needs a GPU)", file=report)
+    if args.json:
+        write_json(args.json, evaluation.to_dict())
+    return 0

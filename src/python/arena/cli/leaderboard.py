@@ -1,0 +1,53 @@
+"""`arena leaderboard [--runner HOST:PORT] [--category C] [--json FILE|-]`: submitted attempts, ranked."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+from arena.runner.leaderboard import LeaderboardRow
+from arena.task.task import CATEGORIES
+
+HELP = "show the leaderboard: per agent and category, from submitted attempts"
+COLUMNS = ("agent", "category", "tasks", "compile", "correct", "speedup", "geomean", "score")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--runner", metavar="HOST:PORT", help="the runner (default: ARENA_RUNNER, else the local state)"
+    )
+    parser.add_argument("--category", choices=CATEGORIES, default="", help="only this category")
+    parser.add_argument("--json", metavar="FILE|-", help="write the rows as JSON to FILE ('-': stdout)")
+
+
+def run(args: argparse.Namespace) -> int:
+    # Imported here: the client needs the generated arena.v1 modules, which exist only after
+    # codegen; every other `arena` command (and --help) must work without them.
+    from arena.client.client import Client
+
+    with Client(args.runner, repo_root=args.repo_root) as client:
+        rows = client.leaderboard(args.category)
+    if args.json:
+        text = json.dumps([asdict(row) for row in rows], indent=2) + "\n"
+        if args.json == "-":
+            sys.stdout.write(text)
+        else:
+            Path(args.json).write_text(text, encoding="utf-8")
+        return 0
+    sys.stdout.write(format_leaderboard(rows))
+    return 0
+
+
+def format_leaderboard(rows: tuple[LeaderboardRow, ...]) -> str:
+    cells = [[column.upper() for column in COLUMNS]]
+    for row in rows:
+        cells.append([
+            row.agent, row.category, str(row.tasks), f"{row.compile_rate:.0%}", f"{row.correct_rate:.0%}",
+            f"{row.mean_speedup:.2f}x", f"{row.geomean_speedup:.2f}x", f"{row.mean_score:.1f}",
+        ])  # fmt: skip
+    widths = [max(len(line[i]) for line in cells) for i in range(len(COLUMNS))]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip() for line in cells]
+    return "\n".join(lines) + f"\n{len(rows)} row(s)\n"

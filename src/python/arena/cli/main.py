@@ -1,0 +1,90 @@
+"""The `arena` command line: one subcommand per module, listed in COMMANDS.
+
+Each command module has HELP (one line), add_arguments(parser) and run(args) -> exit code.
+Every command's args carry `repo_root` (a Path): the repository holding pants.toml, found
+from --repo-root or the working directory. This is the one place that maps errors to exit codes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from types import ModuleType
+
+from arena.cli import tasks
+from arena.cli import evaluate, suite, validate_task
+from arena.cli import leaderboard, serve
+from arena.errors import (
+    ArenaError,
+    BudgetExhausted,
+    InvalidCandidate,
+    NoDevice,
+    PermissionDenied,
+    TaskDeclarationError,
+    UnknownTask,
+)
+from arena.task.load import find_repo_root
+
+COMMANDS: dict[str, ModuleType] = {
+    "tasks": tasks,
+    "evaluate": evaluate,
+    "validate-task": validate_task,
+    "suite": suite,
+    "serve": serve,
+    "leaderboard": leaderboard,
+}
+
+EXIT_USAGE = 2  # argparse's own code for a bad command line
+# Caller and system faults by exit code; a command's own failure (e.g. a wrong candidate) is 1.
+EXIT_CODES: dict[type[ArenaError], int] = {
+    UnknownTask: 3,
+    TaskDeclarationError: 4,
+    InvalidCandidate: 5,
+    BudgetExhausted: 6,
+    NoDevice: 7,
+    PermissionDenied: 8,
+}
+EXIT_OTHER_ERROR = 9
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="arena", description="Kernel arena: tasks, candidates, evaluations."
+    )
+    parser.add_argument(
+        "--repo-root",
+        type=Path,
+        default=None,
+        help="the repository (default: found from the working directory)",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, module in COMMANDS.items():
+        sub = commands.add_parser(name, help=module.HELP, description=module.HELP)
+        module.add_arguments(sub)
+    return parser
+
+
+def exit_code_for(error: ArenaError) -> int:
+    for kind, code in EXIT_CODES.items():
+        if isinstance(error, kind):
+            return code
+    return EXIT_OTHER_ERROR
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        args.repo_root = find_repo_root(args.repo_root)
+        return int(COMMANDS[args.command].run(args))
+    except ArenaError as error:
+        print(f"arena {args.command}: error: {error}", file=sys.stderr)
+        return exit_code_for(error)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

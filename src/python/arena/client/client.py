@@ -1,0 +1,170 @@
+"""A small SDK for the runner: what agents, adapters and the CLI call.
+
+`Client(address, token)` talks to a runner at HOST:PORT; with no address (and no ARENA_RUNNER)
+it starts an embedded runner in this process on 127.0.0.1. Errors come back as the arena
+exceptions the runner raised (the class name travels in trailing metadata).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from types import TracebackType
+from typing import Callable, NoReturn, TypeVar
+
+import grpc
+
+from arena import errors
+from arena.api import convert
+from arena.candidate.candidate import Candidate
+from arena.client.embedded import EmbeddedRunner, start_embedded_runner
+from arena.errors import ArenaError
+from arena.evaluation.evaluation import Evaluation
+from arena.runner import faults
+from arena.runner.attempts import Attempt
+from arena.runner.leaderboard import LeaderboardRow
+from arena.runner.queue import Progress
+from arena.runner.runner import Runner
+from arena.runner.server import MAX_RECEIVE_BYTES, MAX_SEND_BYTES
+from arena.runner.service import ERROR_KIND_KEY
+from arena.runner.task_view import TaskView
+from arena.task.load import find_repo_root
+from arena.v1 import runner_pb2, runner_pb2_grpc
+
+RUNNER_VARIABLE = "ARENA_RUNNER"  # HOST:PORT of a runner
+TOKEN_VARIABLE = "ARENA_TOKEN"  # the agent's bearer token for it
+UNARY_TIMEOUT_S = 60.0
+# An Evaluate stream that breaks (runner restarting) is sent again: the runner recognises the
+# same candidate in the same attempt and follows the same job without spending an iteration.
+EVALUATE_RETRIES = 3
+# Status codes whose error class the runner did not name (e.g. a refused connection).
+CODE_ERRORS: dict[grpc.StatusCode, type[ArenaError]] = {
+    grpc.StatusCode.UNAUTHENTICATED: faults.Unauthenticated,
+    grpc.StatusCode.PERMISSION_DENIED: errors.PermissionDenied,
+    grpc.StatusCode.NOT_FOUND: faults.NotFound,
+    grpc.StatusCode.INVALID_ARGUMENT: faults.InvalidRequest,
+    grpc.StatusCode.RESOURCE_EXHAUSTED: errors.BudgetExhausted,
+    grpc.StatusCode.UNAVAILABLE: faults.NotReady,
+}
+Reply = TypeVar("Reply")
+
+
+class Client:
+    def __init__(
+        self,
+        address: str | None = None,
+        token: str | None = None,
+        *,
+        repo_root: Path | None = None,
+        runner: Runner | None = None,
+        timeout_s: float = UNARY_TIMEOUT_S,
+        evaluate_timeout_s: float | None = None,
+    ) -> None:
+        """`runner`: the runner to embed when no address is configured (default: the real one)."""
+        address = address or os.environ.get(RUNNER_VARIABLE, "")
+        self._embedded: EmbeddedRunner | None = None
+        if not address:
+            self._embedded = start_embedded_runner(repo_root or find_repo_root(), runner)
+            address, token = self._embedded.address, self._embedded.token
+        token = token or os.environ.get(TOKEN_VARIABLE, "")
+        self.address = address
+        self._timeout_s = timeout_s
+        self._evaluate_timeout_s = evaluate_timeout_s
+        self._metadata = (("authorization", f"Bearer {token}"),) if token else ()
+        self._channel = grpc.insecure_channel(
+            address,
+            options=[
+                ("grpc.max_send_message_length", MAX_RECEIVE_BYTES),
+                ("grpc.max_receive_message_length", MAX_SEND_BYTES),
+            ],
+        )
+        self._stub = runner_pb2_grpc.RunnerStub(self._channel)
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, value: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._channel.close()
+        if self._embedded is not None:
+            self._embedded.stop()
+            self._embedded = None
+
+    def list_tasks(self, category: str = "") -> tuple[TaskView, ...]:
+        reply = self._call(self._stub.ListTasks, runner_pb2.ListTasksRequest(category=category))
+        return tuple(convert.task_view_from_pb(task) for task in reply.tasks)
+
+    def get_task(self, address: str) -> TaskView:
+        return convert.task_view_from_pb(
+            self._call(self._stub.GetTask, runner_pb2.GetTaskRequest(address=address))
+        )
+
+    def open_attempt(self, task: str) -> Attempt:
+        return convert.attempt_from_pb(
+            self._call(self._stub.OpenAttempt, runner_pb2.OpenAttemptRequest(task=task))
+        )
+
+    def get_attempt(self, attempt: str) -> Attempt:
+        return convert.attempt_from_pb(
+            self._call(self._stub.GetAttempt, runner_pb2.GetAttemptRequest(id=attempt))
+        )
+
+    def evaluate(
+        self, candidate: Candidate, attempt: str = "", on_progress: Callable[[Progress], None] | None = None
+    ) -> Evaluation:
+        """Send `candidate` (within `attempt`; empty for operators) and wait for its Evaluation."""
+        request = runner_pb2.EvaluateRequest(attempt=attempt, candidate=convert.candidate_to_pb(candidate))
+        for retry in range(EVALUATE_RETRIES + 1):
+            try:
+                stream = self._stub.Evaluate(
+                    request, metadata=self._metadata, timeout=self._evaluate_timeout_s
+                )
+                for message in stream:
+                    progress = convert.progress_from_pb(message)
+                    if on_progress is not None:
+                        on_progress(progress)
+                    if progress.evaluation is not None:
+                        return progress.evaluation
+                raise ArenaError("the runner ended the evaluation without a result")
+            except grpc.RpcError as error:
+                if error.code() != grpc.StatusCode.UNAVAILABLE or retry == EVALUATE_RETRIES:
+                    raise_arena_error(error, self.address)
+                time.sleep(min(2.0**retry, 10.0))
+        raise AssertionError("unreachable")
+
+    def submit(self, attempt: str, evaluation: str) -> Attempt:
+        request = runner_pb2.SubmitRequest(attempt=attempt, evaluation=evaluation)
+        return convert.attempt_from_pb(self._call(self._stub.Submit, request))
+
+    def get_evaluation(self, evaluation: str) -> Evaluation:
+        reply = self._call(self._stub.GetEvaluation, runner_pb2.GetEvaluationRequest(id=evaluation))
+        return convert.evaluation_from_pb(reply)
+
+    def leaderboard(self, category: str = "") -> tuple[LeaderboardRow, ...]:
+        reply = self._call(self._stub.Leaderboard, runner_pb2.LeaderboardRequest(category=category))
+        return tuple(convert.leaderboard_row_from_pb(row) for row in reply.rows)
+
+    def _call(self, method: Callable[..., Reply], request: object) -> Reply:
+        try:
+            return method(request, metadata=self._metadata, timeout=self._timeout_s)
+        except grpc.RpcError as error:
+            raise_arena_error(error, self.address)
+
+
+def raise_arena_error(error: grpc.RpcError, address: str) -> NoReturn:
+    """Raise the arena exception the runner raised, named in the call's trailing metadata."""
+    names = [value for key, value in (error.trailing_metadata() or ()) if key == ERROR_KIND_KEY]
+    named = (getattr(errors, names[0], None) or getattr(faults, names[0], None)) if names else None
+    if isinstance(named, type) and issubclass(named, ArenaError):
+        kind: type[ArenaError] = named
+    else:
+        kind = CODE_ERRORS.get(error.code(), ArenaError)
+    message = error.details() or str(error.code())
+    if not names and error.code() == grpc.StatusCode.UNAVAILABLE:
+        message = f"cannot reach the runner at {address}: {message}"
+    raise kind(message) from None

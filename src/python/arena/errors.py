@@ -1,0 +1,35 @@
+"""Caller and system faults: one small hierarchy whose messages are safe to show users.
+
+Candidate failures (a kernel that does not compile, is wrong or slow) are results, never these.
+The CLI maps them to exit codes in one place; the runner maps them to gRPC status codes.
+"""
+
+from __future__ import annotations
+
+
+class ArenaError(Exception):
+    """A fault the user can act on; str(error) is the message to show."""
+
+
+class TaskDeclarationError(ArenaError):
+    """A kernel_task declaration is malformed; the message names the BUILD file, target and field."""
+
+
+class UnknownTask(ArenaError):
+    """No kernel_task has the requested address."""
+
+
+class InvalidCandidate(ArenaError):
+    """A candidate's files break the task's allow-list or size limits."""
+
+
+class BudgetExhausted(ArenaError):
+    """An agent attempt has used its wall-clock or iteration budget."""
+
+
+class NoDevice(ArenaError):
+    """No GPU (or no backend able to run the task) is available."""
+
+
+class PermissionDenied(ArenaError):
+    """The caller may not do what it asked (e.g. read exemplars or hidden cases)."""

@@ -1,0 +1,187 @@
+"""The evaluation pipeline: digests -> cache key -> (cache hit | harness -> score -> store).
+
+This is the only module outside the harness that starts it (arena.harness.launch.run_harness).
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Callable, Mapping, Protocol
+
+from arena.cache.key import cache_key, harness_version
+from arena.candidate.allowlist import check_candidate_path, check_candidate_sizes
+from arena.candidate.candidate import Candidate, baseline_candidate, load_candidate
+from arena.candidate.digest import candidate_digest
+from arena.errors import InvalidCandidate
+from arena.evaluation.environment import has_gpu, probe_environment
+from arena.evaluation.evaluation import Environment, Evaluation, Stage, Status
+from arena.harness.result import HarnessResult
+from arena.harness.settings import HarnessSettings
+from arena.scoring.score import review_flags, score_case, score_evaluation
+from arena.task.digest import task_digest
+from arena.task.task import Task
+
+Runner = Callable[[Task, "Candidate | None", Path, HarnessSettings], HarnessResult]
+# Statuses not worth keeping: a timeout may be the machine's fault, not the candidate's.
+_NOT_CACHED = frozenset({Status.TIMEOUT})
+
+
+class Store(Protocol):
+    def get(self, key: str) -> Evaluation | None: ...
+    def put(self, key: str, evaluation: Evaluation) -> None: ...
+
+
+def _run_harness(
+    task: Task, candidate: Candidate | None, repo_root: Path, settings: HarnessSettings
+) -> HarnessResult:
+    from arena.harness.launch import run_harness  # the trusted parent side; imported only when used
+
+    return run_harness(task, candidate, repo_root, settings)
+
+
+def new_evaluation_id() -> str:
+    """12 hex characters: short to show, unique enough for one cache."""
+    return secrets.token_hex(6)
+
+
+def check_candidate(task: Task, candidate: Candidate) -> None:
+    """Raise InvalidCandidate unless every file is inside the allow-list and within the size limits.
+
+    load_candidate checks a folder; candidates can also arrive as file maps (over gRPC).
+    """
+    for name in candidate.files:
+        check_candidate_path(task, name)
+    check_candidate_sizes(dict(candidate.files))
+
+
+def settings_for_machine(task: Task, settings: HarnessSettings, environment: Environment) -> HarnessSettings:
+    """On a machine without a GPU, only the non-timed cases are checked (the interpreter is slow)."""
+    if settings.cases or (has_gpu(environment) and settings.backend != "cpu"):
+        return settings
+    small = tuple(case.name for case in task.cases if not case.timed)
+    return replace(settings, cases=small) if small else settings
+
+
+def evaluate(
+    task: Task,
+    candidate: Candidate | None,
+    repo_root: Path,
+    settings: HarnessSettings,
+    store: Store | None = None,
+    *,
+    runner: Runner | None = None,
+    environment: Environment | None = None,
+) -> Evaluation:
+    """Evaluate `candidate` (None: the baseline itself, a no-op) on `task`.
+
+    A cache hit returns the stored evaluation marked cached; a broken or hostile candidate is an
+    Evaluation with a failing status, never an exception. `runner` replaces run_harness in tests.
+    """
+    environment = environment or probe_environment()
+    header = _header(task, repo_root, environment)
+    try:
+        if candidate is not None:
+            check_candidate(task, candidate)
+        digest = candidate_digest(candidate if candidate is not None else baseline_candidate(task, repo_root))
+    except InvalidCandidate as error:
+        return _invalid(header, "", str(error))
+    key = cache_key(str(header["task_digest"]), digest, environment.fingerprint, harness_version(), settings)
+    if store is not None:
+        hit = store.get(key)
+        if hit is not None:
+            return replace(hit, cached=True)
+    try:
+        result = (runner or _run_harness)(task, candidate, repo_root, settings)
+    except InvalidCandidate as error:
+        return _invalid(header, digest, str(error))
+    evaluation = evaluation_from_result(result, candidate_digest=digest, cache_key=key, **header)
+    if store is not None and evaluation.status not in _NOT_CACHED:
+        store.put(key, evaluation)
+    return evaluation
+
+
+def evaluate_directory(
+    task: Task,
+    directory: Path,
+    repo_root: Path,
+    settings: HarnessSettings,
+    store: Store | None = None,
+    *,
+    runner: Runner | None = None,
+    environment: Environment | None = None,
+) -> Evaluation:
+    """evaluate() on the candidate in `directory`; one that breaks the allow-list is INVALID_CANDIDATE."""
+    try:
+        candidate = load_candidate(task, directory)
+    except InvalidCandidate as error:
+        header = _header(task, repo_root, environment or probe_environment())
+        return _invalid(header, "", str(error))
+    return evaluate(task, candidate, repo_root, settings, store, runner=runner, environment=environment)
+
+
+def _header(task: Task, repo_root: Path, environment: Environment) -> dict[str, Any]:
+    """The fields every evaluation of `task` here and now shares, whatever its outcome."""
+    return dict(
+        id=new_evaluation_id(),
+        task=task.address,
+        task_digest=task_digest(task, repo_root),
+        environment=environment,
+        harness_version=harness_version(),
+        created_unix_ms=int(time.time() * 1000),
+    )
+
+
+def _invalid(header: Mapping[str, Any], digest: str, message: str) -> Evaluation:
+    return Evaluation(
+        **header,
+        candidate_digest=digest,
+        status=Status.INVALID_CANDIDATE,
+        compiled=False,
+        correct=False,
+        score=score_evaluation(False, False, ()),
+        errors=(message,),
+    )
+
+
+def _status(name: str) -> Status:
+    try:
+        return Status(name)
+    except ValueError:
+        return Status.RUNTIME_ERROR
+
+
+def _mapping(value: object) -> Mapping[str, object]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def merge_environment(parent: Environment, child: Mapping[str, object]) -> Environment:
+    """The child's report over the parent's probe; the fingerprint stays the parent's (the key's)."""
+    text = {
+        name: str(child.get(name) or getattr(parent, name))
+        for name in ("backend", "gpu_name", "gpu_arch", "driver")
+    }
+    versions = {**parent.versions, **{k: str(v) for k, v in _mapping(child.get("versions")).items()}}
+    clocks = {k: str(v) for k, v in _mapping(child.get("clocks")).items()}
+    return replace(parent, **text, versions=versions, clocks=clocks)
+
+
+def evaluation_from_result(result: HarnessResult, *, environment: Environment, **header: Any) -> Evaluation:
+    """Score the harness's raw outcomes into an Evaluation (statistics computed here, in the parent)."""
+    scored = [score_case(outcome, result.environment) for outcome in result.cases]
+    cases = tuple(case for case, _ in scored)
+    status = _status(result.status)
+    correct = result.correct and status is Status.PASSED
+    return Evaluation(
+        **header,
+        status=status,
+        compiled=result.compiled,
+        correct=correct,
+        stages=tuple(Stage(s.name, s.ok, s.seconds, s.log) for s in result.stages),
+        cases=cases,
+        score=score_evaluation(result.compiled, correct, cases, [floor for _, floor in scored]),
+        environment=merge_environment(environment, result.environment),
+        errors=tuple(result.errors) + review_flags(cases),
+    )

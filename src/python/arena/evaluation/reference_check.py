@@ -1,0 +1,101 @@
+"""Is the task's tolerance one its own reference meets? Reference in the case dtype vs in float64.
+
+On each chosen case, the reference is called on the case's inputs and on the same inputs cast to
+float64; the first answer must match the second within the task's tolerance for the output's
+dtype. A reference that fails this sets a bar no candidate can reliably clear.
+
+The check runs in a child process (`python -m arena.evaluation.reference_check`), so torch and
+the task's reference code never load into the caller; `check_reference_precision` starts it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+from arena.task.task import Task
+
+_CHILD_TIMEOUT_S = 600
+
+
+def check_reference_precision(task: Task, repo_root: Path, cases: Sequence[str]) -> dict[str, str]:
+    """Case name -> error for each case whose float64 check fails ("" where it passes)."""
+    command = [sys.executable, "-m", "arena.evaluation.reference_check", str(repo_root), task.address, *cases]
+    # The child imports arena from wherever this process did.
+    source_root = str(Path(__file__).resolve().parents[2])
+    path = os.pathsep.join(p for p in (source_root, os.environ.get("PYTHONPATH", "")) if p)
+    env = {**os.environ, "PYTHONPATH": path}
+    try:
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=_CHILD_TIMEOUT_S, check=False, env=env
+        )
+    except subprocess.TimeoutExpired:
+        return {name: f"the float64 check took over {_CHILD_TIMEOUT_S} s" for name in cases}
+    try:
+        found = json.loads(done.stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        tail = (done.stderr or done.stdout).strip()[-2000:]
+        return {name: f"the float64 check crashed (exit {done.returncode}): {tail}" for name in cases}
+    return {str(name): str(error) for name, error in found.items()}
+
+
+def _load_reference(task: Task, repo_root: Path) -> Any:
+    assert task.reference is not None
+    path = repo_root / task.task_dir / task.reference.file
+    spec = importlib.util.spec_from_file_location(f"arena_reference_{task.name}", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path.name}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return getattr(module, task.reference.symbol)
+
+
+def _check_case(task: Task, reference: Any, case_name: str) -> str:
+    import torch
+
+    from arena.harness.check import find_mismatch, split_outputs
+    from arena.harness.inputs import make_inputs, make_scalars, spec_dtype
+    from arena.task.tolerance import tolerance_for
+
+    case = next(c for c in task.cases if c.name == case_name)
+    inputs = make_inputs(task, case, torch.device("cpu"))
+    scalars = make_scalars(task, case)
+    wide = [x.double() if x.is_floating_point() else x for x in inputs]
+    with torch.no_grad():
+        got = split_outputs(reference(*[x.clone() for x in inputs], **scalars), len(task.outputs))
+        want = split_outputs(reference(*wide, **scalars), len(task.outputs))
+    if isinstance(got, str) or isinstance(want, str):
+        return f"the reference: {got if isinstance(got, str) else want}"
+    for spec, mine, exact in zip(task.outputs, got, want):
+        if not isinstance(mine, torch.Tensor) or not isinstance(exact, torch.Tensor):
+            return f"output {spec.name}: the reference did not return a tensor"
+        tolerance = tolerance_for(task, spec_dtype(spec, case))
+        error = find_mismatch(spec.name, mine, exact.to(mine.device), tolerance)
+        if error:
+            return f"{case.dtype} against float64: {error}"
+    return ""
+
+
+def main(argv: Sequence[str]) -> int:
+    from arena.task.load import load_task
+
+    repo_root, address, *cases = argv
+    task = load_task(Path(repo_root), address)
+    reference = _load_reference(task, Path(repo_root))
+    found = {}
+    for name in cases:
+        try:
+            found[name] = _check_case(task, reference, name)
+        except Exception as error:  # a process edge: every failure becomes a line in the report
+            found[name] = f"the reference raised {type(error).__name__}: {error}"
+    print(json.dumps(found))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

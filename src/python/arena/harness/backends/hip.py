@@ -1,0 +1,61 @@
+"""HIP entries: compile the source to a shared library, call its extern "C" launcher via ctypes.
+
+ROCm: hipcc --offload-arch=<gfx>. CUDA (and CPU-only machines, compile only): nvcc with
+arena_hip.h pre-included, which maps the HIP runtime subset onto CUDA. The launcher gets the
+arguments named by the task's `abi` (docs/task-format.md) and a final stream.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Mapping
+
+import torch
+
+from arena.harness.backends.kernel import Kernel
+from arena.task.task import Task
+
+HEADER = Path(__file__).with_name("arena_hip.h")
+
+
+def compile_command(source: Path, library: Path, backend: str, arch: str) -> list[str]:
+    if backend == "rocm":
+        return ["hipcc", "-O3", "-shared", "-fPIC", f"--offload-arch={arch}", "-o", str(library), str(source)]
+    return ["nvcc", "-O3", "-shared", "-Xcompiler", "-fPIC", f"-arch={arch}", "-include", str(HEADER),
+            "-x", "cu", "-o", str(library), str(source)]
+
+
+def compile_hip(source: Path, library: Path, backend: str, arch: str) -> tuple[bool, str]:
+    """(compiled, compiler log)."""
+    command = compile_command(source, library, backend, arch)
+    if shutil.which(command[0]) is None:
+        return False, f"{command[0]} is not installed"
+    done = subprocess.run(command, capture_output=True, text=True, cwd=source.parent)
+    return done.returncode == 0 and library.exists(), f"$ {' '.join(command[:6])} ...\n{done.stdout}{done.stderr}"
+
+
+def load_hip_entry(library: Path, symbol: str, task: Task, label: str) -> Kernel:
+    launcher = getattr(ctypes.CDLL(str(library)), symbol)  # AttributeError when the symbol is missing
+    launcher.restype = ctypes.c_int
+    inputs = [spec.name for spec in task.inputs]
+    outputs = [spec.name for spec in task.outputs]
+
+    def invoke(ins, scalars: Mapping[str, object], outs, dims: Mapping[str, int]) -> int:  # type: ignore[no-untyped-def]
+        tensors = dict(zip(inputs, ins)) | dict(zip(outputs, outs))
+        args: list[object] = []
+        for name in task.abi:
+            if name in tensors:
+                args.append(ctypes.c_void_p(tensors[name].data_ptr()))
+            elif name in dims:
+                args.append(ctypes.c_int64(dims[name]))
+            elif isinstance(scalars.get(name), float):
+                args.append(ctypes.c_double(scalars[name]))  # type: ignore[arg-type]
+            else:
+                args.append(ctypes.c_int64(int(scalars[name])))  # type: ignore[call-overload]
+        args.append(ctypes.c_void_p(torch.cuda.current_stream().cuda_stream))
+        return int(launcher(*args))
+
+    return Kernel(label=label, invoke=invoke, harness_outputs=True)

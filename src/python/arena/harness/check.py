@@ -1,0 +1,90 @@
+"""Correctness: exact output types, values within the task's tolerance, untouched inputs.
+
+All comparisons run on the device as tensor ops, so the per-call validation in the timed
+loop can be enqueued without a host sync. A float output element passes when
+|got - want| <= atol + rtol * |want|; NaN only where the reference is NaN; an infinity only
+where the reference holds the same infinity. Integer and bool outputs must match exactly.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import torch
+
+from arena.task.task import Tolerance
+
+# Outputs are filled with this before a call so a kernel that leaves elements unwritten fails.
+POISON_BYTE = 0x5A
+
+
+def poison_(tensor: torch.Tensor) -> None:
+    if tensor.is_floating_point():
+        tensor.fill_(float("nan"))
+    else:
+        tensor.reshape(-1).view(torch.uint8).fill_(POISON_BYTE)
+
+
+def split_outputs(result: object, count: int) -> tuple[object, ...] | str:
+    """The entry's return value as `count` outputs, or an error saying what came back."""
+    if count == 1 and not isinstance(result, (tuple, list)):
+        return (result,)
+    if isinstance(result, (tuple, list)) and len(result) == count:
+        return tuple(result)
+    return f"the entry returned {type(result).__name__}; expected {count} output tensor(s)"
+
+
+def check_output_type(name: str, got: object, want: torch.Tensor) -> str | None:
+    """An error unless `got` is a plain, contiguous torch.Tensor shaped and placed like `want`."""
+    if type(got) is not torch.Tensor:  # subclasses and proxies could defer work past the timer
+        return f"output {name}: got {type(got).__module__}.{type(got).__name__}, expected a plain torch.Tensor"
+    if got.layout != torch.strided or not got.is_contiguous():
+        return f"output {name}: not a contiguous strided tensor"
+    if got.dtype != want.dtype:
+        return f"output {name}: dtype {got.dtype}, expected {want.dtype}"
+    if tuple(got.shape) != tuple(want.shape):
+        return f"output {name}: shape {tuple(got.shape)}, expected {tuple(want.shape)}"
+    if got.device != want.device:
+        return f"output {name}: on {got.device}, expected {want.device}"
+    return None
+
+
+def mismatch_mask(got: torch.Tensor, want: torch.Tensor, tol: Tolerance) -> torch.Tensor:
+    """True where `got` fails against `want` (same shape and dtype already checked)."""
+    if not want.is_floating_point():
+        return got != want
+    g, w = got.double(), want.double()
+    close = (g - w).abs() <= tol.atol + tol.rtol * w.abs()  # False wherever g is NaN or inf
+    nan_ok = torch.isnan(w) & torch.isnan(g)
+    inf_ok = torch.isinf(w) & (g == w)
+    return ~((torch.isfinite(w) & close) | nan_ok | inf_ok)
+
+
+def find_mismatch(name: str, got: torch.Tensor, want: torch.Tensor, tol: Tolerance) -> str | None:
+    """None when every element passes; else how many fail and the first: index, got, want."""
+    mask = mismatch_mask(got, want, tol)
+    count = int(mask.sum())
+    if count == 0:
+        return None
+    flat = int(mask.flatten().nonzero()[0])
+    index = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), tuple(want.shape)))
+    return (
+        f"output {name}: {count} of {want.numel()} elements differ; first at {list(index)}: "
+        f"got {got.flatten()[flat].item()!r}, want {want.flatten()[flat].item()!r} "
+        f"(atol {tol.atol:g}, rtol {tol.rtol:g})"
+    )
+
+
+def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Bitwise equality (NaN payloads included), for determinism and untouched inputs."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    return bool(torch.equal(a.reshape(-1).view(torch.uint8), b.reshape(-1).view(torch.uint8)))
+
+
+def changed_inputs(names: Sequence[str], working: Sequence[torch.Tensor], pristine: Sequence[torch.Tensor]) -> str | None:
+    """An error naming the first input the call modified."""
+    for name, now, before in zip(names, working, pristine):
+        if not same_bits(now, before):
+            return f"input {name} was modified by the call (inputs are read-only)"
+    return None

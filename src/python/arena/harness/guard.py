@@ -1,0 +1,123 @@
+"""Runtime guards around candidate calls: what a static check cannot see.
+
+- Identity snapshot: every callable of the modules and classes the harness measures and
+  reports with (torch, torch.Tensor, torch.cuda, its Event, time, json, hmac, builtins, arena.*)
+  is recorded before the candidate is imported; a replaced one afterwards is a patched timer,
+  checker or serializer.
+- No torch function/dispatch mode may stay active after a call (a mode could fake the checks).
+- No Python thread may outlive a call (work finished after the timer stops).
+- The torch functions a checked call runs, matched against the task's forbidden names.
+"""
+
+from __future__ import annotations
+
+import builtins
+import dataclasses
+import hashlib
+import hmac
+import json
+import os
+import sys
+import threading
+import time
+from typing import Callable, Iterable
+
+import torch
+
+Snapshot = dict[str, int]
+
+
+# The torch functions the harness itself calls (the whole torch namespace is not watched:
+# torch legitimately re-wraps some of its functions when torch._dynamo is first imported).
+_TORCH_USED = ("isnan", "isinf", "isfinite", "equal", "unravel_index", "empty", "empty_like", "full", "zeros",
+               "pow", "rand", "randn", "randint", "tensor", "Generator", "Tensor")
+
+
+class _Names:
+    """A namespace of selected attributes, so they can be snapshotted like a module."""
+
+    def __init__(self, owner: object, names: Iterable[str]) -> None:
+        self.__dict__.update({n: getattr(owner, n) for n in names if hasattr(owner, n)})
+        self._owner, self._names = owner, tuple(names)
+
+    def current(self) -> dict[str, object]:
+        return {n: getattr(self._owner, n) for n in self._names if hasattr(self._owner, n)}
+
+
+def _watched() -> list[tuple[str, object]]:
+    spaces: list[tuple[str, object]] = [
+        ("builtins", builtins), ("time", time), ("os", os), ("json", json), ("hmac", hmac),
+        ("hashlib", hashlib), ("dataclasses", dataclasses), ("torch", _Names(torch, _TORCH_USED)),
+        ("torch.Tensor", torch.Tensor), ("torch.cuda", torch.cuda), ("torch.cuda.Event", torch.cuda.Event),
+    ]
+    for name, module in sorted(sys.modules.items()):
+        if name == "arena" or name.startswith("arena."):
+            spaces.append((name, module))
+            spaces += [(f"{name}.{k}", v) for k, v in vars(module).items()
+                       if isinstance(v, type) and getattr(v, "__module__", "") == name]
+    return spaces
+
+
+def take_snapshot() -> Snapshot:
+    """id() of every callable or property in the watched namespaces."""
+    snap: Snapshot = {}
+    for label, space in _watched():
+        items = space.current() if isinstance(space, _Names) else vars(space)
+        for key, value in list(items.items()):
+            if callable(value) or isinstance(value, (property, staticmethod, classmethod)):
+                snap[f"{label}.{key}"] = id(value)
+    return snap
+
+
+def replaced_names(before: Snapshot) -> list[str]:
+    """Names whose object changed or vanished since `before` (additions are allowed: lazy imports)."""
+    now = take_snapshot()
+    return sorted(name for name, ident in before.items() if now.get(name) != ident)
+
+
+def active_modes() -> str:
+    """'' when no torch function or dispatch mode is active, else which."""
+    function_modes = torch._C._len_torch_function_stack()
+    dispatch_modes = torch._C._len_torch_dispatch_stack()
+    if function_modes or dispatch_modes:
+        return f"{function_modes} torch function mode(s) and {dispatch_modes} dispatch mode(s) left active"
+    return ""
+
+
+def thread_count() -> int:
+    return threading.active_count()
+
+
+def forbidden_ops(calls: Iterable[str], forbidden: Iterable[str]) -> list[str]:
+    """The recorded torch calls (e.g. "torch.Tensor.add") that a forbidden name (e.g. "torch.add",
+    "torch.nn.functional", "softmax") covers: same dotted prefix, or the same last component
+    (so a method or operator form of a forbidden function counts too)."""
+    hits = []
+    for call in sorted(set(calls)):
+        last = call.rsplit(".", 1)[-1]
+        for rule in forbidden:
+            if call == rule or call.startswith(rule + ".") or last == rule.rsplit(".", 1)[-1]:
+                hits.append(call)
+                break
+    return hits
+
+
+def record_ops(call: Callable[[], object]) -> tuple[object, set[str]]:
+    """Run `call` under a torch function mode that records the torch functions and Tensor
+    methods it calls, as dotted names ("torch.add", "torch.Tensor.softmax", operators included).
+    (A function mode rather than a dispatch mode: the first dispatch mode imports torch._dynamo,
+    about 2 s.)"""
+    from torch.overrides import TorchFunctionMode
+
+    seen: set[str] = set()
+
+    class _Recorder(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+            name = getattr(func, "__name__", "")
+            module = getattr(func, "__module__", None) or "torch.Tensor"
+            seen.add(f"{'torch' if module.startswith('torch._') else module}.{name.strip('_')}")
+            return func(*args, **(kwargs or {}))
+
+    with _Recorder():
+        result = call()
+    return result, seen

@@ -1,0 +1,107 @@
+"""Test vectors as tensors: inputs drawn from a TensorSpec, a Distribution and a case seed.
+
+Draws happen on a CPU torch.Generator (the same numbers on every machine) and are then moved
+to the device; tensors of 4M elements or more are drawn on the device's own generator instead
+(CPU draws of hundreds of MB would dominate an evaluation's overhead), so their values are
+reproducible per device kind. Hidden cases reuse a declared case with seeds derived from the
+run's secret seed, which the parent draws and never shows to the candidate.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import math
+from typing import Mapping
+
+import torch
+
+from arena.task.task import CASE_DTYPE, Case, Distribution, Task, TensorSpec
+
+_DEVICE_DRAW_NUMEL = 1 << 22
+# Defaults for parameters a declaration may leave out (see docs/task-format.md).
+_DEFAULTS: Mapping[str, Mapping[str, float]] = {
+    "normal": {"mean": 0.0, "std": 1.0},
+    "uniform": {"low": 0.0, "high": 1.0},
+    "wide": {"low": -3.0, "high": 3.0},
+    "large": {"scale": 1000.0},
+}
+
+
+def derive_seed(*parts: object) -> int:
+    """A 63-bit seed from any parts (stable across processes and machines, unlike hash())."""
+    digest = hashlib.sha256(":".join(str(p) for p in parts).encode()).digest()
+    return int.from_bytes(digest[:8], "little") >> 1
+
+
+def hidden_cases(case: Case, secret_seed: int, count: int) -> tuple[Case, ...]:
+    """`count` copies of `case` with secret seeds, named "<case>~hidden<i>" (checked, never timed)."""
+    return tuple(
+        dataclasses.replace(
+            case, name=f"{case.name}~hidden{i}", seed=derive_seed(secret_seed, case.name, i), timed=False
+        )
+        for i in range(count)
+    )
+
+
+def torch_dtype(name: str) -> torch.dtype:
+    return getattr(torch, name)
+
+
+def spec_dtype(spec: TensorSpec, case: Case) -> str:
+    return case.dtype if spec.dtype == CASE_DTYPE else spec.dtype
+
+
+def spec_shape(spec: TensorSpec, case: Case) -> tuple[int, ...]:
+    return tuple(case.dims[d] if isinstance(d, str) else int(d) for d in spec.shape)
+
+
+def make_inputs(task: Task, case: Case, device: torch.device) -> list[torch.Tensor]:
+    """The case's input tensors, contiguous on `device`, in declared order."""
+    return [
+        make_tensor(spec, case.dists.get(spec.name, spec.dist), case, derive_seed(case.seed, index), device)
+        for index, spec in enumerate(task.inputs)
+    ]
+
+
+def make_scalars(task: Task, case: Case) -> dict[str, float | int]:
+    """Keyword arguments: a declared number, or the value of the dim a string names."""
+    return {k: case.dims[v] if isinstance(v, str) else v for k, v in task.scalars.items()}
+
+
+def make_tensor(spec: TensorSpec, dist: Distribution, case: Case, seed: int, device: torch.device) -> torch.Tensor:
+    shape = spec_shape(spec, case)
+    dtype = torch_dtype(spec_dtype(spec, case))
+    draw_on = device if device.type != "cpu" and math.prod(shape) >= _DEVICE_DRAW_NUMEL else torch.device("cpu")
+    generator = torch.Generator(device=draw_on)
+    generator.manual_seed(seed)
+    values = _draw(dist, shape, dtype, case.dims, generator, draw_on)
+    if dtype == torch.bool:
+        values = values != 0
+    elif not dtype.is_floating_point and values.is_floating_point():
+        values = values.round()
+    return values.to(dtype).to(device).contiguous()
+
+
+def _draw(
+    dist: Distribution, shape: tuple[int, ...], dtype: torch.dtype, dims: Mapping[str, int],
+    gen: torch.Generator, on: torch.device,
+) -> torch.Tensor:
+    p = {**_DEFAULTS.get(dist.kind, {}), **dist.params}
+    work = torch.float64 if dtype == torch.float64 else torch.float32
+    if dist.kind == "normal":
+        return torch.randn(shape, generator=gen, device=on, dtype=work) * float(p["std"]) + float(p["mean"])
+    if dist.kind == "uniform":
+        return torch.rand(shape, generator=gen, device=on, dtype=work) * (float(p["high"]) - float(p["low"])) + float(p["low"])
+    if dist.kind == "randint":
+        high = dims[p["high"]] if isinstance(p["high"], str) else int(p["high"])
+        return torch.randint(int(p["low"]), high, shape, generator=gen, device=on, dtype=torch.int64)
+    if dist.kind == "wide":
+        sign = torch.randint(0, 2, shape, generator=gen, device=on).to(work) * 2 - 1
+        exponent = torch.rand(shape, generator=gen, device=on, dtype=work) * (float(p["high"]) - float(p["low"])) + float(p["low"])
+        return sign * torch.pow(10.0, exponent)
+    if dist.kind == "large":
+        return torch.randn(shape, generator=gen, device=on, dtype=work) * float(p["scale"])
+    if dist.kind == "constant":
+        return torch.full(shape, float(p["value"]), device=on, dtype=work)
+    raise ValueError(f"unknown distribution kind {dist.kind!r}")

@@ -1,0 +1,208 @@
+"""The parent side: run one candidate in a fresh child process and read back its signed result.
+
+The parent owns time and output. It checks the candidate's source statically, lays out the
+task, baseline and candidate in a fresh temporary folder, starts `python -m arena.harness.child`
+in its own process group with a scrubbed environment, feeds it the job on stdin (with a per-run
+HMAC key and the secret seed), drains its stdout/stderr into bounded tails, and kills the whole
+group at the deadline. The only result it believes is one frame on the result pipe signed with
+that run's key; it parses it with HarnessResult.from_json and never unpickles anything.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import secrets
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from arena.candidate.candidate import Candidate, baseline_candidate, write_candidate
+from arena.harness.channel import ChannelError, open_frame
+from arena.harness.forbidden import check_candidate
+from arena.harness.result import HarnessResult
+from arena.harness.settings import HarnessSettings
+from arena.task.codec import task_to_dict
+from arena.task.task import Task
+
+LOG_TAIL = 64 * 1024  # bytes kept of each of stdout and stderr
+RESULT_LIMIT = 64 << 20  # a result frame larger than this is not ours
+_PASS_ENV = ("PATH", "LANG", "LC_ALL", "CUDA_HOME", "CUDA_PATH", "ROCM_PATH", "HIP_PATH", "HIP_PLATFORM",
+             "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES")
+_TRUSTED = ("harness", "task", "candidate")  # arena packages whose sources must not change during a run
+TRUSTED_ROOT = Path(__file__).resolve().parent.parent  # the arena package folder
+
+
+def run_harness(task: Task, candidate: Candidate | None, repo_root: Path, settings: HarnessSettings) -> HarnessResult:
+    """Compile, check and time `candidate` (None: the baseline, a no-op) in a fresh process."""
+    baseline = baseline_candidate(task, repo_root)
+    candidate = candidate or baseline
+    findings = check_candidate(candidate.files, baseline.files, task.forbidden)
+    if findings:
+        return HarnessResult(status="CHEAT_DETECTED", compiled=False, correct=False, errors=tuple(map(str, findings)))
+    secret = settings.secret_seed if settings.secret_seed is not None else secrets.randbits(63)
+    trusted_digest = _trusted_digest()
+    with tempfile.TemporaryDirectory(prefix="arena-run-") as tmp:
+        work = Path(tmp)
+        dirs = _lay_out(task, candidate, repo_root, work)
+        key = secrets.token_bytes(32)
+        job = {"task": task_to_dict(task), "settings": dataclasses.asdict(settings), "dirs": dirs,
+               "secret_seed": secret, "key": key.hex()}
+        result = _run_child(job, key, work, settings)
+    if _trusted_digest() != trusted_digest:
+        return _failure("CHEAT_DETECTED", "the harness's own source files changed during the run")
+    return _check_case_names(result, task, settings)
+
+
+def _lay_out(task: Task, candidate: Candidate, repo_root: Path, work: Path) -> dict[str, str]:
+    """task/: every task file (the reference included); baseline/ and candidate/: the same without
+    the reference (a candidate cannot import the oracle), candidate/ overlaid with its files."""
+    source = repo_root / task.task_dir
+    reference = task.reference.file if task.reference is not None else None
+    dirs = {name: work / name for name in ("task", "baseline", "candidate", "work", "home", "triton")}
+    for path in dirs.values():
+        path.mkdir()
+    for name in task.all_files():
+        for target in ("task", "baseline", "candidate"):
+            if target != "task" and name == reference and name not in task.baseline:
+                continue
+            origin, destination = source / name, dirs[target] / name
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            if origin.is_dir():
+                shutil.copytree(origin, destination, dirs_exist_ok=True)
+            elif origin.is_file():
+                shutil.copyfile(origin, destination)
+    write_candidate(candidate, dirs["candidate"])
+    return {name: str(path) for name, path in dirs.items()}
+
+
+def _child_env(work: Path, settings: HarnessSettings) -> dict[str, str]:
+    env = {k: os.environ[k] for k in _PASS_ENV if k in os.environ}
+    env.update(PYTHONPATH=os.pathsep.join(p for p in sys.path if p and os.path.isdir(p)),
+               HOME=str(work / "home"), TMPDIR=str(work / "work"), TRITON_CACHE_DIR=str(work / "triton"),
+               PYTHONDONTWRITEBYTECODE="1", PYTHONNOUSERSITE="1", PYTHONUNBUFFERED="1")
+    if settings.backend == "cpu":
+        env["TRITON_INTERPRET"] = "1"
+    return env
+
+
+def _run_child(job: dict, key: bytes, work: Path, settings: HarnessSettings) -> HarnessResult:  # type: ignore[type-arg]
+    read_fd, write_fd = os.pipe()
+    job["result_fd"] = write_fd
+    try:
+        child = subprocess.Popen([sys.executable, "-m", "arena.harness.child"], stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=(write_fd,),
+                                 start_new_session=True, cwd=work / "work", env=_child_env(work, settings))
+    finally:
+        os.close(write_fd)  # the child holds the only write end now
+    try:
+        assert child.stdin is not None
+        child.stdin.write(json.dumps(job).encode())
+        child.stdin.close()
+    except BrokenPipeError:
+        pass
+    streams, timed_out = _drain(child, read_fd, time.monotonic() + settings.timeout_s)
+    os.close(read_fd)
+    log = _log_tail(streams["stdout"], streams["stderr"])
+    if timed_out:
+        return _failure("TIMEOUT", f"no result within {settings.timeout_s:g} s; the process group was killed", log)
+    if not streams["result"]:
+        return _failure("RUNTIME_ERROR", f"the child {_describe_exit(child.returncode)} without a result", log)
+    try:
+        return HarnessResult.from_json(open_frame(key, bytes(streams["result"])))
+    except ChannelError as error:
+        return _failure("CHEAT_DETECTED", f"result channel tampered with: {error}", log)
+    except (ValueError, KeyError, TypeError) as error:
+        return _failure("CHEAT_DETECTED", f"signed result does not parse: {type(error).__name__}", log)
+
+
+def _drain(child: subprocess.Popen, result_fd: int, deadline: float) -> tuple[dict[str, bytearray], bool]:  # type: ignore[type-arg]
+    """Read stdout, stderr (keeping tails) and the result pipe until all close; kill at the deadline.
+    Once the child has exited, its whole group is killed so no grandchild can hold a pipe open."""
+    assert child.stdout is not None and child.stderr is not None
+    names = {child.stdout.fileno(): "stdout", child.stderr.fileno(): "stderr", result_fd: "result"}
+    out = {name: bytearray() for name in names.values()}
+    selector = selectors.DefaultSelector()
+    for fd in names:
+        os.set_blocking(fd, False)
+        selector.register(fd, selectors.EVENT_READ)
+    timed_out, exited_at = False, None
+    while selector.get_map():
+        now = time.monotonic()
+        if now >= deadline:
+            timed_out = True
+            break
+        if exited_at is None and child.poll() is not None:
+            exited_at = now
+            _kill_group(child)
+        if exited_at is not None and now - exited_at > 5:
+            break
+        for key, _ in selector.select(timeout=min(deadline - now, 0.2)):
+            data = os.read(key.fd, 1 << 16)
+            if not data:
+                selector.unregister(key.fd)
+                continue
+            buffer = out[names[key.fd]]
+            buffer += data
+            limit = RESULT_LIMIT if names[key.fd] == "result" else LOG_TAIL
+            if len(buffer) > limit:
+                del buffer[: len(buffer) - limit]
+    selector.close()
+    if not timed_out:  # every pipe closed: the child may still be running (and looping)
+        try:
+            child.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            timed_out = True
+    _kill_group(child)
+    child.wait()
+    return out, timed_out
+
+
+def _kill_group(child: subprocess.Popen) -> None:  # type: ignore[type-arg]
+    try:
+        os.killpg(child.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _describe_exit(code: int | None) -> str:
+    if code is not None and code < 0:
+        return f"was killed by {signal.Signals(-code).name}"
+    return f"exited with code {code}"
+
+
+def _log_tail(stdout: bytes, stderr: bytes) -> str:
+    text = ""
+    for name, data in (("stdout", stdout), ("stderr", stderr)):
+        if data:
+            text += f"--- {name} (last {min(len(data), 4096)} bytes) ---\n{bytes(data[-4096:]).decode(errors='replace')}\n"
+    return text
+
+
+def _failure(status: str, message: str, log: str = "") -> HarnessResult:
+    return HarnessResult(status=status, compiled=False, correct=False, errors=tuple(e for e in (message, log) if e))
+
+
+def _check_case_names(result: HarnessResult, task: Task, settings: HarnessSettings) -> HarnessResult:
+    """A signed result may only name the declared cases and their hidden copies, each once."""
+    expected = [c.name for c in task.cases] + [f"{c.name}~hidden{i}" for c in task.cases for i in range(settings.hidden_seeds)]
+    names = [c.name for c in result.cases]
+    if len(set(names)) != len(names) or not set(names) <= set(expected) or (result.status == "PASSED" and set(names) != set(expected)):
+        return _failure("CHEAT_DETECTED", "the result's cases do not match the task's")
+    return result
+
+
+def _trusted_digest() -> str:
+    """sha256 over the trusted packages' sources: a candidate that edits them is caught."""
+    digest = hashlib.sha256()
+    for package in _TRUSTED:
+        for path in sorted((TRUSTED_ROOT / package).rglob("*.py")):
+            digest.update(path.name.encode() + path.read_bytes())
+    return digest.hexdigest()

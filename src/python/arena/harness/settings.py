@@ -1,0 +1,24 @@
+"""How one harness run is performed: limits, backend, repetition budget, hidden cases."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+BACKENDS = ("auto", "cuda", "rocm", "cpu")
+
+
+@dataclass(frozen=True)
+class HarnessSettings:
+    """Settings of one run; every field takes part in the cache key (EVAL engineer)."""
+
+    timeout_s: float = 600  # wall clock for the whole child; the process group is killed after it
+    check_only: bool = False  # compile and check, never time
+    backend: str = "auto"  # auto | cuda | rocm | cpu (cpu: Triton interpreter, no timings)
+    device: int = 0  # GPU index the child uses
+    trials: int = 3  # A/B trials of baseline then candidate, per timed case
+    budget_s_per_case: float = 1.0  # device time for all trials of one timed case, both sides
+    hidden_seeds: int = 1  # hidden copies of every declared case, seeds derived from secret_seed
+    secret_seed: int | None = None  # None: the parent draws one with secrets.randbits(63)
+    # Names of the declared cases to run (hidden copies are drawn from these only); empty: all.
+    # Set by arena.evaluation for CPU runs, which check only the small, non-timed cases.
+    cases: tuple[str, ...] = ()

@@ -1,0 +1,183 @@
+"""Timing one case: baseline and candidate interleaved (A B A B), every call flushed and checked.
+
+Per call, with no host sync inside the loop: restore the working inputs from one of K shadow
+input sets (rotating, never the same set twice in a row, so a result cached on a pointer or a
+shape is wrong) -> flush the last-level cache -> poison harness-allocated outputs -> start event
+-> call -> end event -> enqueue the comparison of the outputs with that set's reference. Warm-up
+is the same procedure (so indistinguishable), time-based, and discarded. n = clamp(budget /
+(2 * trials * wall per call), 10, 1000). A final pass of synchronized calls measures wall time,
+the cross-check against work hidden from the events (side streams, deferred work).
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import time
+from dataclasses import dataclass
+from typing import Sequence
+
+import torch
+
+from arena.harness.backends.kernel import Kernel
+from arena.harness.check import check_output_type, mismatch_mask, poison_, split_outputs
+from arena.harness.device import disable_persisting_l2
+from arena.harness.flush import Flusher
+from arena.task.task import Tolerance
+
+_WARMUP_S = 0.05
+_MIN_CALLS, _MAX_CALLS = 10, 1000
+_WALL_CALLS = 15
+# Seized: `elapsed_time` and `perf_counter` as they were before any candidate was imported.
+_elapsed_ms = torch.cuda.Event.elapsed_time
+_clock = time.perf_counter
+
+
+@dataclass(frozen=True)
+class CaseTiming:
+    baseline_us: tuple[float, ...]  # per-call event times, trials concatenated
+    candidate_us: tuple[float, ...]
+    baseline_wall_us: float  # median of synchronized calls (launch + sync included)
+    candidate_wall_us: float
+    error: str  # "" when every timed call of both sides matched its reference
+
+
+class Bench:
+    """The data of one timed case: shadow input sets, their references, the working buffers."""
+
+    def __init__(self, flusher: Flusher, shadows: Sequence[Sequence[torch.Tensor]], references: Sequence[Sequence[torch.Tensor]],
+                 tolerances: Sequence[Tolerance], scalars: dict, dims: dict) -> None:  # type: ignore[type-arg]
+        self.flusher, self.shadows, self.references, self.tolerances = flusher, shadows, references, tolerances
+        self.scalars, self.dims = scalars, dims
+        self.working = [t.clone() for t in shadows[0]]
+        self.outputs = [torch.empty_like(t) for t in references[0]]  # for HIP launchers
+        self.stream = torch.cuda.current_stream()
+        self.bad_calls = {"baseline": torch.zeros((), dtype=torch.int64, device=self.working[0].device),
+                          "candidate": torch.zeros((), dtype=torch.int64, device=self.working[0].device)}
+        self.host_errors: list[str] = []
+
+    def order(self, n: int, rng: random.Random) -> list[int]:
+        sets, out = len(self.shadows), []
+        for _ in range(n):
+            choices = [j for j in range(sets) if not out or j != out[-1] or sets == 1]
+            out.append(rng.choice(choices))
+        return out
+
+    def run(self, kernel: Kernel, order: Sequence[int]) -> tuple[list[float], float]:
+        """Per-call event times (us) and the loop's wall time (s) for calls on sets `order`."""
+        starts = [torch.cuda.Event(enable_timing=True) for _ in order]
+        ends = [torch.cuda.Event(enable_timing=True) for _ in order]
+        begin = _clock()
+        for k, j in enumerate(order):
+            for work, shadow in zip(self.working, self.shadows[j]):
+                work.copy_(shadow)
+            self.flusher.run()
+            if kernel.harness_outputs:
+                for out in self.outputs:
+                    poison_(out)
+            starts[k].record(self.stream)
+            result = kernel.invoke(self.working, self.scalars, self.outputs, self.dims)
+            ends[k].record(self.stream)
+            self.validate(kernel, result, j)
+        torch.cuda.synchronize()
+        wall = _clock() - begin
+        return [_elapsed_ms(s, e) * 1000.0 for s, e in zip(starts, ends)], wall
+
+    def run_synchronized(self, kernel: Kernel, order: Sequence[int]) -> float:
+        """Median wall time (us) of calls each followed by a device-wide sync: sees every stream."""
+        walls = []
+        for j in order:
+            for work, shadow in zip(self.working, self.shadows[j]):
+                work.copy_(shadow)
+            self.flusher.run()
+            torch.cuda.synchronize()
+            begin = _clock()
+            result = kernel.invoke(self.working, self.scalars, self.outputs, self.dims)
+            torch.cuda.synchronize()
+            walls.append((_clock() - begin) * 1e6)
+            self.validate(kernel, result, j)
+        return statistics.median(walls)
+
+    def validate(self, kernel: Kernel, result: object, j: int) -> None:
+        if torch.cuda.current_stream() != self.stream:
+            self.host_errors.append(f"{kernel.label} changed the current stream")
+        if kernel.harness_outputs:
+            if result != 0:
+                self.host_errors.append(f"{kernel.label} launcher returned error {result}")
+            got: Sequence[object] = self.outputs
+        else:
+            split = split_outputs(result, len(self.references[j]))
+            if isinstance(split, str):
+                self.host_errors.append(f"{kernel.label}: {split}")
+                return
+            got = split
+        bad = self.bad_calls[kernel.label]
+        for index, (g, want, tol) in enumerate(zip(got, self.references[j], self.tolerances)):
+            error = check_output_type(str(index), g, want)
+            if error:
+                self.host_errors.append(f"{kernel.label}: {error}")
+                return
+            bad += mismatch_mask(g, want, tol).any()  # type: ignore[arg-type]
+
+
+def time_case(bench: Bench, baseline: Kernel, candidate: Kernel, trials: int, budget_s: float) -> CaseTiming:
+    rng = random.Random()
+    sides = (baseline, candidate)
+    for kernel in sides:
+        bench.run(kernel, bench.order(2, rng))
+    walls = []
+    for kernel in sides:  # warm-up: the timed procedure itself, its samples discarded
+        _, wall = bench.run(kernel, bench.order(2, rng))
+        calls = max(2, min(500, int(_WARMUP_S / max(wall / 2, 1e-7))))
+        _, wall = bench.run(kernel, bench.order(calls, rng))
+        walls.append(wall / calls)
+    n = max(_MIN_CALLS, min(_MAX_CALLS, int(budget_s / (2 * trials * max(walls)))))
+    samples: dict[str, list[float]] = {"baseline": [], "candidate": []}
+    for _ in range(trials):
+        disable_persisting_l2()
+        order = bench.order(n, rng)
+        for kernel in sides:  # A then B within each trial: drift hits both alike
+            times, _ = bench.run(kernel, order)
+            samples[kernel.label] += times
+    wall_order = bench.order(_WALL_CALLS, rng)
+    wall_us = {kernel.label: bench.run_synchronized(kernel, wall_order) for kernel in sides}
+    torch.cuda.synchronize()
+    return CaseTiming(
+        baseline_us=tuple(samples["baseline"]), candidate_us=tuple(samples["candidate"]),
+        baseline_wall_us=wall_us["baseline"], candidate_wall_us=wall_us["candidate"],
+        error=_timing_error(bench),
+    )
+
+
+def _timing_error(bench: Bench) -> str:
+    if bench.host_errors:
+        return f"timed call failed: {bench.host_errors[0]}"
+    for label, bad in bench.bad_calls.items():
+        if int(bad):
+            return f"{int(bad)} timed call(s) of the {label} returned outputs that differ from the reference"
+    return ""
+
+
+def hidden_work(timing: CaseTiming) -> str:
+    """The side-stream cross-check: the candidate's synchronized wall time must be explained by
+    its event time plus the baseline's own launch/sync overhead; '' or the finding."""
+    base_event = statistics.median(timing.baseline_us)
+    cand_event = statistics.median(timing.candidate_us)
+    overhead = max(0.0, timing.baseline_wall_us - base_event)
+    unexplained = timing.candidate_wall_us - (cand_event + overhead)
+    if unexplained > 0.5 * base_event + 20.0:
+        return (f"wall-clock cross-check: synchronized calls take {timing.candidate_wall_us:.1f} us but events "
+                f"show {cand_event:.1f} us (+{overhead:.1f} us launch overhead): work escapes the timed stream")
+    return ""
+
+
+def measure_event_overhead(flusher: Flusher, count: int = 50) -> float:
+    """Median time (us) of an empty event pair after a flush: the floor of any per-call figure."""
+    stream = torch.cuda.current_stream()
+    pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(count)]
+    for start, end in pairs:
+        flusher.run()
+        start.record(stream)
+        end.record(stream)
+    torch.cuda.synchronize()
+    return statistics.median(_elapsed_ms(s, e) * 1000.0 for s, e in pairs)

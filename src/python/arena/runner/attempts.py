@@ -1,0 +1,109 @@
+"""Attempts: one agent's go at one task, with the wall-clock and iteration budgets the runner enforces.
+
+Every function takes the connection of an open transaction (database.Database.transaction), so
+checking a budget and spending it happen atomically: concurrent Evaluate calls count exactly.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+from dataclasses import dataclass
+
+from arena.errors import BudgetExhausted, PermissionDenied
+from arena.runner.faults import InvalidRequest, NotFound
+from arena.task.task import Task
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """An attempt as agents see it."""
+
+    id: str
+    task: str  # the task's address
+    agent: str  # who opened it; only they may use it
+    deadline_unix_ms: int  # Evaluate is refused after this instant
+    iterations_left: int  # evaluations still allowed
+    submitted: bool = False  # Submit was called; the attempt is closed
+    final_evaluation: str = ""  # the evaluation Submit recorded
+    category: str = ""  # the task's category, kept for the leaderboard
+
+
+def open_attempt(conn: sqlite3.Connection, agent: str, task: Task, now_ms: int) -> Attempt:
+    """A new attempt: deadline = now + task.budget_seconds, iterations = task.iterations."""
+    attempt = Attempt(
+        id=uuid.uuid4().hex,
+        task=task.address,
+        agent=agent,
+        deadline_unix_ms=now_ms + task.budget_seconds * 1000,
+        iterations_left=task.iterations,
+        category=task.category.value,
+    )
+    conn.execute(
+        "INSERT INTO attempts (id, agent, task, category, deadline_ms, iterations_left, created_ms)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (
+            attempt.id,
+            agent,
+            attempt.task,
+            attempt.category,
+            attempt.deadline_unix_ms,
+            attempt.iterations_left,
+            now_ms,
+        ),
+    )
+    return attempt
+
+
+def read_attempt(conn: sqlite3.Connection, attempt_id: str, agent: str) -> Attempt:
+    """The attempt `attempt_id`, if `agent` opened it."""
+    row = conn.execute("SELECT * FROM attempts WHERE id = ?", (attempt_id,)).fetchone()
+    if row is None:
+        raise NotFound(f"no attempt {attempt_id!r}")
+    if row["agent"] != agent:
+        raise PermissionDenied(f"attempt {attempt_id!r} belongs to another agent")
+    return attempt_from_row(row)
+
+
+def charge_attempt(conn: sqlite3.Connection, attempt_id: str, agent: str, task: str, now_ms: int) -> Attempt:
+    """Spend one iteration of the attempt on a candidate for `task`, or raise BudgetExhausted."""
+    attempt = read_attempt(conn, attempt_id, agent)
+    if attempt.task != task:
+        raise InvalidRequest(f"attempt {attempt_id!r} is for {attempt.task}, the candidate for {task}")
+    if attempt.submitted:
+        raise BudgetExhausted(f"attempt {attempt_id!r} is already submitted")
+    if now_ms > attempt.deadline_unix_ms:
+        raise BudgetExhausted(f"attempt {attempt_id!r} passed its deadline")
+    if attempt.iterations_left <= 0:
+        raise BudgetExhausted(f"attempt {attempt_id!r} has no iterations left")
+    conn.execute("UPDATE attempts SET iterations_left = iterations_left - 1 WHERE id = ?", (attempt_id,))
+    return read_attempt(conn, attempt_id, agent)
+
+
+def refund_attempt(conn: sqlite3.Connection, attempt_id: str) -> None:
+    """Give back an iteration spent on an evaluation the runner itself failed to run."""
+    conn.execute("UPDATE attempts SET iterations_left = iterations_left + 1 WHERE id = ?", (attempt_id,))
+
+
+def submit_attempt(conn: sqlite3.Connection, attempt_id: str, agent: str, evaluation_id: str) -> Attempt:
+    """Close the attempt, recording `evaluation_id` (already checked to be its own) as final."""
+    attempt = read_attempt(conn, attempt_id, agent)
+    if attempt.submitted:
+        raise BudgetExhausted(f"attempt {attempt_id!r} is already submitted")
+    conn.execute(
+        "UPDATE attempts SET submitted = 1, final_evaluation = ? WHERE id = ?", (evaluation_id, attempt_id)
+    )
+    return read_attempt(conn, attempt_id, agent)
+
+
+def attempt_from_row(row: sqlite3.Row) -> Attempt:
+    return Attempt(
+        id=row["id"],
+        task=row["task"],
+        agent=row["agent"],
+        deadline_unix_ms=row["deadline_ms"],
+        iterations_left=row["iterations_left"],
+        submitted=bool(row["submitted"]),
+        final_evaluation=row["final_evaluation"],
+        category=row["category"],
+    )

@@ -1,0 +1,270 @@
+"""A durable evaluation queue: jobs live in SQLite, one worker thread per device lane.
+
+A job is accepted by a committed INSERT before the caller replies, so a restart loses none:
+`start` returns jobs left running by a dead process to pending and the workers pick them up.
+A job's id is derived from its content by the caller, so the same request never makes two jobs.
+Each lane runs one job at a time: one timing job per GPU.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import sqlite3
+import threading
+import time
+import uuid
+from dataclasses import dataclass, replace
+from functools import partial
+from typing import Callable, Iterator
+
+from arena import errors
+from arena.candidate.candidate import Candidate
+from arena.errors import ArenaError
+from arena.evaluation.evaluation import Evaluation
+from arena.runner.database import Database
+from arena.runner.faults import JobFailed, NotFound, NotReady, QueueFull
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Job:
+    """One evaluation to run; its id is also the id of the evaluation it produces."""
+
+    id: str
+    agent: str
+    attempt: str  # '' outside any attempt
+    candidate: Candidate
+    state: str = "pending"  # pending | running | done | failed
+    seq: int = 0  # queue order
+    lane: str = ""  # the lane that ran it
+    evaluation: Evaluation | None = None  # set once done
+    error_kind: str = ""  # the ArenaError subclass once failed
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class Progress:
+    """One step of a job, as Evaluate streams it."""
+
+    stage: str  # queued | running | done
+    evaluation_id: str
+    queue_position: int = 0  # jobs ahead of this one while queued
+    evaluation: Evaluation | None = None  # set when done
+
+
+# run_job(job, lane) -> the Evaluation; raising ArenaError fails the job with that error.
+RunJob = Callable[[Job, str], Evaluation]
+# on_failure(conn, job) runs in the transaction that marks a job failed (e.g. to refund a budget).
+OnFailure = Callable[[sqlite3.Connection, Job], None]
+
+
+class JobQueue:
+    def __init__(
+        self,
+        database: Database,
+        lanes: tuple[str, ...],
+        run_job: RunJob,
+        on_failure: OnFailure | None = None,
+        max_pending: int = 256,
+        poll_s: float = 0.5,
+    ) -> None:
+        self._database = database
+        self._lanes = lanes
+        self._run_job = run_job
+        self._on_failure = on_failure
+        self._max_pending = max_pending
+        self._poll_s = poll_s
+        self._stopping = threading.Event()
+        self._changed = threading.Condition()
+        self._version = 0  # bumped on every state change, so waiters never miss one
+        self._workers: list[threading.Thread] = []
+
+    def start(self) -> None:
+        """Requeue jobs a dead process left running, then start one worker per lane."""
+        with self._database.transaction() as conn:
+            conn.execute("UPDATE jobs SET state = 'pending', claim = '' WHERE state = 'running'")
+        for lane in self._lanes:
+            worker = threading.Thread(target=self._work, args=(lane,), name=f"arena-lane-{lane}", daemon=True)
+            worker.start()
+            self._workers.append(worker)
+
+    def stop(self, timeout_s: float = 5.0) -> None:
+        """Stop taking jobs; a job still running stays 'running' on disk and is requeued by the next start."""
+        self._stopping.set()
+        self._notify()
+        deadline = time.monotonic() + timeout_s
+        for worker in self._workers:
+            worker.join(max(0.0, deadline - time.monotonic()))
+
+    def find(self, conn: sqlite3.Connection, job_id: str) -> Job | None:
+        row = conn.execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
+        return None if row is None else job_from_row(row)
+
+    def read(self, job_id: str) -> Job:
+        with self._database.reading() as conn:
+            job = self.find(conn, job_id)
+        if job is None:
+            raise NotFound(f"no evaluation {job_id!r}")
+        return job
+
+    def enqueue(self, conn: sqlite3.Connection, job: Job, now_ms: int) -> None:
+        """Add `job` (new, or a retry of a failed one) in the caller's transaction; `wake` after commit."""
+        (pending,) = conn.execute("SELECT COUNT(*) FROM jobs WHERE state = 'pending'").fetchone()
+        if pending >= self._max_pending:
+            raise QueueFull(f"the runner already holds {pending} pending evaluations; retry later")
+        conn.execute("DELETE FROM jobs WHERE id = ? AND state = 'failed'", (job.id,))
+        conn.execute(
+            "INSERT INTO jobs (id, agent, attempt, task, candidate, state, created_ms)"
+            " VALUES (?, ?, ?, ?, ?, 'pending', ?)",
+            (job.id, job.agent, job.attempt, job.candidate.task, candidate_to_json(job.candidate), now_ms),
+        )
+
+    def wake(self) -> None:
+        self._notify()
+
+    def watch(self, job_id: str, is_active: Callable[[], bool] = lambda: True) -> Iterator[Progress]:
+        """Progress of a job until it is done; a failed job raises its error.
+
+        Ends early, within poll_s, once `is_active()` is false (the caller hung up), so a
+        cancelled stream does not hold its thread until the job's next change.
+        """
+        last: Progress | None = None
+        stopping = NotReady(f"the runner is stopping; evaluation {job_id} resumes when it restarts")
+        while True:
+            seen = self._version
+            try:
+                progress = self._progress(job_id)
+            except sqlite3.ProgrammingError:  # the state was closed under us
+                raise stopping if self._stopping.is_set() else RuntimeError("runner state closed") from None
+            if progress != last:
+                yield progress
+                last = progress
+            if progress.stage == "done":
+                return
+            if self._stopping.is_set():
+                raise stopping
+            self._wait_for_change(seen)
+            if not is_active():
+                return
+
+    def _progress(self, job_id: str) -> Progress:
+        with self._database.reading() as conn:
+            row = conn.execute(
+                "SELECT seq, state, evaluation, error_kind, error FROM jobs WHERE id = ?", (job_id,)
+            ).fetchone()
+            if row is None:
+                raise NotFound(f"no evaluation {job_id!r}")
+            if row["state"] == "pending":
+                (ahead,) = conn.execute(
+                    "SELECT COUNT(*) FROM jobs WHERE state = 'pending' AND seq < ?", (row["seq"],)
+                ).fetchone()
+                return Progress("queued", job_id, queue_position=ahead)
+        if row["state"] == "running":
+            return Progress("running", job_id)
+        if row["state"] == "done":
+            return Progress("done", job_id, evaluation=Evaluation.from_dict(json.loads(row["evaluation"])))
+        raise error_of(row["error_kind"], row["error"])
+
+    def _wait_for_change(self, seen: int) -> None:
+        """Until a state change after version `seen` (or stop), at most poll_s."""
+        with self._changed:
+            self._changed.wait_for(partial(self._changed_since, seen), self._poll_s)
+
+    def _changed_since(self, seen: int) -> bool:
+        return self._version != seen or self._stopping.is_set()
+
+    def _notify(self) -> None:
+        with self._changed:
+            self._version += 1
+            self._changed.notify_all()
+
+    def _work(self, lane: str) -> None:
+        try:
+            while not self._stopping.is_set():
+                self._work_once(lane)
+        except sqlite3.ProgrammingError:
+            if not self._stopping.is_set():  # a closed database is expected only while stopping
+                raise
+
+    def _work_once(self, lane: str) -> None:
+        seen = self._version
+        claimed = self._claim(lane)
+        if claimed is None:
+            self._wait_for_change(seen)
+            return
+        job, claim = claimed
+        self._notify()
+        try:
+            evaluation = replace(self._run_job(job, lane), id=job.id)
+        except ArenaError as error:
+            self._settle(job, claim, None, type(error).__name__, str(error))
+        except Exception:  # the worker's edge: a fault of the runner, never of the candidate
+            log.exception("evaluating job %s failed", job.id)
+            self._settle(job, claim, None, "JobFailed", "the runner failed to evaluate this candidate")
+        else:
+            self._settle(job, claim, evaluation, "", "")
+        self._notify()
+
+    def _claim(self, lane: str) -> tuple[Job, str] | None:
+        claim = uuid.uuid4().hex
+        with self._database.transaction() as conn:
+            row = conn.execute("SELECT * FROM jobs WHERE state = 'pending' ORDER BY seq LIMIT 1").fetchone()
+            if row is None:
+                return None
+            conn.execute(
+                "UPDATE jobs SET state = 'running', claim = ?, lane = ? WHERE id = ?",
+                (claim, lane, row["id"]),
+            )
+        return job_from_row(row), claim
+
+    def _settle(self, job: Job, claim: str, evaluation: Evaluation | None, kind: str, message: str) -> None:
+        """Record a job's outcome, unless a restart took the job back meanwhile (its claim changed)."""
+        state = "done" if evaluation is not None else "failed"
+        text = json.dumps(evaluation.to_dict()) if evaluation is not None else ""
+        with self._database.transaction() as conn:
+            updated = conn.execute(
+                "UPDATE jobs SET state = ?, evaluation = ?, error_kind = ?, error = ?,"
+                " finished_ms = ?, claim = ''"
+                " WHERE id = ? AND claim = ? AND state = 'running'",
+                (state, text, kind, message, int(time.time() * 1000), job.id, claim),
+            ).rowcount
+            if updated and evaluation is None and self._on_failure is not None:
+                self._on_failure(conn, job)
+
+
+def error_of(kind_name: str, message: str) -> ArenaError:
+    """The exception a failed job raises to whoever watches it."""
+    kind = getattr(errors, kind_name, None)
+    if isinstance(kind, type) and issubclass(kind, ArenaError):
+        return kind(message)
+    return JobFailed(message or "the runner failed to evaluate this candidate")
+
+
+def job_from_row(row: sqlite3.Row) -> Job:
+    return Job(
+        id=row["id"],
+        agent=row["agent"],
+        attempt=row["attempt"],
+        candidate=candidate_from_json(row["candidate"]),
+        state=row["state"],
+        seq=row["seq"],
+        lane=row["lane"],
+        evaluation=Evaluation.from_dict(json.loads(row["evaluation"])) if row["evaluation"] else None,
+        error_kind=row["error_kind"],
+        error=row["error"],
+    )
+
+
+def candidate_to_json(candidate: Candidate) -> str:
+    files = {path: base64.b64encode(content).decode("ascii") for path, content in candidate.files.items()}
+    return json.dumps({"task": candidate.task, "files": files}, sort_keys=True)
+
+
+def candidate_from_json(text: str) -> Candidate:
+    raw = json.loads(text)
+    return Candidate(
+        task=raw["task"], files={path: base64.b64decode(data) for path, data in raw["files"].items()}
+    )

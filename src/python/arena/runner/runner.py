@@ -1,0 +1,204 @@
+"""The runner's domain object: tasks, attempts, the evaluation queue and the leaderboard.
+
+It never imports grpc (service.py translates); every public method is one thing an agent asks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from arena.cache.sqlite_store import SqliteStore
+from arena.candidate.candidate import Candidate
+from arena.candidate.digest import candidate_digest
+from arena.errors import PermissionDenied, UnknownTask
+from arena.evaluation.evaluate import Store, check_candidate, evaluate
+from arena.evaluation.evaluation import Evaluation
+from arena.harness.settings import HarnessSettings
+from arena.runner import attempts
+from arena.runner.attempts import Attempt
+from arena.runner.auth import Identity
+from arena.runner.database import Database
+from arena.runner.devices import CPU_LANE, discover_lanes
+from arena.runner.faults import InvalidRequest, NotFound, NotReady
+from arena.runner.leaderboard import LeaderboardRow, rank_submissions, read_submissions
+from arena.runner.queue import Job, JobQueue, Progress, error_of
+from arena.runner.task_view import TaskView, view_task
+from arena.task.digest import task_digest
+from arena.task.load import load_tasks, parse_address
+from arena.task.task import Task
+
+# evaluate(task, candidate, repo_root, settings, store) -> Evaluation; tests inject a fast fake.
+Evaluate = Callable[[Task, Candidate, Path, Any, Any], Evaluation]
+STATE_FILE = "runner.sqlite"
+
+
+class Runner:
+    def __init__(
+        self,
+        repo_root: Path,
+        state_dir: Path,
+        evaluate: Evaluate,
+        settings: HarnessSettings | None = None,
+        store: Store | None = None,
+        lanes: tuple[str, ...] = (CPU_LANE,),
+        tasks: tuple[Task, ...] | None = None,
+        max_pending: int = 256,
+        clock: Callable[[], float] = time.time,
+        durable: bool = True,
+    ) -> None:
+        self.repo_root = repo_root
+        self.lanes = lanes
+        self._evaluate = evaluate
+        self._settings = settings
+        self._store = store
+        self._clock = clock
+        self._tasks = {task.address: task for task in (tasks if tasks is not None else load_tasks(repo_root))}
+        self._views: dict[str, TaskView] = {}
+        self._database = Database(state_dir / STATE_FILE, durable=durable)
+        self._queue = JobQueue(self._database, lanes, self._run_job, self._refund, max_pending=max_pending)
+
+    def start(self) -> Runner:
+        self._queue.start()
+        return self
+
+    def stop(self, timeout_s: float = 5.0) -> None:
+        """Stop the workers and close the state; jobs still running resume at the next start."""
+        self._queue.stop(timeout_s)
+        self._database.close()
+
+    def list_tasks(self, identity: Identity, category: str = "") -> tuple[TaskView, ...]:
+        return tuple(
+            self._view(task) for task in self._tasks.values() if category in ("", task.category.value)
+        )
+
+    def get_task(self, identity: Identity, address: str) -> TaskView:
+        return self._view(self.find_task(address))
+
+    def open_attempt(self, identity: Identity, address: str) -> Attempt:
+        task = self.find_task(address)
+        with self._database.transaction() as conn:
+            return attempts.open_attempt(conn, identity.agent, task, self._now_ms())
+
+    def get_attempt(self, identity: Identity, attempt_id: str) -> Attempt:
+        with self._database.reading() as conn:
+            return attempts.read_attempt(conn, attempt_id, identity.agent)
+
+    def evaluate(
+        self,
+        identity: Identity,
+        attempt_id: str,
+        candidate: Candidate,
+        is_active: Callable[[], bool] = lambda: True,
+    ) -> Iterator[Progress]:
+        """Accept the candidate (spending one iteration of the attempt), then follow its job.
+
+        Refusals raise here, before anything streams. The same candidate sent again within an
+        attempt is the same job: it is followed again and spends nothing. Following stops once
+        `is_active()` is false (the caller hung up); the job itself runs on.
+        """
+        task = self.find_task(candidate.task)
+        candidate = Candidate(task=task.address, files=candidate.files)
+        check_candidate(task, candidate)
+        if not attempt_id and not identity.operator:
+            raise PermissionDenied("evaluations outside an attempt are for operators; open an attempt first")
+        job = Job(
+            id=job_id(identity.agent, attempt_id, candidate),
+            agent=identity.agent,
+            attempt=attempt_id,
+            candidate=candidate,
+        )
+        now_ms = self._now_ms()
+        with self._database.transaction() as conn:
+            existing = self._queue.find(conn, job.id)
+            if existing is None or existing.state == "failed":
+                if attempt_id:
+                    attempts.charge_attempt(conn, attempt_id, identity.agent, task.address, now_ms)
+                self._queue.enqueue(conn, job, now_ms)
+        self._queue.wake()
+        return self._queue.watch(job.id, is_active)
+
+    def submit(self, identity: Identity, attempt_id: str, evaluation_id: str) -> Attempt:
+        """Close the attempt with one of its finished evaluations as the final one."""
+        with self._database.transaction() as conn:
+            attempts.read_attempt(conn, attempt_id, identity.agent)
+            job = self._queue.find(conn, evaluation_id)
+            if job is None or job.agent != identity.agent:
+                raise NotFound(f"no evaluation {evaluation_id!r} of yours")
+            if job.attempt != attempt_id:
+                raise InvalidRequest(f"evaluation {evaluation_id!r} is not from attempt {attempt_id!r}")
+            if job.state != "done":
+                raise NotReady(f"evaluation {evaluation_id!r} has not finished")
+            return attempts.submit_attempt(conn, attempt_id, identity.agent, evaluation_id)
+
+    def get_evaluation(self, identity: Identity, evaluation_id: str) -> Evaluation:
+        job = self._queue.read(evaluation_id)
+        if job.agent != identity.agent and not identity.operator:
+            raise PermissionDenied(f"evaluation {evaluation_id!r} belongs to another agent")
+        if job.state == "failed":
+            raise error_of(job.error_kind, job.error)
+        if job.evaluation is None:
+            raise NotReady(f"evaluation {evaluation_id!r} is {job.state}; ask again later")
+        return job.evaluation
+
+    def leaderboard(self, identity: Identity, category: str = "") -> tuple[LeaderboardRow, ...]:
+        with self._database.reading() as conn:
+            return rank_submissions(read_submissions(conn, category))
+
+    def find_task(self, address: str) -> Task:
+        if address in self._tasks:
+            return self._tasks[address]
+        folder, name = parse_address(address)  # raises UnknownTask for what is no task address
+        task = self._tasks.get(f"{folder}:{name}")
+        if task is None:
+            raise UnknownTask(f"no task at {address!r}")
+        return task
+
+    def _view(self, task: Task) -> TaskView:
+        # Baseline files and digests are read once: tasks are fixed while the runner runs.
+        if task.address not in self._views:
+            self._views[task.address] = view_task(task, self.repo_root, task_digest(task, self.repo_root))
+        return self._views[task.address]
+
+    def _run_job(self, job: Job, lane: str) -> Evaluation:
+        task = self.find_task(job.candidate.task)
+        settings = self._settings
+        if settings is not None and lane != CPU_LANE:
+            settings = replace(settings, device=int(lane))
+        return self._evaluate(task, job.candidate, self.repo_root, settings, self._store)
+
+    def _refund(self, conn: sqlite3.Connection, job: Job) -> None:
+        if job.attempt:
+            attempts.refund_attempt(conn, job.attempt)
+
+    def _now_ms(self) -> int:
+        return int(self._clock() * 1000)
+
+
+def job_id(agent: str, attempt_id: str, candidate: Candidate) -> str:
+    """The same request gives the same id, so a retried Evaluate never makes a second job."""
+    parts = (agent, attempt_id, candidate.task, candidate_digest(candidate))
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
+
+
+def open_runner(
+    repo_root: Path,
+    state_dir: Path,
+    lanes: tuple[str, ...] | None = None,
+    store_path: Path | None = None,
+    **options: Any,
+) -> Runner:
+    """A started runner with the real pipeline on this machine's lanes (scores cached in state_dir)."""
+    return Runner(
+        repo_root,
+        state_dir,
+        evaluate=evaluate,
+        settings=options.pop("settings", HarnessSettings()),
+        store=SqliteStore(store_path or state_dir / "scores.sqlite"),
+        lanes=lanes or discover_lanes(),
+        **options,
+    ).start()

@@ -1,0 +1,190 @@
+"""Robust statistics of per-call kernel times, and the aggregates built from them.
+
+Raw samples are per-call device times in microseconds, in measurement order with the trials
+concatenated (arena.harness.result.CaseOutcome). Every figure here is computed by the parent
+from those samples; bootstraps are seeded so the same samples always give the same numbers.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+
+# Bootstrap resamples: 2000 keeps the 2.5/97.5 percentiles stable to ~1% of the interval.
+RESAMPLES = 2000
+LEVEL = 0.95
+FAST_P = (1.0, 1.2, 2.0)
+
+
+@dataclass(frozen=True)
+class Summary:
+    """One kernel's times on one case after 1.5 x IQR outliers are dropped (microseconds)."""
+
+    median_us: float
+    mean_us: float
+    min_us: float
+    iqr_us: float
+    sem_us: float  # standard error of the mean
+    ci_low_us: float  # bootstrap interval of the median at LEVEL
+    ci_high_us: float
+    samples: int  # kept after dropping outliers
+    dropped: int  # outliers dropped
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A candidate against the baseline on one case."""
+
+    speedup: float  # baseline median / candidate median
+    ci_low: float  # bootstrap interval of the ratio (both sides resampled)
+    ci_high: float
+    noise_floor: float  # relative half-width of the baseline-against-itself spread
+    within_noise: bool  # the speedup cannot be told apart from 1.0
+
+
+def drop_outliers(samples: Sequence[float] | np.ndarray) -> np.ndarray:
+    """The samples inside [Q1 - 1.5 IQR, Q3 + 1.5 IQR], in their original order."""
+    values = np.asarray(samples, dtype=np.float64)
+    if values.size < 4:
+        return values
+    q1, q3 = np.percentile(values, [25, 75])
+    spread = 1.5 * (q3 - q1)
+    return values[(values >= q1 - spread) & (values <= q3 + spread)]
+
+
+def _rng(seed: int, values: np.ndarray) -> np.random.Generator:
+    # Seeded by the caller's seed and the data's size, so repeated calls are identical.
+    return np.random.default_rng([seed, values.size])
+
+
+def _percentile_interval(estimates: np.ndarray) -> tuple[float, float]:
+    tail = (1.0 - LEVEL) / 2 * 100
+    low, high = np.percentile(estimates, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+def bootstrap_medians(values: np.ndarray, seed: int, resamples: int = RESAMPLES) -> np.ndarray:
+    """Medians of `resamples` resamples (with replacement) of `values`."""
+    picks = _rng(seed, values).integers(0, values.size, size=(resamples, values.size))
+    return np.median(values[picks], axis=1)
+
+
+def summarize_samples(samples: Sequence[float], seed: int = 0) -> Summary:
+    """Median, mean, min, IQR, SEM and a bootstrap interval of the median, outliers dropped."""
+    raw = np.asarray(samples, dtype=np.float64)
+    if raw.size == 0:
+        raise ValueError("no samples to summarize")
+    kept = drop_outliers(raw)
+    q1, q3 = np.percentile(kept, [25, 75])
+    sem = float(np.std(kept, ddof=1) / math.sqrt(kept.size)) if kept.size > 1 else 0.0
+    low, high = _percentile_interval(bootstrap_medians(kept, seed)) if kept.size > 1 else (kept[0],) * 2
+    return Summary(
+        median_us=float(np.median(kept)),
+        mean_us=float(np.mean(kept)),
+        min_us=float(np.min(kept)),
+        iqr_us=float(q3 - q1),
+        sem_us=sem,
+        ci_low_us=float(low),
+        ci_high_us=float(high),
+        samples=int(kept.size),
+        dropped=int(raw.size - kept.size),
+    )
+
+
+def _ratio_interval(numerator: np.ndarray, denominator: np.ndarray, seed: int) -> tuple[float, float]:
+    if numerator.size < 2 or denominator.size < 2:
+        ratio = float(np.median(numerator) / np.median(denominator))
+        return ratio, ratio
+    ratios = bootstrap_medians(numerator, seed) / bootstrap_medians(denominator, seed + 1)
+    return _percentile_interval(ratios)
+
+
+def measure_noise_floor(baseline: Sequence[float] | np.ndarray, seed: int = 0) -> float:
+    """The relative half-width of the baseline measured against itself.
+
+    The baseline's samples are split into their first and second half (so drift between trials
+    counts as noise, not only call-to-call jitter) and the bootstrap interval of the ratio of the
+    halves' medians is taken; the floor is how far that interval reaches from 1.0.
+    """
+    kept = drop_outliers(baseline)
+    if kept.size < 4:
+        return 0.0
+    half = kept.size // 2
+    low, high = _ratio_interval(kept[:half], kept[half:], seed)
+    return float(max(high - 1.0, 1.0 - low, 0.0))
+
+
+def compare_samples(baseline: Sequence[float], candidate: Sequence[float], seed: int = 0) -> Comparison:
+    """Speedup of the candidate over the baseline, its interval, and whether it is noise."""
+    base, cand = drop_outliers(baseline), drop_outliers(candidate)
+    if base.size == 0 or cand.size == 0:
+        raise ValueError("both baseline and candidate need samples")
+    speedup = float(np.median(base) / np.median(cand))
+    low, high = _ratio_interval(base, cand, seed)
+    floor = measure_noise_floor(baseline, seed + 2)
+    within = low <= 1.0 <= high or abs(speedup - 1.0) < floor
+    return Comparison(speedup=speedup, ci_low=low, ci_high=high, noise_floor=floor, within_noise=within)
+
+
+def weighted_geomean(values: Sequence[float], weights: Sequence[float] | None = None) -> float:
+    """exp(sum w log v / sum w); 0.0 when any value is 0 (a failed case), NaN when empty."""
+    if not values:
+        return float("nan")
+    weights = [1.0] * len(values) if weights is None else list(weights)
+    if len(weights) != len(values) or any(w <= 0 for w in weights):
+        raise ValueError("weights must be positive, one per value")
+    if any(v < 0 for v in values):
+        raise ValueError("geometric mean of negative values")
+    if any(v == 0 for v in values):
+        return 0.0
+    total = sum(weights)
+    return math.exp(sum(w * math.log(v) for v, w in zip(values, weights)) / total)
+
+
+@dataclass(frozen=True)
+class TaskOutcome:
+    """One task's result in a suite: its task-level speedup and whether it was correct."""
+
+    task: str
+    correct: bool
+    speedup: float  # weighted geometric mean over its timed cases; 0 when not timed
+    within_noise: bool = False  # every timed case indistinguishable from the baseline
+
+
+@dataclass(frozen=True)
+class SuiteSummary:
+    tasks: int
+    correct: int
+    geomean_speedup: float  # over all tasks; an incorrect task counts as 1.0 (the baseline stands)
+    fast_p: dict[str, float]  # "1.0" -> share of tasks correct with speedup > 1.0, ...
+
+
+def fast_p(outcomes: Iterable[TaskOutcome], p: float) -> float:
+    """Share of tasks that are correct and faster than p x the baseline beyond noise.
+
+    Incorrect tasks count as failures; so do tasks whose speedup is within noise of 1.0, so that
+    a no-op does not pass fast_1.0 half the time on jitter alone.
+    """
+    outcomes = list(outcomes)
+    if not outcomes:
+        return 0.0
+    fast = [o for o in outcomes if o.correct and not o.within_noise and o.speedup > p]
+    return len(fast) / len(outcomes)
+
+
+def summarize_suite(outcomes: Sequence[TaskOutcome]) -> SuiteSummary:
+    """Geomean and fast_p over a suite.
+
+    An incorrect (or untimed) task contributes 1.0 to the geomean: its candidate is discarded and
+    the baseline stands. It counts as a failure for every fast_p.
+    """
+    kept = [o.speedup if o.correct and o.speedup > 0 else 1.0 for o in outcomes]
+    return SuiteSummary(
+        tasks=len(outcomes),
+        correct=sum(1 for o in outcomes if o.correct),
+        geomean_speedup=weighted_geomean(kept) if kept else float("nan"),
+        fast_p={f"{p:.1f}": fast_p(outcomes, p) for p in FAST_P},
+    )

@@ -1,0 +1,198 @@
+"""From the keyword arguments of one kernel_task(...) call to a validated Task.
+
+Every rule of docs/task-format.md is checked here; a broken rule raises TaskDeclarationError
+naming the BUILD file, the target and the field.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping
+
+from arena.errors import TaskDeclarationError
+from arena.task import paths, vectors
+from arena.task.checks import (
+    FieldError,
+    require_int,
+    require_str,
+    require_str_list,
+)
+from arena.task.formula import ELEMENT_SIZES, FormulaError, evaluate_formula
+from arena.task.task import CATEGORIES, Case, Category, Entry, Task
+from arena.task.tolerance import merge_tolerances, parse_tolerance_overrides
+
+REQUIRED = ("name", "category", "description", "baseline", "entry", "signature", "outputs", "cases")
+DEFAULTS: Mapping[str, Any] = {
+    "editable": None,  # None: the baseline files
+    "reference": "baseline",
+    "sources": [],
+    "inputs": [],
+    "scalars": {},
+    "abi": [],
+    "tolerances": {},
+    "forbidden": [],
+    "flops": "",
+    "bytes": "",
+    "exemplars": [],
+    "wrong": "",
+    "budget_seconds": 3600,
+    "iterations": 3,
+    "archs": ["sm_90", "gfx942"],
+    "build": "",
+    "bench": "",
+    # Pants-only fields (every target's tags; the plugin's file globs): accepted, no meaning to arena.
+    "tags": [],
+    "task_files": [],
+}
+HIP_SUFFIXES = (".hip", ".cu")
+
+
+def build_task(kwargs: Mapping[str, Any], build_file: str, task_dir: Path, repo_root: Path) -> Task:
+    """The Task declared by `kwargs` in `build_file` (relative to repo_root); task_dir is absolute."""
+    name = kwargs.get("name")
+    target = f"kernel_task {name!r}" if isinstance(name, str) else "kernel_task"
+    try:
+        return _build(kwargs, task_dir, repo_root)
+    except FieldError as error:
+        raise TaskDeclarationError(f"{build_file}: {target}: {error}") from None
+
+
+def _build(kwargs: Mapping[str, Any], task_dir: Path, repo_root: Path) -> Task:
+    for key in REQUIRED:
+        if key not in kwargs:
+            raise FieldError(key, "is required")
+    unknown = sorted(set(kwargs) - set(REQUIRED) - set(DEFAULTS))
+    if unknown:
+        raise FieldError(unknown[0], "is not a kernel_task field")
+    raw = {**DEFAULTS, **kwargs}
+    name = require_str("name", raw["name"], empty=False)
+    if "/" in name or ":" in name:
+        raise FieldError("name", f"{name!r} must not contain '/' or ':'")
+    if raw["category"] not in CATEGORIES:
+        raise FieldError("category", f"{raw['category']!r} is not one of {', '.join(CATEGORIES)}")
+    category = Category(raw["category"])
+    baseline = paths.check_files("baseline", raw["baseline"], task_dir)
+    editable = paths.check_editable(raw["editable"], baseline, task_dir)
+    sources = paths.check_files("sources", raw["sources"], task_dir, empty=True)
+    for source in sources:
+        if paths.is_allowed(source, editable):
+            raise FieldError("sources", f"{source!r} is editable; sources are never editable")
+    entry = _entry(raw["entry"], category, baseline, editable)
+    reference = None if raw["reference"] == "baseline" else _parse_entry("reference", raw["reference"])
+    if reference is not None:
+        paths.check_file("reference", task_dir, reference.file)
+    inputs = vectors.parse_tensors("inputs", raw["inputs"], with_dist=True)
+    outputs = vectors.parse_tensors("outputs", raw["outputs"], with_dist=False)
+    if not outputs:
+        raise FieldError("outputs", "at least one output is required")
+    scalars = vectors.parse_scalars(raw["scalars"])
+    _check_unique_names(inputs + outputs, scalars)
+    cases = vectors.parse_cases(raw["cases"], {spec.name for spec in inputs})
+    vectors.check_dims_defined(cases, inputs + outputs, scalars)
+    abi = _abi(raw["abi"], category, cases, [spec.name for spec in inputs + outputs], scalars)
+    exemplars = require_str_list("exemplars", raw["exemplars"])
+    for folder in exemplars:
+        paths.check_candidate_folder("exemplars", task_dir, folder, editable)
+    wrong = require_str("wrong", raw["wrong"])
+    if wrong:
+        paths.check_candidate_folder("wrong", task_dir, wrong, editable)
+    return Task(
+        address=f"{task_dir.relative_to(repo_root).as_posix()}:{name}",
+        name=name,
+        category=category,
+        task_dir=task_dir.relative_to(repo_root).as_posix(),
+        description=require_str("description", raw["description"], empty=False),
+        baseline=baseline,
+        editable=editable,
+        entry=entry,
+        signature=require_str("signature", raw["signature"], empty=False),
+        reference=reference,
+        inputs=inputs,
+        outputs=outputs,
+        scalars=scalars,
+        abi=abi,
+        cases=cases,
+        tolerances=merge_tolerances(parse_tolerance_overrides(raw["tolerances"])),
+        forbidden=_forbidden(raw["forbidden"]),
+        flops=_formula("flops", raw["flops"], cases),
+        bytes=_formula("bytes", raw["bytes"], cases),
+        exemplars=tuple(e.rstrip("/") for e in exemplars),
+        wrong=wrong.rstrip("/"),
+        sources=sources,
+        build=require_str("build", raw["build"]),
+        bench=require_str("bench", raw["bench"]),
+        budget_seconds=require_int("budget_seconds", raw["budget_seconds"], minimum=1),
+        iterations=require_int("iterations", raw["iterations"], minimum=1),
+        archs=require_str_list("archs", raw["archs"], empty=False),
+    )
+
+
+def _parse_entry(field: str, value: Any) -> Entry:
+    text = require_str(field, value, empty=False)
+    file, sep, symbol = text.rpartition(":")
+    if not sep or not file or not symbol.isidentifier():
+        raise FieldError(field, f"{text!r} must be 'file:symbol'")
+    paths.check_relative_path(field, file)
+    return Entry(file=file, symbol=symbol)
+
+
+def _entry(value: Any, category: Category, baseline: tuple[str, ...], editable: tuple[str, ...]) -> Entry:
+    entry = _parse_entry("entry", value)
+    if entry.file not in baseline:
+        raise FieldError("entry", f"file {entry.file!r} is not in the baseline")
+    if category is not Category.REPOSITORY and not paths.is_allowed(entry.file, editable):
+        raise FieldError("entry", f"file {entry.file!r} is not editable")
+    if category.is_hip and not entry.file.endswith(HIP_SUFFIXES):
+        raise FieldError("entry", f"file {entry.file!r} of a {category.value} task must end in .hip or .cu")
+    return entry
+
+
+def _check_unique_names(tensors: tuple, scalars: Mapping[str, Any]) -> None:
+    seen: set[str] = set()
+    for name in [spec.name for spec in tensors] + list(scalars):
+        if name in seen:
+            raise FieldError("outputs" if name not in scalars else "scalars", f"name {name!r} is used twice")
+        seen.add(name)
+
+
+def _abi(
+    value: Any, category: Category, cases: tuple[Case, ...], tensors: list[str], scalars: Mapping
+) -> tuple[str, ...]:
+    names = require_str_list("abi", value)
+    if not category.is_hip:
+        if names:
+            raise FieldError("abi", f"only hip2hip and torch2hip tasks have an abi, not {category.value}")
+        return ()
+    if not names:
+        raise FieldError("abi", f"a {category.value} task must list its launcher arguments")
+    for name in names:
+        if name in tensors or name in scalars:
+            continue
+        missing = [case.name for case in cases if name not in case.dims]
+        if missing:
+            raise FieldError(
+                "abi", f"{name!r} is not an input, output or scalar, nor a dim of case {missing[0]!r}"
+            )
+    return names
+
+
+def _forbidden(value: Any) -> tuple[str, ...]:
+    names = require_str_list("forbidden", value)
+    for name in names:
+        if not all(part.isidentifier() for part in name.split(".")):
+            raise FieldError("forbidden", f"{name!r} is not a dotted name")
+    return names
+
+
+def _formula(field: str, value: Any, cases: tuple[Case, ...]) -> str:
+    expr = require_str(field, value)
+    if not expr.strip():
+        return ""
+    for case in cases:
+        try:
+            result = evaluate_formula(expr, case.dims, ELEMENT_SIZES[case.dtype])
+        except FormulaError as error:
+            raise FieldError(field, f"case {case.name!r}: {error}") from None
+        if result < 0:
+            raise FieldError(field, f"case {case.name!r}: formula {expr!r} is negative ({result})")
+    return expr

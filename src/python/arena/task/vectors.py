@@ -1,0 +1,153 @@
+"""Parsing of the test-vector fields: inputs, outputs, scalars, cases and their distributions."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from arena.task.checks import (
+    FieldError,
+    require_bool,
+    require_dict,
+    require_identifier,
+    require_int,
+    require_keys,
+    require_number,
+    require_str,
+)
+from arena.task.task import CASE_DTYPE, DTYPES, Case, Distribution, TensorSpec
+
+# Parameters each distribution kind takes; the ones listed in _REQUIRED must be given.
+DISTRIBUTION_PARAMS: Mapping[str, tuple[str, ...]] = {
+    "normal": ("mean", "std"),
+    "uniform": ("low", "high"),
+    "randint": ("low", "high"),
+    "wide": ("low", "high"),
+    "large": ("scale",),
+    "constant": ("value",),
+}
+_REQUIRED = {"randint": ("low", "high"), "constant": ("value",)}
+
+
+def parse_distribution(field: str, raw: Any, what: str) -> Distribution:
+    raw = require_dict(field, raw, what)
+    kind = raw.get("kind")
+    if kind not in DISTRIBUTION_PARAMS:
+        raise FieldError(field, f"{what} has kind {kind!r}; expected one of {', '.join(DISTRIBUTION_PARAMS)}")
+    require_keys(
+        field, raw, f"{what} ({kind})", ("kind",) + _REQUIRED.get(kind, ()), DISTRIBUTION_PARAMS[kind]
+    )
+    params = {key: value for key, value in raw.items() if key != "kind"}
+    for key, value in params.items():
+        if kind == "randint" and key == "high" and isinstance(value, str):
+            require_identifier(field, value, f"{what} high (a dim name)")
+        elif kind == "randint":
+            require_int(field, value, f"{what} {key}")
+        else:
+            require_number(field, value, f"{what} {key}")
+    low, high = params.get("low"), params.get("high")
+    if isinstance(low, (int, float)) and isinstance(high, (int, float)) and not low < high:
+        raise FieldError(field, f"{what} needs low < high, got {low} and {high}")
+    if kind == "normal" and params.get("std", 1) <= 0:
+        raise FieldError(field, f"{what} needs std > 0")
+    return Distribution(kind=kind, params=params)
+
+
+def parse_tensors(field: str, raw: Any, *, with_dist: bool) -> tuple[TensorSpec, ...]:
+    if not isinstance(raw, (list, tuple)):
+        raise FieldError(field, f"expected a list of tensor dicts, got {raw!r}")
+    specs = []
+    for index, item in enumerate(raw):
+        what = f"{field[:-1]} {index}"
+        item = require_dict(field, item, what)
+        require_keys(field, item, what, ("name", "shape"), ("dtype", "dist") if with_dist else ("dtype",))
+        name = require_identifier(field, item["name"])
+        what = f"{field[:-1]} {name!r}"
+        shape = item["shape"]
+        if not isinstance(shape, (list, tuple)):
+            raise FieldError(field, f"{what} shape must be a list, got {shape!r}")
+        for dim in shape:
+            if isinstance(dim, str):
+                require_identifier(field, dim, f"{what} dim")
+            else:
+                require_int(field, dim, f"{what} dim", minimum=0)
+        dtype = item.get("dtype", CASE_DTYPE)
+        if dtype != CASE_DTYPE and dtype not in DTYPES:
+            raise FieldError(
+                field, f"{what} dtype {dtype!r} is not one of {', '.join(DTYPES)} or {CASE_DTYPE}"
+            )
+        dist = parse_distribution(field, item["dist"], f"{what} dist") if "dist" in item else Distribution()
+        specs.append(TensorSpec(name=name, shape=tuple(shape), dtype=dtype, dist=dist))
+    return tuple(specs)
+
+
+def parse_scalars(raw: Any) -> dict[str, float | int | str]:
+    raw = require_dict("scalars", raw)
+    for name, value in raw.items():
+        require_identifier("scalars", name)
+        if isinstance(value, str):
+            require_identifier("scalars", value, f"scalar {name!r} value (a dim name)")
+        else:
+            require_number("scalars", value, f"scalar {name!r}")
+    return dict(raw)
+
+
+def parse_cases(raw: Any, input_names: set[str]) -> tuple[Case, ...]:
+    if not isinstance(raw, (list, tuple)) or not raw:
+        raise FieldError("cases", "expected a non-empty list of case dicts")
+    cases: list[Case] = []
+    for index, item in enumerate(raw):
+        item = require_dict("cases", item, f"case {index}")
+        name = require_str("cases", item.get("name"), empty=False) if "name" in item else ""
+        what = f"case {name!r}" if name else f"case {index}"
+        require_keys("cases", item, what, ("name", "dims", "dtype", "seed"), ("timed", "weight", "dists"))
+        if any(case.name == name for case in cases):
+            raise FieldError("cases", f"case name {name!r} is used twice")
+        dims = require_dict("cases", item["dims"], f"{what} dims")
+        for dim, value in dims.items():
+            require_identifier("cases", dim, f"{what} dim")
+            require_int("cases", value, f"{what} dim {dim!r}", minimum=0)
+        if item["dtype"] not in DTYPES:
+            raise FieldError("cases", f"{what} dtype {item['dtype']!r} is not one of {', '.join(DTYPES)}")
+        weight = require_number("cases", item.get("weight", 1.0), f"{what} weight")
+        if weight <= 0:
+            raise FieldError("cases", f"{what} weight must be > 0, got {weight}")
+        dists = {}
+        for input_name, dist in require_dict("cases", item.get("dists", {}), f"{what} dists").items():
+            if input_name not in input_names:
+                raise FieldError("cases", f"{what} dists names {input_name!r}, which is not an input")
+            dists[input_name] = parse_distribution("cases", dist, f"{what} dist for {input_name!r}")
+        cases.append(
+            Case(
+                name=name,
+                dims=dict(dims),
+                dtype=item["dtype"],
+                seed=require_int("cases", item["seed"], f"{what} seed"),
+                timed=require_bool("cases", item.get("timed", False), f"{what} timed"),
+                weight=float(weight),
+                dists=dists,
+            )
+        )
+    if not any(case.timed for case in cases):
+        raise FieldError("cases", 'at least one case must be timed ("timed": True)')
+    return tuple(cases)
+
+
+def check_dims_defined(
+    cases: tuple[Case, ...], tensors: tuple[TensorSpec, ...], scalars: Mapping[str, Any]
+) -> None:
+    """Every dim a shape, a randint bound or a scalar names is set in every case."""
+    for case in cases:
+        for spec in tensors:
+            dists = [spec.dist, case.dists.get(spec.name)]
+            bounds = [d.params["high"] for d in dists if d and d.kind == "randint"]
+            bounds = [b for b in bounds if isinstance(b, str)]
+            for dim in [d for d in spec.shape if isinstance(d, str)] + bounds:
+                if dim not in case.dims:
+                    raise FieldError(
+                        "cases", f"case {case.name!r} uses dim {dim!r} not set in its dims (by {spec.name!r})"
+                    )
+        for name, value in scalars.items():
+            if isinstance(value, str) and value not in case.dims:
+                raise FieldError(
+                    "cases", f"case {case.name!r} uses dim {value!r} not set in its dims (by scalar {name!r})"
+                )

@@ -1,0 +1,153 @@
+"""Each kernel_task is a test target (validated on CPU by `arena validate-task`), and each
+kernel_task_suite is runnable (`arena suite` over the tasks below its folder).
+
+The plugin imports nothing from arena: it runs the `arena` pex_binary (option [arena-tasks].cli)
+in a sandbox holding the task's files, its BUILD file and pants.toml (the repo root marker).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from pants.backend.python.goals.package_pex_binary import (
+    PexBinaryFieldSet,
+    PexFromTargetsRequestForBuiltPackage,
+)
+from pants.backend.python.util_rules.pex import VenvPex, VenvPexProcess
+from pants.backend.python.util_rules.pex_environment import PythonExecutable
+from pants.backend.python.util_rules.pex_from_targets import (
+    InterpreterConstraintsRequest,
+    PexFromTargetsRequest,
+)
+from pants.base.specs import RawSpecs, RecursiveGlobSpec
+from pants.core.goals.package import BuiltPackage
+from pants.core.goals.run import RunFieldSet, RunInSandboxBehavior, RunRequest
+from pants.core.goals.test import TestExtraEnv, TestFieldSet, TestRequest, TestResult, TestSubsystem
+from pants.core.util_rules.source_files import SourceFiles, SourceFilesRequest
+from pants.engine.addresses import Address, AddressInput
+from pants.engine.fs import Digest, MergeDigests, PathGlobs
+from pants.engine.process import FallibleProcessResult, Process, ProcessCacheScope
+from pants.engine.rules import Get, collect_rules, rule
+from pants.engine.target import Targets, WrappedTarget, WrappedTargetRequest
+from pants.util.logging import LogLevel
+
+from arena_pants.subsystem import KernelTaskSubsystem
+from arena_pants.target_types import (
+    KernelTaskCategoryField,
+    KernelTaskFilesField,
+    KernelTaskSuiteMarkerField,
+)
+
+
+@dataclass(frozen=True)
+class KernelTaskFieldSet(TestFieldSet):
+    required_fields = (KernelTaskCategoryField, KernelTaskFilesField)
+
+    category: KernelTaskCategoryField
+    task_files: KernelTaskFilesField
+
+
+class KernelTaskTestRequest(TestRequest):
+    tool_subsystem = KernelTaskSubsystem
+    field_set_type = KernelTaskFieldSet
+
+
+@dataclass(frozen=True)
+class KernelTaskSuiteFieldSet(RunFieldSet):
+    required_fields = (KernelTaskSuiteMarkerField,)
+    run_in_sandbox_behavior = RunInSandboxBehavior.NOT_SUPPORTED
+
+
+@dataclass(frozen=True)
+class ArenaCli:
+    field_set: PexBinaryFieldSet
+
+
+@rule
+async def find_arena_cli(subsystem: KernelTaskSubsystem) -> ArenaCli:
+    address = await Get(
+        Address,
+        AddressInput,
+        AddressInput.parse(subsystem.cli, description_of_origin="the option [arena-tasks].cli"),
+    )
+    wrapped = await Get(
+        WrappedTarget, WrappedTargetRequest(address, description_of_origin="[arena-tasks].cli")
+    )
+    return ArenaCli(PexBinaryFieldSet.create(wrapped.target))
+
+
+async def _task_sandbox(address: Address, task_files: KernelTaskFilesField) -> Digest:
+    sources = await Get(SourceFiles, SourceFilesRequest([task_files]))
+    declaration = await Get(
+        Digest, PathGlobs([os.path.join(address.spec_path, "BUILD"), "pants.toml"])
+    )
+    return await Get(Digest, MergeDigests([sources.snapshot.digest, declaration]))
+
+
+@rule(desc="Validate a kernel task", level=LogLevel.DEBUG)
+async def validate_kernel_task(
+    batch: KernelTaskTestRequest.Batch[KernelTaskFieldSet, Any],
+    cli: ArenaCli,
+    subsystem: KernelTaskSubsystem,
+    test_subsystem: TestSubsystem,
+    test_extra_env: TestExtraEnv,
+) -> TestResult:
+    field_set = batch.single_element
+    pex_request = await Get(PexFromTargetsRequestForBuiltPackage, PexBinaryFieldSet, cli.field_set)
+    arena = await Get(VenvPex, PexFromTargetsRequest, pex_request.request)
+    sandbox = await _task_sandbox(field_set.address, field_set.task_files)
+    process = await Get(
+        Process,
+        VenvPexProcess(
+            arena,
+            argv=("validate-task", "--task", field_set.address.spec),
+            input_digest=sandbox,
+            extra_env=test_extra_env.env,
+            description=f"Validate {field_set.address}",
+            level=LogLevel.DEBUG,
+            timeout_seconds=subsystem.timeout,
+            cache_scope=(
+                ProcessCacheScope.PER_SESSION if test_subsystem.force else ProcessCacheScope.SUCCESSFUL
+            ),
+        ),
+    )
+    result = await Get(FallibleProcessResult, Process, process)
+    return TestResult.from_fallible_process_result(
+        process_result=result, address=field_set.address, output_setting=test_subsystem.output
+    )
+
+
+@rule(desc="Run a kernel task suite", level=LogLevel.DEBUG)
+async def run_kernel_task_suite(field_set: KernelTaskSuiteFieldSet, cli: ArenaCli) -> RunRequest:
+    # The suite covers every kernel_task below its folder, found here rather than listed by hand.
+    targets = await Get(
+        Targets,
+        RawSpecs(
+            recursive_globs=(RecursiveGlobSpec(field_set.address.spec_path),),
+            description_of_origin=f"the kernel_task_suite {field_set.address}",
+        ),
+    )
+    tasks = sorted(t.address.spec for t in targets if t.has_field(KernelTaskCategoryField))
+    pex_request = await Get(PexFromTargetsRequestForBuiltPackage, PexBinaryFieldSet, cli.field_set)
+    built = await Get(BuiltPackage, PexFromTargetsRequestForBuiltPackage, pex_request)
+    python = await Get(
+        PythonExecutable,
+        InterpreterConstraintsRequest,
+        pex_request.request.to_interpreter_constraints_request(),
+    )
+    pex_path = os.path.join("{chroot}", built.artifacts[0].relpath or "arena.pex")
+    category = os.path.basename(field_set.address.spec_path)
+    return RunRequest(
+        digest=built.digest,
+        args=(python.path, pex_path, "suite", "--category", category, "--tasks", *tasks),
+    )
+
+
+def rules():
+    return [
+        *collect_rules(),
+        *KernelTaskTestRequest.rules(),
+        *KernelTaskSuiteFieldSet.rules(),
+    ]

@@ -1,0 +1,52 @@
+// WRONG on purpose (never shown to agents): the tail loop starts one element late, so when N is
+// not a multiple of 4 the first tail value is never counted.
+// Histogram of int32 values: counts[b] = number of i < N with x[i] == b, for 0 <= b < BINS.
+// Values outside [0, BINS) are not counted. The launcher clears `counts` first.
+
+constexpr int kBlock = 256;
+constexpr int kBlocks = 1024;                // enough to fill the device; each merges BINS counts
+constexpr int64_t kMaxSharedBins = 8192;     // 32 KB of shared memory per block
+
+__device__ inline void count(int* local, int v, int64_t bins) {
+  if (v >= 0 && v < bins) atomicAdd(&local[v], 1);
+}
+
+__global__ void histogram_shared(const int* x, int* counts, int64_t N, int64_t BINS) {
+  extern __shared__ int local[];  // BINS counters
+  for (int64_t b = threadIdx.x; b < BINS; b += kBlock) local[b] = 0;
+  __syncthreads();
+
+  const int64_t stride = (int64_t)gridDim.x * kBlock;
+  const int64_t start = (int64_t)blockIdx.x * kBlock + threadIdx.x;
+  const int64_t quads = N / 4;
+  for (int64_t i = start; i < quads; i += stride) {
+    int4 v = reinterpret_cast<const int4*>(x)[i];
+    count(local, v.x, BINS);
+    count(local, v.y, BINS);
+    count(local, v.z, BINS);
+    count(local, v.w, BINS);
+  }
+  for (int64_t i = quads * 4 + start + 1; i < N; i += stride) count(local, x[i], BINS);  // the tail
+  __syncthreads();
+
+  for (int64_t b = threadIdx.x; b < BINS; b += kBlock)
+    if (local[b] != 0) atomicAdd(&counts[b], local[b]);
+}
+
+// Too many bins for shared memory: count straight into global memory.
+__global__ void histogram_global(const int* x, int* counts, int64_t N, int64_t BINS) {
+  for (int64_t i = (int64_t)blockIdx.x * kBlock + threadIdx.x; i < N; i += (int64_t)gridDim.x * kBlock)
+    count(counts, x[i], BINS);
+}
+
+extern "C" int histogram(const int* x, int* counts, int64_t N, int64_t BINS, hipStream_t stream) {
+  hipError_t err = hipMemsetAsync(counts, 0, BINS * sizeof(int), stream);
+  if (err != hipSuccess || N == 0) return err;
+  if (BINS <= kMaxSharedBins) {
+    hipLaunchKernelGGL(histogram_shared, dim3(kBlocks), dim3(kBlock), BINS * sizeof(int), stream, x,
+                       counts, N, BINS);
+  } else {
+    hipLaunchKernelGGL(histogram_global, dim3(kBlocks), dim3(kBlock), 0, stream, x, counts, N, BINS);
+  }
+  return hipGetLastError();
+}

@@ -1,0 +1,8 @@
+"""Reference for cumsum: inclusive prefix sum over the last dim in float32 (float64 for float64 inputs)."""
+
+import torch
+
+
+def cumsum(x: torch.Tensor) -> torch.Tensor:
+    acc = torch.promote_types(x.dtype, torch.float32)
+    return torch.cumsum(x.to(acc), dim=-1).to(x.dtype)

@@ -1,0 +1,113 @@
+"""Every noun survives to_pb -> bytes -> from_pb unchanged (fields the proto lacks aside)."""
+
+from __future__ import annotations
+
+import pytest
+from arena.api import convert
+from arena.candidate.candidate import Candidate
+from arena.candidate.digest import candidate_digest
+from arena.errors import InvalidCandidate
+from arena.evaluation.evaluation import CaseResult, Environment, Evaluation, Score, Stage, Status, Timing
+from arena.runner.attempts import Attempt
+from arena.runner.leaderboard import LeaderboardRow
+from arena.runner.queue import Progress
+from arena.runner.task_view import TaskView
+from arena.task.task import Case, TensorSpec
+
+
+def through_bytes(message):
+    """A copy of `message` parsed back from its wire bytes."""
+    copy = type(message)()
+    copy.ParseFromString(message.SerializeToString())
+    return copy
+
+
+def full_evaluation() -> Evaluation:
+    timing = Timing(
+        median_us=10.5, mean_us=11.0, min_us=9.0, iqr_us=0.5, ci_low_us=10, ci_high_us=11, samples=40
+    )
+    return Evaluation(
+        id="abc123",
+        task="tasks/triton2triton/softmax:softmax",
+        task_digest="t" * 64,
+        candidate_digest="c" * 64,
+        status=Status.INCORRECT,
+        compiled=True,
+        correct=False,
+        stages=(Stage("compile", True, 0.25, "ok"), Stage("check", False, 1.5, "mismatch at [3, 4]")),
+        cases=(
+            CaseResult("small", False, False, error="y[3, 4]: got 1.0, want 2.0", hidden=True),
+            CaseResult(
+                "big", True, True, 2.0, baseline=timing, candidate=timing, speedup=1.0, within_noise=True
+            ),
+        ),
+        score=Score(
+            points=20.0, speedup=0.0, reward=-1.0, fast_p={"1.0": False, "2.0": False}, noise_floor=0.02
+        ),
+        environment=Environment(
+            "f" * 64, "cuda", "H200", "sm_90", "580", "", {"torch": "2.11"}, {"sm_mhz": "1980"}
+        ),
+        harness_version="h" * 64,
+        errors=("review: speedup within noise",),
+        cache_key="k" * 64,
+        cached=True,
+        created_unix_ms=1_795_000_000_123,
+    )
+
+
+def test_evaluation_round_trip() -> None:
+    evaluation = full_evaluation()
+    message = through_bytes(convert.evaluation_to_pb(evaluation))
+    assert message.status == 3 and message.created_unix_ms == 1_795_000_000_123
+    assert convert.evaluation_from_pb(message) == evaluation
+
+
+def test_a_minimal_evaluation_round_trips() -> None:
+    evaluation = Evaluation("x", "t", "", "", Status.PASSED, True, True)
+    assert convert.evaluation_from_pb(through_bytes(convert.evaluation_to_pb(evaluation))) == evaluation
+
+
+def test_candidate_round_trip_and_digest() -> None:
+    candidate = Candidate("tasks/a/b:b", {"kernel.py": b"\x00binary\xff", "sub/x.h": b"#define X"})
+    message = through_bytes(convert.candidate_to_pb(candidate))
+    assert message.digest == candidate_digest(candidate)
+    assert convert.candidate_from_pb(message) == candidate
+
+
+def test_a_path_named_twice_is_an_invalid_candidate() -> None:
+    message = convert.candidate_to_pb(Candidate("t", {"kernel.py": b"a"}))
+    message.files.add(path="kernel.py", content=b"b")
+    with pytest.raises(InvalidCandidate, match="twice"):
+        convert.candidate_from_pb(message)
+
+
+def test_task_view_round_trip() -> None:
+    view = TaskView(
+        address="tasks/triton2triton/softmax:softmax",
+        name="softmax",
+        category="triton2triton",
+        digest="d" * 64,
+        task_dir="tasks/triton2triton/softmax",
+        description="Row-wise softmax.",
+        signature="softmax(x: [M, N] $dtype) -> [M, N] $dtype",
+        entry="kernel.py:softmax",
+        editable_files=("kernel.py",),
+        baseline_files={"kernel.py": b"def softmax(x): ..."},
+        inputs=(TensorSpec("x", ("M", 128), "$dtype"),),
+        outputs=(TensorSpec("y", ("M", 128), "float32"),),
+        cases=(Case("small", {"M": 7}, "float32", 1), Case("big", {"M": 4096}, "float16", 3, True, 2.0)),
+        forbidden=("torch.softmax",),
+        budget_seconds=3600,
+        iterations=3,
+        archs=("sm_90", "gfx942"),
+    )
+    assert convert.task_view_from_pb(through_bytes(convert.task_view_to_pb(view))) == view
+
+
+def test_attempt_progress_and_leaderboard_round_trips() -> None:
+    attempt = Attempt("a1", "tasks/x/y:y", "alice", 1_795_000_000_000, 2, True, "e1")
+    assert convert.attempt_from_pb(through_bytes(convert.attempt_to_pb(attempt))) == attempt
+    for progress in (Progress("queued", "e1", 4), Progress("done", "e1", evaluation=full_evaluation())):
+        assert convert.progress_from_pb(through_bytes(convert.progress_to_pb(progress))) == progress
+    row = LeaderboardRow("alice", "hip2hip", 3, 1.0, 2 / 3, 1.5, 1.4, 250.0)
+    assert convert.leaderboard_row_from_pb(through_bytes(convert.leaderboard_row_to_pb(row))) == row

@@ -1,0 +1,165 @@
+"""The vector-add task (a copy of tests/python/arena/evaluation/conftest.py's: conftests cannot be
+shared across folders) and a stand-in for run_harness for the evaluating commands."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from arena.harness.result import CaseOutcome, HarnessResult, StageLog
+
+ADD_KERNEL = """import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _add(x_ptr, y_ptr, z_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    x = tl.load(x_ptr + offsets, mask=mask)
+    y = tl.load(y_ptr + offsets, mask=mask)
+    tl.store(z_ptr + offsets, x {op} y, mask=mask)
+
+
+def add(x, y):
+    z = torch.empty_like(x)
+    n = x.numel()
+    _add[(triton.cdiv(n, {block}),)](x, y, z, n, BLOCK={block})
+    return z
+"""
+ADD_FIELDS: dict[str, Any] = dict(
+    name="add",
+    category="triton2triton",
+    description="Elementwise sum of two vectors.",
+    baseline=["kernel.py"],
+    entry="kernel.py:add",
+    signature="add(x: [N] $dtype, y: [N] $dtype) -> [N] $dtype",
+    reference="reference.py:add",
+    sources=["reference.py"],
+    inputs=[{"name": "x", "shape": ["N"]}, {"name": "y", "shape": ["N"]}],
+    outputs=[{"name": "z", "shape": ["N"]}],
+    cases=[
+        {"name": "small", "dims": {"N": 1000}, "dtype": "float32", "seed": 1},
+        {"name": "big", "dims": {"N": 1 << 18}, "dtype": "float32", "seed": 2, "timed": True},
+    ],
+    flops="N",
+    bytes="3*N*esize",
+    exemplars=["exemplars/wide"],
+    wrong="wrong",
+)
+ADD_FILES = {
+    "kernel.py": ADD_KERNEL.format(op="+", block=128),
+    "reference.py": "def add(x, y):\n    return x + y\n",
+    "exemplars/wide/kernel.py": ADD_KERNEL.format(op="+", block=1024),
+    "wrong/kernel.py": ADD_KERNEL.format(op="-", block=128),
+}
+
+
+def write_add_task(root: Path, files: dict[str, str] | None = None, **overrides: Any) -> Path:
+    """root/tasks/triton2triton/add with its BUILD; returns the repository root."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "pants.toml").write_text("[GLOBAL]\n")
+    task_dir = root / "tasks" / "triton2triton" / "add"
+    task_dir.mkdir(parents=True, exist_ok=True)
+    fields = {**ADD_FIELDS, **overrides}
+    (task_dir / "BUILD").write_text(
+        "kernel_task(\n" + "".join(f"    {k}={v!r},\n" for k, v in fields.items()) + ")\n"
+    )
+    for name, text in (ADD_FILES if files is None else files).items():
+        (task_dir / name).parent.mkdir(parents=True, exist_ok=True)
+        (task_dir / name).write_text(text)
+    return root
+
+
+@pytest.fixture
+def add_repo(tmp_path: Path) -> Path:
+    """A repository root holding the vector-add task at tasks/triton2triton/add."""
+    return write_add_task(tmp_path / "repo")
+
+
+def fake_result(task, candidate, repo_root, settings) -> HarnessResult:  # type: ignore[no-untyped-def]
+    """Correct on every requested case; the candidate (None: the baseline) 2x faster unless None."""
+    rng = np.random.default_rng(0)
+    ratio = 1.0 if candidate is None else 2.0
+    cases = []
+    for case in task.cases:
+        if settings.cases and case.name not in settings.cases:
+            continue
+        timed = case.timed and not settings.check_only
+        base = tuple(float(v) for v in rng.normal(100.0, 1.0, 50)) if timed else ()
+        cand = tuple(float(v) for v in rng.normal(100.0 / ratio, 1.0 / ratio, 50)) if timed else ()
+        cases.append(
+            CaseOutcome(case.name, correct=True, timed=case.timed, baseline_us=base, candidate_us=cand)
+        )
+    return HarnessResult(
+        status="PASSED",
+        compiled=True,
+        correct=True,
+        stages=(StageLog("compile", True, 0.1),),
+        cases=tuple(cases),
+        timings_available=not settings.check_only,
+    )
+
+
+@pytest.fixture
+def fake_harness(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Replaces run_harness for the commands; returns the list of (candidate, settings) it was called with."""
+    calls: list[Any] = []
+
+    def runner(task, candidate, repo_root, settings):  # type: ignore[no-untyped-def]
+        calls.append((candidate, settings))
+        return fake_result(task, candidate, repo_root, settings)
+
+    monkeypatch.setattr("arena.evaluation.evaluate._run_harness", runner)
+    return calls
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("ARENA_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+@pytest.fixture
+def cpu_machine(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Every probe sees a machine without a GPU, whatever runs the tests."""
+    from dataclasses import replace
+
+    from arena.evaluation.environment import fingerprint_environment
+    from arena.evaluation.evaluation import Environment
+
+    cpu = Environment(backend="cpu-interpreter", versions={"python": "test"})
+    cpu = replace(cpu, fingerprint=fingerprint_environment(cpu))
+    monkeypatch.setattr("arena.cli.evaluate.probe_environment", lambda: cpu)
+    monkeypatch.setattr("arena.evaluation.evaluate.probe_environment", lambda: cpu)
+    return cpu
+
+
+@pytest.fixture
+def gpu_machine(monkeypatch: pytest.MonkeyPatch) -> Any:
+    from arena.evaluation.evaluation import Environment
+
+    gpu = Environment(fingerprint="g" * 64, backend="cuda", gpu_name="NVIDIA H200", gpu_arch="sm_90")
+    monkeypatch.setattr("arena.cli.evaluate.probe_environment", lambda: gpu)
+    monkeypatch.setattr("arena.evaluation.evaluate.probe_environment", lambda: gpu)
+    return gpu
+
+
+@pytest.fixture
+def write_add() -> Any:
+    """write_add_task itself, for tests that need a changed task (tests never import conftest)."""
+    return write_add_task
+
+
+@pytest.fixture
+def add_files() -> dict[str, str]:
+    return dict(ADD_FILES)
+
+
+@pytest.fixture
+def harness_result() -> Any:
+    """fake_result itself: (task, candidate, repo_root, settings) -> a correct HarnessResult."""
+    return fake_result

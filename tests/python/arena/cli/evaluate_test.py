@@ -1,0 +1,102 @@
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from arena.cli import main as cli
+
+TASK = "tasks/triton2triton/add"
+
+
+def _arena(repo: Path, *args: str) -> int:
+    return cli.main(["--repo-root", str(repo), "evaluate", "--task", TASK, *args])
+
+
+def test_baseline_no_op_report_json_and_cache(
+    add_repo: Path,
+    tmp_path: Path,
+    fake_harness: list[Any],
+    cache_dir: Path,
+    cpu_machine: Any,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    out_file = tmp_path / "e.json"
+    assert _arena(add_repo, "--json", str(out_file)) == 0
+    report = capsys.readouterr().out
+    assert "status     PASSED" in report and "small" in report and "120.0 points" in report
+    assert "timing needs a GPU" in report
+    saved = json.loads(out_file.read_text())
+    assert saved["task"] == "tasks/triton2triton/add:add" and saved["correct"] is True
+    assert [case["name"] for case in saved["cases"]] == ["small"]
+    assert fake_harness[0][0] is None and fake_harness[0][1].cases == ("small",)
+    assert (cache_dir / "scores.sqlite").is_file()
+    assert _arena(add_repo) == 0
+    assert "(cached)" in capsys.readouterr().out
+    assert len(fake_harness) == 1
+
+
+def test_candidate_folder_on_a_gpu_with_json_on_stdout(
+    add_repo: Path,
+    fake_harness: list[Any],
+    cache_dir: Path,
+    gpu_machine: Any,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    candidate = add_repo / TASK / "exemplars" / "wide"
+    assert _arena(add_repo, "--candidate", str(candidate), "--json", "-") == 0
+    captured = capsys.readouterr()
+    evaluation = json.loads(captured.out)
+    assert evaluation["status"] == "PASSED"
+    assert evaluation["speedup"] == pytest.approx(2.0, rel=0.02)
+    assert "speedup [95% CI]" in captured.err and "geomean" in captured.err
+    assert fake_harness[0][1].cases == ()  # a GPU runs every case
+
+
+def test_no_cache_runs_every_time_and_writes_nothing(
+    add_repo: Path, fake_harness: list[Any], cache_dir: Path, cpu_machine: Any
+) -> None:
+    assert _arena(add_repo, "--no-cache") == 0
+    assert _arena(add_repo, "--no-cache", "--check-only", "--backend", "cpu", "--timeout", "30") == 0
+    assert len(fake_harness) == 2 and not cache_dir.exists()
+    settings = fake_harness[1][1]
+    assert (settings.check_only, settings.backend, settings.timeout_s) == (True, "cpu", 30.0)
+
+
+def test_the_default_store_is_in_the_repository(
+    add_repo: Path, fake_harness: list[Any], cpu_machine: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ARENA_CACHE_DIR", raising=False)
+    assert _arena(add_repo) == 0
+    assert (add_repo / ".arena" / "scores.sqlite").is_file()
+
+
+def test_a_candidate_outside_the_allow_list_ran_and_is_invalid(
+    add_repo: Path,
+    tmp_path: Path,
+    fake_harness: list[Any],
+    cache_dir: Path,
+    cpu_machine: Any,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    candidate = tmp_path / "cand"
+    (candidate).mkdir()
+    (candidate / "reference.py").write_text("def add(x, y):\n    return x\n")
+    assert _arena(add_repo, "--candidate", str(candidate)) == 0
+    report = capsys.readouterr().out
+    assert "INVALID_CANDIDATE" in report and "reference.py" in report
+    assert fake_harness == []
+
+
+def test_caller_errors_exit_2(
+    add_repo: Path,
+    tmp_path: Path,
+    fake_harness: list[Any],
+    cache_dir: Path,
+    cpu_machine: Any,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert cli.main(["--repo-root", str(add_repo), "evaluate", "--task", "tasks/triton2triton/nope"]) == 2
+    assert "no task at" in capsys.readouterr().err
+    assert _arena(add_repo, "--candidate", str(tmp_path / "missing")) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert fake_harness == []

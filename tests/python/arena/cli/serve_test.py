@@ -1,0 +1,86 @@
+"""`arena serve` in a child process on 127.0.0.1:0, and `arena leaderboard` against it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from arena.cli.main import main
+from arena.client.client import Client
+
+BUILD = """
+kernel_task(
+    name="softmax",
+    category="triton2triton",
+    description="Row-wise softmax.",
+    baseline=["kernel.py"],
+    entry="kernel.py:softmax",
+    signature="softmax(x: [M, N] $dtype) -> [M, N] $dtype",
+    reference="baseline",
+    inputs=[{"name": "x", "shape": ["M", "N"], "dtype": "$dtype"}],
+    outputs=[{"name": "y", "shape": ["M", "N"], "dtype": "$dtype"}],
+    cases=[{"name": "big", "dims": {"M": 64, "N": 64}, "dtype": "float32", "seed": 2, "timed": True}],
+)
+"""
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    task_dir = tmp_path / "repo" / "tasks" / "triton2triton" / "softmax"
+    task_dir.mkdir(parents=True)
+    (tmp_path / "repo" / "pants.toml").write_text("")
+    (task_dir / "BUILD").write_text(BUILD)
+    (task_dir / "kernel.py").write_text("def softmax(x):\n    return x.softmax(-1)\n")
+    return tmp_path / "repo"
+
+
+def child_environment(**extra: str) -> dict[str, str]:
+    # The child imports arena the way this test did.
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p), **extra}
+
+
+def test_serve_answers_clients_and_stops_on_sigterm(repo: Path, tmp_path: Path, monkeypatch) -> None:
+    command = [sys.executable, "-m", "arena.cli.main", "--repo-root", str(repo), "serve"]
+    command += ["--listen", "127.0.0.1:0", "--state", str(tmp_path / "state"), "--devices", "cpu"]
+    child = subprocess.Popen(
+        command,
+        env=child_environment(ARENA_TOKENS="alice:a-token"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = child.stdout.readline()  # type: ignore[union-attr]
+        assert line.startswith("arena runner on 127.0.0.1:"), child.stderr.read()  # type: ignore[union-attr]
+        address = line.split()[3].rstrip(":")
+        with Client(address, "a-token", timeout_s=10) as client:
+            assert [task.address for task in client.list_tasks()] == ["tasks/triton2triton/softmax:softmax"]
+        out = tmp_path / "rows.json"
+        os.environ["ARENA_TOKEN"] = "a-token"
+        try:
+            assert (
+                main(["--repo-root", str(repo), "leaderboard", "--runner", address, "--json", str(out)]) == 0
+            )
+        finally:
+            del os.environ["ARENA_TOKEN"]
+        assert json.loads(out.read_text()) == []
+        child.send_signal(signal.SIGTERM)
+        assert child.wait(timeout=20) == 0
+        assert (tmp_path / "state" / "runner.sqlite").is_file()
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait(timeout=10)
+
+
+def test_serve_refuses_to_start_without_tokens(repo: Path, tmp_path: Path, capsys, monkeypatch) -> None:
+    monkeypatch.delenv("ARENA_TOKENS", raising=False)
+    code = main(
+        ["--repo-root", str(repo), "serve", "--listen", "127.0.0.1:0", "--state", str(tmp_path / "s")]
+    )
+    assert code != 0 and "no tokens" in capsys.readouterr().err

@@ -1,0 +1,125 @@
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+import pytest
+from arena.cli import main as cli
+from arena.harness.result import HarnessResult
+
+TASK = "tasks/triton2triton/add"
+
+
+def _validate(repo: Path) -> int:
+    return cli.main(["--repo-root", str(repo), "validate-task", "--task", TASK])
+
+
+@pytest.fixture
+def catching_runner(harness_result: Any) -> Any:
+    """Like the fake harness, but a kernel computing x - y is INCORRECT, as the real one would find."""
+
+    def runner(task, candidate, repo_root, settings) -> HarnessResult:  # type: ignore[no-untyped-def]
+        if candidate is not None and b"x - y" in candidate.files.get("kernel.py", b""):
+            return HarnessResult(
+                status="INCORRECT", compiled=True, correct=False, errors=("output z differs",)
+            )
+        return harness_result(task, candidate, repo_root, settings)
+
+    return runner
+
+
+def test_a_good_task_is_valid(
+    add_repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    cpu_machine: Any,
+    catching_runner: Any,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    calls: list[Any] = []
+    monkeypatch.setattr(
+        "arena.evaluation.evaluate._run_harness", lambda *a: calls.append(a[3]) or catching_runner(*a)
+    )
+    assert _validate(add_repo) == 0
+    out = capsys.readouterr().out
+    assert "reference agrees with float64 on case 'small'" in out
+    assert "ok    baseline evaluates correct" in out
+    assert "ok    exemplar exemplars/wide evaluates correct" in out
+    assert "wrong candidate is caught (INCORRECT)" in out
+    assert "valid" in out and "FAIL" not in out
+    # Baseline, one exemplar, the wrong one: all check-only, small cases only (no GPU here).
+    assert len(calls) == 3 and all(s.check_only and s.cases == ("small",) for s in calls)
+
+
+def test_a_wrong_candidate_that_passes_fails_validation(
+    add_repo: Path, fake_harness: list[Any], cpu_machine: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _validate(add_repo) == 1
+    out = capsys.readouterr().out
+    assert "FAIL  the wrong candidate evaluates correct" in out and "INVALID (1 failure(s))" in out
+
+
+def test_an_imprecise_reference_fails_validation(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    cpu_machine: Any,
+    catching_runner: Any,
+    write_add: Any,
+    add_files: dict[str, str],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Adding 1e4 in float32 rounds x + y to ~1e-3: far outside the float32 tolerance (1e-5).
+    sloppy = "def add(x, y):\n    return (x + y + 1e4) - 1e4\n"
+    repo = write_add(tmp_path / "repo", files={**add_files, "reference.py": sloppy})
+    monkeypatch.setattr("arena.evaluation.evaluate._run_harness", catching_runner)
+    assert _validate(repo) == 1
+    out = capsys.readouterr().out
+    assert "FAIL  reference on case 'small' does not meet the task's tolerance" in out
+    assert "float32 against float64" in out
+
+
+def test_a_broken_declaration_fails(
+    tmp_path: Path, write_add: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = write_add(tmp_path / "repo", cases=[])
+    assert _validate(repo) == 1
+    assert "FAIL  the declaration does not load" in capsys.readouterr().out
+
+
+def test_an_exemplar_that_fails_is_reported(
+    add_repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    cpu_machine: Any,
+    catching_runner: Any,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    def runner(task, candidate, repo_root, settings):  # type: ignore[no-untyped-def]
+        if candidate is not None and b"1024" in candidate.files["kernel.py"]:
+            return HarnessResult(status="COMPILE_ERROR", compiled=False, correct=False, errors=("bad BLOCK",))
+        return catching_runner(task, candidate, repo_root, settings)
+
+    monkeypatch.setattr("arena.evaluation.evaluate._run_harness", runner)
+    assert _validate(add_repo) == 1
+    assert (
+        "FAIL  exemplar exemplars/wide does not evaluate correct: COMPILE_ERROR: bad BLOCK"
+        in capsys.readouterr().out
+    )
+
+
+def test_needs_device_is_accepted_on_a_machine_without_a_gpu(
+    add_repo: Path, monkeypatch: pytest.MonkeyPatch, cpu_machine: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(
+        "arena.evaluation.evaluate._run_harness",
+        lambda *a: HarnessResult(status="NEEDS_DEVICE", compiled=True, correct=False),
+    )
+    assert _validate(add_repo) == 0
+    out = capsys.readouterr().out
+    assert "note  baseline: compiled; checking needs a GPU (NEEDS_DEVICE)" in out
+    assert "wrong candidate: cannot be checked on this machine" in out
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("arena.harness.launch") is None,
+    reason="arena.harness.launch (run_harness) is not written yet",
+)
+def test_the_real_harness_validates_the_add_task(add_repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _validate(add_repo) == 0, capsys.readouterr().out

@@ -1,0 +1,38 @@
+# Attack 8: run the work on a side stream the harness's events do not cover.
+# Static: torch.cuda.Stream/stream/set_stream are forbidden. At run time (GPU only): every timed
+# call's output is validated on the harness stream right after its end event, and synchronized
+# wall-clock calls must agree with the event times.
+# Expected verdict: CHEAT_DETECTED (static); on a GPU, not PASSED for the run-time variant.
+
+import pytest
+import torch
+
+
+def test_side_stream_is_caught_statically(run_candidate):
+    result = run_candidate('''
+        import torch
+        import triton
+        import triton.language as tl
+
+        cuda = getattr(torch, "cu" + "da")
+        side = getattr(cuda, "Str" + "eam")()
+
+
+        @triton.jit
+        def _k(x_ptr, y_ptr, z_ptr, n, BLOCK: tl.constexpr):
+            o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            m = o < n
+            acc = tl.load(x_ptr + o, mask=m)
+            for _ in range(200):
+                acc = acc * 1.0000001
+            tl.store(z_ptr + o, acc / 1.0000001 ** 200 + tl.load(y_ptr + o, mask=m), mask=m)
+
+
+        def add(x, y):
+            z = torch.empty_like(x)
+            side.wait_stream(getattr(cuda, "current_" + "stream")())
+            with getattr(cuda, "str" + "eam")(side):
+                _k[(triton.cdiv(x.numel(), 1024),)](x, y, z, x.numel(), BLOCK=1024)
+            return z
+    ''', backend="cuda")
+    assert result.status != "PASSED"

@@ -1,0 +1,19 @@
+# Attack 23: tamper with the benchmark itself: rewrite the harness's own source files so later
+# runs measure differently. The parent hashes the trusted packages (arena.harness, arena.task,
+# arena.candidate) before and after each run.
+# Expected verdict: CHEAT_DETECTED.
+
+from conftest import TRITON_ADD
+
+import arena.harness.launch as launch
+
+
+def test_editing_trusted_sources_is_detected(run_candidate, tmp_path, monkeypatch):
+    trusted = tmp_path / "trusted"
+    (trusted / "harness").mkdir(parents=True)
+    (trusted / "harness" / "check.py").write_text("# trusted\n")
+    monkeypatch.setattr(launch, "TRUSTED_ROOT", trusted)
+    source = TRITON_ADD + f"\nimport pathlib\npathlib.Path({str(trusted / 'harness' / 'check.py')!r}).write_text('# edited')\n"
+    result = run_candidate(source)
+    assert result.status == "CHEAT_DETECTED"
+    assert "source files changed" in result.errors[0]

@@ -1,0 +1,124 @@
+import math
+
+import numpy as np
+import pytest
+from arena.scoring.stats import (
+    TaskOutcome,
+    compare_samples,
+    drop_outliers,
+    fast_p,
+    measure_noise_floor,
+    summarize_samples,
+    summarize_suite,
+    weighted_geomean,
+)
+
+
+def _normal(mean: float, std: float, n: int, seed: int) -> list[float]:
+    return list(np.random.default_rng(seed).normal(mean, std, n))
+
+
+def test_drop_outliers_removes_far_points_and_keeps_order() -> None:
+    samples = [10.0, 11.0, 9.0, 10.5, 500.0, 10.2, 9.8, 0.01]
+    kept = drop_outliers(samples)
+    assert list(kept) == [10.0, 11.0, 9.0, 10.5, 10.2, 9.8]
+
+
+def test_summary_of_known_samples() -> None:
+    summary = summarize_samples([float(v) for v in range(1, 10)] + [1000.0])
+    assert summary.dropped == 1 and summary.samples == 9
+    assert summary.median_us == 5.0
+    assert summary.mean_us == 5.0
+    assert summary.min_us == 1.0
+    assert summary.iqr_us == 4.0  # numpy's linear percentiles of 1..9: 3 and 7
+    assert summary.sem_us == pytest.approx(math.sqrt(7.5) / 3)
+    assert 1.0 < summary.ci_low_us < 5.0 < summary.ci_high_us < 9.0
+
+
+def test_summary_is_deterministic_and_seeded() -> None:
+    samples = _normal(100.0, 5.0, 300, seed=1)
+    assert summarize_samples(samples, seed=3) == summarize_samples(samples, seed=3)
+    assert summarize_samples(samples, seed=3).ci_low_us != summarize_samples(samples, seed=4).ci_low_us
+
+
+def test_median_interval_covers_the_true_median_and_narrows_with_n() -> None:
+    small = summarize_samples(_normal(100.0, 5.0, 50, seed=2))
+    large = summarize_samples(_normal(100.0, 5.0, 2000, seed=2))
+    assert small.ci_low_us < 100.0 < small.ci_high_us
+    assert large.ci_low_us < 100.0 < large.ci_high_us
+    assert large.ci_high_us - large.ci_low_us < (small.ci_high_us - small.ci_low_us) / 3
+
+
+def test_single_sample() -> None:
+    summary = summarize_samples([7.0])
+    assert (summary.median_us, summary.ci_low_us, summary.ci_high_us, summary.sem_us) == (7.0, 7.0, 7.0, 0.0)
+    with pytest.raises(ValueError):
+        summarize_samples([])
+
+
+def test_a_real_twofold_speedup_is_found_with_a_tight_interval() -> None:
+    comparison = compare_samples(_normal(100.0, 1.0, 200, 1), _normal(50.0, 0.5, 200, 2))
+    assert comparison.speedup == pytest.approx(2.0, rel=0.01)
+    assert 1.97 < comparison.ci_low < comparison.speedup < comparison.ci_high < 2.03
+    assert not comparison.within_noise
+
+
+def test_a_no_op_is_within_noise() -> None:
+    comparison = compare_samples(_normal(100.0, 2.0, 200, 3), _normal(100.0, 2.0, 200, 4))
+    assert comparison.speedup == pytest.approx(1.0, abs=0.01)
+    assert comparison.ci_low <= 1.0 <= comparison.ci_high
+    assert comparison.within_noise
+
+
+def test_noise_floor_grows_with_jitter_and_with_drift_between_trials() -> None:
+    quiet = measure_noise_floor(_normal(100.0, 0.1, 400, 5))
+    noisy = measure_noise_floor(_normal(100.0, 10.0, 400, 5))
+    assert 0.0 < quiet < 0.002
+    assert noisy > 10 * quiet
+    # Two trials 5% apart: the floor reaches that far.
+    drifting = _normal(100.0, 0.1, 200, 6) + _normal(105.0, 0.1, 200, 7)
+    assert measure_noise_floor(drifting) == pytest.approx(0.05, abs=0.005)
+
+
+def test_a_small_gain_inside_the_floor_is_noise() -> None:
+    # Trials drift by 5%; a 2% gain is below the floor even though the ratio's interval excludes 1.
+    baseline = _normal(100.0, 0.1, 200, 8) + _normal(105.0, 0.1, 200, 9)
+    candidate = [value / 1.02 for value in baseline]
+    comparison = compare_samples(baseline, candidate)
+    assert comparison.speedup == pytest.approx(1.02, abs=0.005)
+    assert comparison.within_noise
+
+
+def test_weighted_geomean() -> None:
+    assert weighted_geomean([2.0, 8.0]) == pytest.approx(4.0)
+    assert weighted_geomean([2.0, 8.0], [1.0, 3.0]) == pytest.approx(2**2.5)
+    assert weighted_geomean([2.0, 0.0]) == 0.0
+    assert math.isnan(weighted_geomean([]))
+    with pytest.raises(ValueError):
+        weighted_geomean([1.0], [0.0])
+
+
+def test_fast_p_counts_incorrect_and_noise_as_failures() -> None:
+    outcomes = [
+        TaskOutcome("a", correct=True, speedup=2.5),
+        TaskOutcome("b", correct=True, speedup=1.3),
+        TaskOutcome("c", correct=False, speedup=3.0),
+        TaskOutcome("d", correct=True, speedup=1.01, within_noise=True),
+    ]
+    assert fast_p(outcomes, 1.0) == 0.5
+    assert fast_p(outcomes, 1.2) == 0.5
+    assert fast_p(outcomes, 2.0) == 0.25
+    assert fast_p([], 1.0) == 0.0
+
+
+def test_suite_summary_counts_an_incorrect_task_as_the_baseline() -> None:
+    suite = summarize_suite(
+        [TaskOutcome("a", True, 4.0), TaskOutcome("b", False, 9.0), TaskOutcome("c", True, 1.0)]
+    )
+    assert suite.tasks == 3 and suite.correct == 2
+    assert suite.geomean_speedup == pytest.approx(4.0 ** (1 / 3))
+    assert suite.fast_p == {
+        "1.0": pytest.approx(1 / 3),
+        "1.2": pytest.approx(1 / 3),
+        "2.0": pytest.approx(1 / 3),
+    }
