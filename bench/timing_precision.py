@@ -23,7 +23,6 @@ from pathlib import Path
 import torch
 import triton
 import triton.language as tl
-
 from arena.harness.backends.kernel import Kernel
 from arena.harness.device import open_device, select_backend
 from arena.harness.flush import Flusher
@@ -62,7 +61,7 @@ def iqr_mean(values: list[float]) -> float:
     """Mean of the samples between the quartiles: resolves below the event timer's quantum."""
     ordered = sorted(values)
     quarter = len(ordered) // 4
-    return statistics.mean(ordered[quarter: len(ordered) - quarter])
+    return statistics.mean(ordered[quarter : len(ordered) - quarter])
 
 
 def harness_repeats(flusher: Flusher, n_a: int, n_b: int, size: int) -> dict:
@@ -82,17 +81,28 @@ def harness_repeats(flusher: Flusher, n_a: int, n_b: int, size: int) -> dict:
         calls.append(len(timing.baseline_us))
     ratios = [b / a for a, b in zip(medians_a, medians_b)]
     iqr_ratios = [b / a for a, b in zip(iqr_a, iqr_b)]
-    return {"median_us": statistics.median(medians_a), "cv": cv(medians_a), "calls_per_side": calls[0],
-            "iqr_mean_us": statistics.median(iqr_a), "iqr_mean_cv": cv(iqr_a),
-            "ratio_b_over_a": ratios, "ratio_mean": statistics.mean(ratios), "ratio_cv": cv(ratios),
-            "iqr_ratio_mean": statistics.mean(iqr_ratios), "iqr_ratio_cv": cv(iqr_ratios),
-            "iqr_ratio_range": (min(iqr_ratios), max(iqr_ratios)),
-            "wall_us": (timing.baseline_wall_us, timing.candidate_wall_us)}
+    return {
+        "median_us": statistics.median(medians_a),
+        "cv": cv(medians_a),
+        "calls_per_side": calls[0],
+        "iqr_mean_us": statistics.median(iqr_a),
+        "iqr_mean_cv": cv(iqr_a),
+        "ratio_b_over_a": ratios,
+        "ratio_mean": statistics.mean(ratios),
+        "ratio_cv": cv(ratios),
+        "iqr_ratio_mean": statistics.mean(iqr_ratios),
+        "iqr_ratio_cv": cv(iqr_ratios),
+        "iqr_ratio_range": (min(iqr_ratios), max(iqr_ratios)),
+        "wall_us": (timing.baseline_wall_us, timing.candidate_wall_us),
+    }
 
 
 def do_bench_repeats(size: int) -> dict:
     x, out = torch.randn(size, device="cuda"), torch.empty(size, device="cuda")
-    values = [triton.testing.do_bench(lambda: copy_into(x, out, size), return_mode="median") * 1000 for _ in range(REPEATS)]
+    values = [
+        triton.testing.do_bench(lambda: copy_into(x, out, size), return_mode="median") * 1000
+        for _ in range(REPEATS)
+    ]
     return {"median_us": statistics.median(values), "cv": cv(values)}
 
 
@@ -124,25 +134,54 @@ def evaluation_overhead() -> dict:
         task_dir = Path(tmp) / "tasks" / "b" / "copy"
         task_dir.mkdir(parents=True)
         (task_dir / "kernel.py").write_text(source)
-        task = Task(address="tasks/b/copy:copy", name="copy", category=Category.TRITON2TRITON, task_dir="tasks/b/copy",
-                    description="", baseline=("kernel.py",), editable=("kernel.py",), entry=Entry("kernel.py", "copy"),
-                    signature="", reference=None, inputs=(TensorSpec("x", ("N",)),), outputs=(TensorSpec("y", ("N",)),),
-                    scalars={}, abi=(), cases=(Case("small", {"N": 1000}, "float32", 1),
-                                               Case("main", {"N": 24 << 20}, "float32", 2, timed=True)),
-                    tolerances=merge_tolerances({}), forbidden=(), flops="", bytes="2*N*esize", exemplars=(), wrong="",
-                    sources=(), build="", bench="")
+        task = Task(
+            address="tasks/b/copy:copy",
+            name="copy",
+            category=Category.TRITON2TRITON,
+            task_dir="tasks/b/copy",
+            description="",
+            baseline=("kernel.py",),
+            editable=("kernel.py",),
+            entry=Entry("kernel.py", "copy"),
+            signature="",
+            reference=None,
+            inputs=(TensorSpec("x", ("N",)),),
+            outputs=(TensorSpec("y", ("N",)),),
+            scalars={},
+            abi=(),
+            cases=(
+                Case("small", {"N": 1000}, "float32", 1),
+                Case("main", {"N": 24 << 20}, "float32", 2, timed=True),
+            ),
+            tolerances=merge_tolerances({}),
+            forbidden=(),
+            flops="",
+            bytes="2*N*esize",
+            exemplars=(),
+            wrong="",
+            sources=(),
+            build="",
+            bench="",
+        )
         for _ in range(2):
             begin = time.perf_counter()
             result = run_harness(task, None, Path(tmp), HarnessSettings(timeout_s=300))
             wall = time.perf_counter() - begin
             stages = {s.name: s.seconds for s in result.stages}
-            runs.append({"status": result.status, "wall_s": wall, "stages_s": stages,
-                         "overhead_s": wall - stages.get("compile", 0.0) - stages.get("time", 0.0),
-                         "errors": list(result.errors)[:2], "logs": {st.name: st.log for st in result.stages}})
+            runs.append(
+                {
+                    "status": result.status,
+                    "wall_s": wall,
+                    "stages_s": stages,
+                    "overhead_s": wall - stages.get("compile", 0.0) - stages.get("time", 0.0),
+                    "errors": list(result.errors)[:2],
+                    "logs": {st.name: st.log for st in result.stages},
+                }
+            )
     return {"runs": runs}
 
 
-COPY_TASK = '''
+COPY_TASK = """
 import torch
 import triton
 import triton.language as tl
@@ -159,7 +198,7 @@ def copy(x):
     y = torch.empty_like(x)
     _copy[(triton.cdiv(x.numel(), 4096),)](x, y, x.numel(), BLOCK=4096)
     return y
-'''
+"""
 
 
 def main() -> None:
@@ -168,13 +207,21 @@ def main() -> None:
     args = parser.parse_args()
     device = open_device(select_backend("auto"), 0)
     flusher = Flusher(device)
-    report: dict = {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__, "triton": triton.__version__,
-                    "flush_bytes": flusher.nbytes, "event_overhead_us": measure_event_overhead(flusher), "kernels": {}}
+    report: dict = {
+        "gpu": torch.cuda.get_device_name(0),
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "flush_bytes": flusher.nbytes,
+        "event_overhead_us": measure_event_overhead(flusher),
+        "kernels": {},
+    }
     for name, size in SIZES.items():
-        entry = {"bytes_copied": size * 4,
-                 "harness_noop": harness_repeats(flusher, size, size, size),
-                 "do_bench": do_bench_repeats(size),
-                 "batched_100": batched_repeats(size)}
+        entry = {
+            "bytes_copied": size * 4,
+            "harness_noop": harness_repeats(flusher, size, size, size),
+            "do_bench": do_bench_repeats(size),
+            "batched_100": batched_repeats(size),
+        }
         if name != "5us":  # copy of 2B bytes over copy of B bytes: true ratio 2 when bandwidth bound
             entry["harness_ratio_2x"] = harness_repeats(flusher, size // 2, size, size)
         report["kernels"][name] = entry

@@ -49,9 +49,7 @@ def digest_tree(root: Path) -> str:
     """sha256 over every file below `root` (sorted relative path and bytes), caches excluded."""
     digest = hashlib.sha256()
     files = sorted(
-        path
-        for path in root.rglob("*")
-        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc"
+        path for path in root.rglob("*") if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc"
     )
     for path in files:
         name = path.relative_to(root).as_posix().encode()

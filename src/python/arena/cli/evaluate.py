@@ -43,9 +43,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--task", required=True, metavar="ADDR", help="task address, e.g. tasks/triton2triton/softmax"
-    )
+    parser.add_argument("--task", required=True, metavar="ADDR", help="task address, e.g. tasks/triton2triton/softmax")
     parser.add_argument(
         "--candidate",
         type=Path,
@@ -60,9 +58,7 @@ def open_store(repo_root: Path, disabled: bool = False) -> SqliteStore | None:
     """The score cache: $ARENA_CACHE_DIR/scores.sqlite, else <repo>/.arena/scores.sqlite."""
     if disabled:
         return None
-    folder = (
-        Path(os.environ[CACHE_DIR_VARIABLE]) if os.environ.get(CACHE_DIR_VARIABLE) else repo_root / ".arena"
-    )
+    folder = Path(os.environ[CACHE_DIR_VARIABLE]) if os.environ.get(CACHE_DIR_VARIABLE) else repo_root / ".arena"
     return SqliteStore(folder / STORE_NAME)
 
 

@@ -15,6 +15,7 @@ from types import ModuleType
 from arena.cli import tasks
 from arena.cli import evaluate, suite, validate_task
 from arena.cli import leaderboard, serve
+from arena.cli import image, reproduce
 from arena.errors import (
     ArenaError,
     BudgetExhausted,
@@ -33,6 +34,8 @@ COMMANDS: dict[str, ModuleType] = {
     "suite": suite,
     "serve": serve,
     "leaderboard": leaderboard,
+    "image": image,
+    "reproduce": reproduce,
 }
 
 EXIT_USAGE = 2  # argparse's own code for a bad command line

@@ -33,9 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tasks", nargs="+", metavar="ADDR", help="only these tasks of the category")
     which = parser.add_mutually_exclusive_group()
     which.add_argument("--exemplars", action="store_true", help="evaluate each task's exemplars")
-    which.add_argument(
-        "--submissions", type=Path, metavar="DIR", help="DIR/<task name>/ holds each task's candidate"
-    )
+    which.add_argument("--submissions", type=Path, metavar="DIR", help="DIR/<task name>/ holds each task's candidate")
     parser.add_argument("--json", metavar="FILE|-", help="write every evaluation and the summary as JSON")
     add_run_arguments(parser)
 
@@ -85,11 +83,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"{len(tasks)} {args.category} task(s)", file=report)
     for label, evaluation in evaluations(tasks, args):
         done.append((label, evaluation))
-        speed = (
-            f"speedup {evaluation.score.geomean_speedup:.3f}"
-            if evaluation.score.geomean_speedup
-            else "untimed"
-        )
+        speed = f"speedup {evaluation.score.geomean_speedup:.3f}" if evaluation.score.geomean_speedup else "untimed"
         cached = " (cached)" if evaluation.cached else ""
         print(f"[{len(done)}] {label}  {evaluation.status.value}  {speed}{cached}", file=report, flush=True)
     summary = summarize_suite([task_outcome(evaluation) for _, evaluation in done])
@@ -106,15 +100,12 @@ def run(args: argparse.Namespace) -> int:
             args.json,
             {
                 "category": args.category,
-                "candidates": "exemplars"
-                if args.exemplars
-                else "submissions"
-                if args.submissions
-                else "baselines",
+                "candidates": "exemplars" if args.exemplars else "submissions" if args.submissions else "baselines",
                 "evaluations": [dict(evaluation.to_dict(), label=label) for label, evaluation in done],
                 "summary": {
                     "tasks": summary.tasks,
                     "correct": summary.correct,
+                    "timed": summary.timed,
                     "geomean_speedup": summary.geomean_speedup if summary.tasks else None,
                     "fast_p": summary.fast_p,
                 },

@@ -37,9 +37,7 @@ class Findings:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--task", required=True, metavar="ADDR", help="task address, e.g. tasks/triton2triton/softmax"
-    )
+    parser.add_argument("--task", required=True, metavar="ADDR", help="task address, e.g. tasks/triton2triton/softmax")
     parser.add_argument("--backend", choices=BACKENDS, default="auto", help="where to run (default: auto)")
     parser.add_argument(
         "--timeout",
@@ -64,9 +62,7 @@ def check_reference(task: Task, repo_root: Path, cases: tuple[str, ...], finding
         return
     for name, error in check_reference_precision(task, repo_root, cases).items():
         if error:
-            findings.failures.append(
-                f"reference on case {name!r} does not meet the task's tolerance: {error}"
-            )
+            findings.failures.append(f"reference on case {name!r} does not meet the task's tolerance: {error}")
         else:
             findings.passed.append(f"reference agrees with float64 on case {name!r}")
 
@@ -82,12 +78,19 @@ def check_correct(label: str, evaluation: Evaluation, findings: Findings) -> Non
 
 
 def check_wrong(evaluation: Evaluation, findings: Findings) -> None:
+    """The wrong candidate must fail the correctness check itself (INCORRECT): one stopped earlier
+    (compile error, forbidden API, crash) proves nothing about the cases."""
     if evaluation.status is Status.NEEDS_DEVICE:
         findings.notes.append("wrong candidate: cannot be checked on this machine (NEEDS_DEVICE)")
+    elif evaluation.status is Status.INCORRECT:
+        findings.passed.append("the wrong candidate is caught by the correctness check (INCORRECT)")
     elif evaluation.correct:
         findings.failures.append("the wrong candidate evaluates correct: the cases do not catch it")
     else:
-        findings.passed.append(f"the wrong candidate is caught ({evaluation.status.value})")
+        findings.failures.append(
+            f"the wrong candidate fails before its numbers are checked, so it does not test the cases: "
+            f"{_describe(evaluation)}"
+        )
 
 
 def validate(task: Task, repo_root: Path, settings: HarnessSettings, **options: object) -> Findings:

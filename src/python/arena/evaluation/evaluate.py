@@ -11,11 +11,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Protocol
 
+from arena.cache.blobs import keep_candidate
 from arena.cache.key import cache_key, harness_version
 from arena.candidate.allowlist import check_candidate_path, check_candidate_sizes
 from arena.candidate.candidate import Candidate, baseline_candidate, load_candidate
 from arena.candidate.digest import candidate_digest
-from arena.errors import InvalidCandidate
+from arena.errors import InvalidCandidate, UnknownTask
 from arena.evaluation.environment import has_gpu, probe_environment
 from arena.evaluation.evaluation import Environment, Evaluation, Stage, Status
 from arena.harness.result import HarnessResult
@@ -34,9 +35,7 @@ class Store(Protocol):
     def put(self, key: str, evaluation: Evaluation) -> None: ...
 
 
-def _run_harness(
-    task: Task, candidate: Candidate | None, repo_root: Path, settings: HarnessSettings
-) -> HarnessResult:
+def _run_harness(task: Task, candidate: Candidate | None, repo_root: Path, settings: HarnessSettings) -> HarnessResult:
     from arena.harness.launch import run_harness  # the trusted parent side; imported only when used
 
     return run_harness(task, candidate, repo_root, settings)
@@ -65,6 +64,21 @@ def settings_for_machine(task: Task, settings: HarnessSettings, environment: Env
     return replace(settings, cases=small) if small else settings
 
 
+def selected_cases(task: Task, settings: HarnessSettings) -> Task:
+    """The task as the harness should see it: only the cases settings.cases names (all if empty).
+
+    The digest and the cache key still come from the whole task and the settings; handing the
+    harness the selection makes a CPU run check only the small cases however the harness reads
+    settings.cases.
+    """
+    if not settings.cases:
+        return task
+    unknown = sorted(set(settings.cases) - {case.name for case in task.cases})
+    if unknown:
+        raise UnknownTask(f"{task.address} has no case named {', '.join(map(repr, unknown))}")
+    return replace(task, cases=tuple(case for case in task.cases if case.name in settings.cases))
+
+
 def evaluate(
     task: Task,
     candidate: Candidate | None,
@@ -90,11 +104,12 @@ def evaluate(
         return _invalid(header, "", str(error))
     key = cache_key(str(header["task_digest"]), digest, environment.fingerprint, harness_version(), settings)
     if store is not None:
+        keep_candidate(store, candidate)  # its files, so `arena reproduce` can run it again
         hit = store.get(key)
         if hit is not None:
             return replace(hit, cached=True)
     try:
-        result = (runner or _run_harness)(task, candidate, repo_root, settings)
+        result = (runner or _run_harness)(selected_cases(task, settings), candidate, repo_root, settings)
     except InvalidCandidate as error:
         return _invalid(header, digest, str(error))
     evaluation = evaluation_from_result(result, candidate_digest=digest, cache_key=key, **header)
@@ -160,8 +175,7 @@ def _mapping(value: object) -> Mapping[str, object]:
 def merge_environment(parent: Environment, child: Mapping[str, object]) -> Environment:
     """The child's report over the parent's probe; the fingerprint stays the parent's (the key's)."""
     text = {
-        name: str(child.get(name) or getattr(parent, name))
-        for name in ("backend", "gpu_name", "gpu_arch", "driver")
+        name: str(child.get(name) or getattr(parent, name)) for name in ("backend", "gpu_name", "gpu_arch", "driver")
     }
     versions = {**parent.versions, **{k: str(v) for k, v in _mapping(child.get("versions")).items()}}
     clocks = {k: str(v) for k, v in _mapping(child.get("clocks")).items()}

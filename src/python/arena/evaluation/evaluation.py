@@ -145,7 +145,6 @@ def _known(record: type, raw: Mapping[str, Any]) -> dict[str, Any]:
 
 def _case_from_dict(raw: Mapping[str, Any]) -> CaseResult:
     timings = {
-        side: Timing(**_known(Timing, raw[side])) if raw.get(side) else None
-        for side in ("baseline", "candidate")
+        side: Timing(**_known(Timing, raw[side])) if raw.get(side) else None for side in ("baseline", "candidate")
     }
     return CaseResult(**{**_known(CaseResult, raw), **timings})

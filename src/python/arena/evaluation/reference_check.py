@@ -31,9 +31,7 @@ def check_reference_precision(task: Task, repo_root: Path, cases: Sequence[str])
     path = os.pathsep.join(p for p in (source_root, os.environ.get("PYTHONPATH", "")) if p)
     env = {**os.environ, "PYTHONPATH": path}
     try:
-        done = subprocess.run(
-            command, capture_output=True, text=True, timeout=_CHILD_TIMEOUT_S, check=False, env=env
-        )
+        done = subprocess.run(command, capture_output=True, text=True, timeout=_CHILD_TIMEOUT_S, check=False, env=env)
     except subprocess.TimeoutExpired:
         return {name: f"the float64 check took over {_CHILD_TIMEOUT_S} s" for name in cases}
     try:

@@ -37,7 +37,9 @@ def split_outputs(result: object, count: int) -> tuple[object, ...] | str:
 def check_output_type(name: str, got: object, want: torch.Tensor) -> str | None:
     """An error unless `got` is a plain, contiguous torch.Tensor shaped and placed like `want`."""
     if type(got) is not torch.Tensor:  # subclasses and proxies could defer work past the timer
-        return f"output {name}: got {type(got).__module__}.{type(got).__name__}, expected a plain torch.Tensor"
+        return (
+            f"output {name}: got {type(got).__module__}.{type(got).__name__}, expected a plain torch.Tensor"
+        )
     if got.layout != torch.strided or not got.is_contiguous():
         return f"output {name}: not a contiguous strided tensor"
     if got.dtype != want.dtype:
@@ -82,7 +84,9 @@ def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
     return bool(torch.equal(a.reshape(-1).view(torch.uint8), b.reshape(-1).view(torch.uint8)))
 
 
-def changed_inputs(names: Sequence[str], working: Sequence[torch.Tensor], pristine: Sequence[torch.Tensor]) -> str | None:
+def changed_inputs(
+    names: Sequence[str], working: Sequence[torch.Tensor], pristine: Sequence[torch.Tensor]
+) -> str | None:
     """An error naming the first input the call modified."""
     for name, now, before in zip(names, working, pristine):
         if not same_bits(now, before):

@@ -44,14 +44,20 @@ def main() -> None:
     except Verdict as verdict:
         result = run.finish(verdict.status, [str(verdict)])
     except BaseException as error:  # noqa: BLE001 - the process edge: any failure is a result
-        status = "COMPILE_ERROR" if run.stage == "compile" or (run.stage == "first call" and "Compil" in type(error).__name__) else "RUNTIME_ERROR"
-        result = run.finish(status, [f"{run.stage}: {type(error).__name__}: {error}", _cut(traceback.format_exc())])
+        status = (
+            "COMPILE_ERROR"
+            if run.stage == "compile" or (run.stage == "first call" and "Compil" in type(error).__name__)
+            else "RUNTIME_ERROR"
+        )
+        result = run.finish(
+            status, [f"{run.stage}: {type(error).__name__}: {error}", _cut(traceback.format_exc())]
+        )
     from arena.harness.channel import sign_frame
 
     frame = sign_frame(key, result.to_json())
     view = memoryview(frame)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
     os.close(fd)
     sys.stdout.flush()
     sys.stderr.flush()
@@ -109,7 +115,6 @@ class Run:
 
     # -- the pipeline -------------------------------------------------------------------------
     def execute(self) -> Any:
-        import torch
 
         from arena.harness.device import open_device, read_clock_sample, select_backend, start_clock_sample
 
@@ -135,7 +140,9 @@ class Run:
                 member.references = self._call_trusted(oracle, member)
                 self._mark(f"reference for {member.case.name}")
         self._synchronize()
-        self.environment = probe_environment(self.device, read_clock_sample(clock_sample), nvcc=self.task.category.is_hip)
+        self.environment = probe_environment(
+            self.device, read_clock_sample(clock_sample), nvcc=self.task.category.is_hip
+        )
         self._mark("environment probed")
         self._end_stage("setup", True, f"{sum(len(f) for f in families)} input sets, references computed")
         from arena.harness import guard
@@ -156,7 +163,9 @@ class Run:
         self._mark("guards")
         self.cases = outcomes
         correct = all(o.correct for o in outcomes)
-        self._end_stage("check", correct, f"{sum(o.correct for o in outcomes)} of {len(outcomes)} cases correct")
+        self._end_stage(
+            "check", correct, f"{sum(o.correct for o in outcomes)} of {len(outcomes)} cases correct"
+        )
         if not correct:
             return self.finish("INCORRECT", [o.error for o in outcomes if o.error][:5])
         if self.timed:
@@ -172,9 +181,14 @@ class Run:
         if status != "PASSED" and stage not in {s.name for s in self.stages}:
             self._end_stage(stage, False, "\n".join(errors))
         return HarnessResult(
-            status=status, compiled=self.compiled, correct=status == "PASSED", stages=tuple(self.stages),
-            cases=tuple(self.cases), errors=tuple(_cut(e) for e in errors if e),
-            environment=self.environment, timings_available=self.timings_available,
+            status=status,
+            compiled=self.compiled,
+            correct=status == "PASSED",
+            stages=tuple(self.stages),
+            cases=tuple(self.cases),
+            errors=tuple(_cut(e) for e in errors if e),
+            environment=self.environment,
+            timings_available=self.timings_available,
         )
 
     # -- steps ----------------------------------------------------------------------------------
@@ -183,7 +197,9 @@ class Run:
 
         now = time.perf_counter()
         log = "\n".join(self._marks + [log])
-        self.stages.append(StageLog(name=name, ok=ok, seconds=round(now - self._stage_start, 4), log=_cut(log)))
+        self.stages.append(
+            StageLog(name=name, ok=ok, seconds=round(now - self._stage_start, 4), log=_cut(log))
+        )
         self._stage_start, self._marks = now, []
 
     def _compile_only(self) -> Any:
@@ -209,7 +225,9 @@ class Run:
             for hidden in hidden_cases(case, self.secret_seed, self.settings.hidden_seeds):
                 members.append(Member(hidden, True, make_inputs(self.task, hidden, dev)))
             for i in range(max(0, 3 - len(members)) if case.timed and self.timed else 0):
-                extra = dataclasses.replace(case, name=f"{case.name}~timing{i}", seed=derive_seed(self.secret_seed, case.name, "t", i))
+                extra = dataclasses.replace(
+                    case, name=f"{case.name}~timing{i}", seed=derive_seed(self.secret_seed, case.name, "t", i)
+                )
                 members.append(Member(extra, True, make_inputs(self.task, extra, dev), timing_only=True))
             families.append(members)
         self.secret_seed = 0  # no longer needed; not left for the candidate to find
@@ -219,7 +237,11 @@ class Run:
         """(oracle, baseline): the reference (or the baseline as oracle) and, when timing, the baseline."""
         from arena.harness.backends.python_entry import load_python_entry
 
-        baseline = self._load_kernel(self.dirs["baseline"], "baseline") if self.timed or self.task.reference is None else None
+        baseline = (
+            self._load_kernel(self.dirs["baseline"], "baseline")
+            if self.timed or self.task.reference is None
+            else None
+        )
         if self.task.reference is None:
             return baseline, baseline
         return load_python_entry(self.dirs["task"], self.task.reference, "reference"), baseline
@@ -232,7 +254,9 @@ class Run:
 
         if self.task.category.is_hip:
             library = self.dirs["work"] / f"{label}.so"
-            ok, log = compile_hip(directory / self.task.entry.file, library, self.device.backend, device_arch(self.device))
+            ok, log = compile_hip(
+                directory / self.task.entry.file, library, self.device.backend, device_arch(self.device)
+            )
             if not ok:
                 raise Verdict("COMPILE_ERROR", f"{label} does not compile:\n{_cut(log)}")
             return load_hip_entry(library, self.task.entry.symbol, self.task, label)
@@ -247,11 +271,17 @@ class Run:
 
         from arena.harness.inputs import spec_dtype, spec_shape, torch_dtype
 
-        return [torch.empty(spec_shape(s, member.case), dtype=torch_dtype(spec_dtype(s, member.case)), device=self.device.torch_device)
-                for s in self.task.outputs]
+        return [
+            torch.empty(
+                spec_shape(s, member.case),
+                dtype=torch_dtype(spec_dtype(s, member.case)),
+                device=self.device.torch_device,
+            )
+            for s in self.task.outputs
+        ]
 
     def _call(self, kernel: Any, member: Member, working: list, record: bool = False) -> tuple[Any, set[str]]:
-        """Call `kernel` once on `working`; (outputs or an error string, ATen ops when recorded)."""
+        """Call `kernel` once on `working`; (outputs or an error string, torch calls when recorded)."""
         from arena.harness import guard
         from arena.harness.check import poison_, split_outputs
         from arena.harness.inputs import make_scalars
@@ -282,7 +312,7 @@ class Run:
         """Check every member on the same working buffers (new contents, same pointers), then
         call again on the first member's inputs: the outputs must be bitwise identical."""
         from arena.harness import guard
-        from arena.harness.check import check_output_type, changed_inputs, find_mismatch, same_bits
+        from arena.harness.check import changed_inputs, check_output_type, find_mismatch, same_bits
         from arena.task.tolerance import tolerance_for
 
         working = [t.clone() for t in family[0].inputs]
@@ -297,11 +327,15 @@ class Run:
             got, ops = self._call(kernel, member, working, record=record and index == 0)
             hits = guard.forbidden_ops(ops, self.task.forbidden)
             if hits:
-                raise Verdict("CHEAT_DETECTED", f"the candidate called forbidden torch function(s): {', '.join(hits)}")
+                raise Verdict(
+                    "CHEAT_DETECTED", f"the candidate called forbidden torch function(s): {', '.join(hits)}"
+                )
             error = got if isinstance(got, str) else None
             for spec, g, want in zip(self.task.outputs, got if error is None else (), member.references):
                 error = error or check_output_type(spec.name, g, want)
-                error = error or find_mismatch(spec.name, g, want, tolerance_for(self.task, str(want.dtype).removeprefix("torch.")))
+                error = error or find_mismatch(
+                    spec.name, g, want, tolerance_for(self.task, str(want.dtype).removeprefix("torch."))
+                )
             error = error or changed_inputs(names, working, member.inputs)
             if index == 0 and error is None:
                 first = [t.clone() for t in got]
@@ -312,8 +346,11 @@ class Run:
             self._poison_allocator(family[0])
             again, _ = self._call(kernel, family[0], working)
             if isinstance(again, str) or not all(same_bits(a, b) for a, b in zip(again, first)):
-                outcomes[0] = dataclasses.replace(outcomes[0], correct=False,
-                                                  error="not deterministic: a second call on the same inputs differs bitwise")
+                outcomes[0] = dataclasses.replace(
+                    outcomes[0],
+                    correct=False,
+                    error="not deterministic: a second call on the same inputs differs bitwise",
+                )
         return outcomes
 
     def _outcome(self, member: Member, error: str | None) -> Any:
@@ -326,16 +363,26 @@ class Run:
             except FormulaError:
                 return 0.0
 
-        return CaseOutcome(name=member.case.name, correct=error is None, timed=member.case.timed and not member.hidden,
-                           weight=member.case.weight, hidden=member.hidden, error=error or "",
-                           flops=formula(self.task.flops), bytes=formula(self.task.bytes))
+        return CaseOutcome(
+            name=member.case.name,
+            correct=error is None,
+            timed=member.case.timed and not member.hidden,
+            weight=member.case.weight,
+            hidden=member.hidden,
+            error=error or "",
+            flops=formula(self.task.flops),
+            bytes=formula(self.task.bytes),
+        )
 
     def _poison_allocator(self, member: Member) -> None:
         """Free blocks of each output's size filled with 0xFF (NaN / -1), so an output allocated
         and left partly unwritten, or aliasing a freed buffer, holds poison rather than answers."""
         import torch
 
-        blocks = [torch.full((r.numel() * r.element_size(),), 0xFF, dtype=torch.uint8, device=r.device) for r in member.references]
+        blocks = [
+            torch.full((r.numel() * r.element_size(),), 0xFF, dtype=torch.uint8, device=r.device)
+            for r in member.references
+        ]
         del blocks
 
     def _synchronize(self) -> None:
@@ -349,9 +396,14 @@ class Run:
 
         replaced = guard.replaced_names(snapshot)
         if replaced:
-            raise Verdict("CHEAT_DETECTED", f"harness-visible functions were replaced: {', '.join(replaced[:10])}")
+            raise Verdict(
+                "CHEAT_DETECTED", f"harness-visible functions were replaced: {', '.join(replaced[:10])}"
+            )
         if guard.thread_count() > threads:
-            raise Verdict("CHEAT_DETECTED", f"the candidate left {guard.thread_count() - threads} Python thread(s) running")
+            raise Verdict(
+                "CHEAT_DETECTED",
+                f"the candidate left {guard.thread_count() - threads} Python thread(s) running",
+            )
 
     def _time(self, families: list[list[Member]], baseline: Any, candidate: Any) -> None:
         from arena.harness.device import read_clock_sample, start_clock_sample
@@ -367,10 +419,20 @@ class Run:
             case = family[0].case
             if not case.timed:
                 continue
-            tolerances = [tolerance_for(self.task, str(r.dtype).removeprefix("torch.")) for r in family[0].references]
-            bench = Bench(flusher, [m.inputs for m in family], [m.references for m in family], tolerances,
-                          make_scalars(self.task, case), dict(case.dims))
-            timing = time_case(bench, baseline, candidate, self.settings.trials, self.settings.budget_s_per_case)
+            tolerances = [
+                tolerance_for(self.task, str(r.dtype).removeprefix("torch.")) for r in family[0].references
+            ]
+            bench = Bench(
+                flusher,
+                [m.inputs for m in family],
+                [m.references for m in family],
+                tolerances,
+                make_scalars(self.task, case),
+                dict(case.dims),
+            )
+            timing = time_case(
+                bench, baseline, candidate, self.settings.trials, self.settings.budget_s_per_case
+            )
             if timing.error:
                 raise Verdict("INCORRECT", f"case {case.name}: {timing.error}")
             cheat = hidden_work(timing)
@@ -378,15 +440,21 @@ class Run:
                 raise Verdict("CHEAT_DETECTED", f"case {case.name}: {cheat}")
             index = next(i for i, o in enumerate(self.cases) if o.name == case.name)
             self.cases[index] = dataclasses.replace(
-                self.cases[index], baseline_us=timing.baseline_us, candidate_us=timing.candidate_us,
-                baseline_wall_us=timing.baseline_wall_us, candidate_wall_us=timing.candidate_wall_us)
+                self.cases[index],
+                baseline_us=timing.baseline_us,
+                candidate_us=timing.candidate_us,
+                baseline_wall_us=timing.baseline_wall_us,
+                candidate_wall_us=timing.candidate_wall_us,
+            )
         self.environment["clocks_under_load"] = read_clock_sample(clock_sample)
         self.timings_available = True
         self._end_stage("time", True, f"{sum(o.timed for o in self.cases)} timed case(s)")
 
 
 def _esize(dtype: str) -> int:
-    return {"float64": 8, "int64": 8, "float32": 4, "int32": 4, "float16": 2, "bfloat16": 2, "int16": 2}.get(dtype, 1)
+    return {"float64": 8, "int64": 8, "float32": 4, "int32": 4, "float16": 2, "bfloat16": 2, "int16": 2}.get(
+        dtype, 1
+    )
 
 
 if __name__ == "__main__":

@@ -15,7 +15,9 @@ import torch
 
 # MI300X and MI355X put a 256 MB Infinity Cache behind their L2; torch reports only the L2.
 _ROCM_LAST_LEVEL_BYTES = {"gfx942": 256 << 20, "gfx950": 256 << 20}
-_NVIDIA_FIELDS = "clocks.sm,clocks.mem,temperature.gpu,power.draw,clocks_throttle_reasons.active,driver_version"
+_NVIDIA_FIELDS = (
+    "clocks.sm,clocks.mem,temperature.gpu,power.draw,clocks_throttle_reasons.active,driver_version"
+)
 
 
 @dataclass(frozen=True)
@@ -84,13 +86,20 @@ def start_clock_sample(device: Device) -> subprocess.Popen | None:  # type: igno
     """Start sampling SM/memory clocks, temperature, power, throttle reasons (nvidia-smi or rocm-smi)
     without waiting for it: the tools take a few hundred ms. Recorded with the result, never required."""
     if device.backend == "cuda":
-        command = ["nvidia-smi", f"--query-gpu={_NVIDIA_FIELDS}", "--format=csv,noheader,nounits", f"-i={device.index}"]
+        command = [
+            "nvidia-smi",
+            f"--query-gpu={_NVIDIA_FIELDS}",
+            "--format=csv,noheader,nounits",
+            f"-i={device.index}",
+        ]
     elif device.backend == "rocm":
         command = ["rocm-smi", "-d", str(device.index), "--showclocks", "--showtemp", "--json"]
     else:
         return None
     try:
-        return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=dict(os.environ))
+        return subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=dict(os.environ)
+        )
     except OSError:
         return None
 
@@ -103,7 +112,7 @@ def read_clock_sample(sample: subprocess.Popen | None) -> dict[str, object]:  # 
     except subprocess.TimeoutExpired:
         sample.kill()
         return {"error": "clock sample timed out"}
-    if sample.args[0] == "nvidia-smi":
+    if list(sample.args)[0] == "nvidia-smi":  # type: ignore[arg-type]
         return dict(zip(_NVIDIA_FIELDS.split(","), (v.strip() for v in out.strip().split(","))))
     return {"rocm_smi": out.strip()[:2000]}
 

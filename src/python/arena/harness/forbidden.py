@@ -23,32 +23,131 @@ NATIVE_SUFFIXES = (".hip", ".cu", ".cuh", ".h", ".hpp", ".cpp", ".cc", ".c")
 
 # Modules that reach the harness, its memory, the process, threads or the runtime behind torch.
 HARNESS_MODULES = (
-    "arena", "ctypes", "cffi", "gc", "inspect", "sys", "builtins", "importlib", "pickle", "marshal",
-    "threading", "_thread", "multiprocessing", "concurrent", "subprocess", "signal", "socket",
-    "resource", "mmap", "shutil", "tempfile", "cuda", "cupy", "pycuda", "numba", "pynvml", "hip",
-    "torch.utils.cpp_extension", "torch.overrides", "torch.utils._python_dispatch",
+    "arena",
+    "ctypes",
+    "cffi",
+    "gc",
+    "inspect",
+    "sys",
+    "builtins",
+    "importlib",
+    "pickle",
+    "marshal",
+    "threading",
+    "_thread",
+    "multiprocessing",
+    "concurrent",
+    "subprocess",
+    "signal",
+    "socket",
+    "resource",
+    "mmap",
+    "shutil",
+    "tempfile",
+    "cuda",
+    "cupy",
+    "pycuda",
+    "numba",
+    "pynvml",
+    "hip",
+    "torch.utils.cpp_extension",
+    "torch.overrides",
+    "torch.utils._python_dispatch",
 )
 HARNESS_PATHS = (
-    "torch.cuda.Stream", "torch.cuda.stream", "torch.cuda.set_stream", "torch.cuda.Event",
-    "torch.cuda.synchronize", "torch.cuda.graph", "torch.cuda.CUDAGraph", "torch.cuda.memory",
-    "torch.cuda.caching_allocator_alloc", "torch.ops", "torch.library", "torch._C", "torch._dynamo",
-    "torch.compile", "torch.overrides", "os.kill", "os.killpg", "os._exit", "os.fork", "os.forkpty",
-    "os.system", "os.popen", "os.write", "os.dup", "os.dup2", "os.close", "os.setsid", "os.open",
-    "os.execv", "os.execve", "os.execvp", "os.spawnv", "os.posix_spawn", "time.perf_counter",
+    "torch.cuda.Stream",
+    "torch.cuda.stream",
+    "torch.cuda.set_stream",
+    "torch.cuda.Event",
+    "torch.cuda.synchronize",
+    "torch.cuda.graph",
+    "torch.cuda.CUDAGraph",
+    "torch.cuda.memory",
+    "torch.cuda.caching_allocator_alloc",
+    "torch.ops",
+    "torch.library",
+    "torch._C",
+    "torch._dynamo",
+    "torch.compile",
+    "torch.overrides",
+    "os.kill",
+    "os.killpg",
+    "os._exit",
+    "os.fork",
+    "os.forkpty",
+    "os.system",
+    "os.popen",
+    "os.write",
+    "os.dup",
+    "os.dup2",
+    "os.close",
+    "os.setsid",
+    "os.open",
+    "os.execv",
+    "os.execve",
+    "os.execvp",
+    "os.spawnv",
+    "os.posix_spawn",
+    "time.perf_counter",
 )
 HARNESS_NAMES = (
-    "__import__", "eval", "exec", "compile", "globals", "locals", "vars", "open", "breakpoint",
-    "setattr", "delattr", "__builtins__", "__subclasses__", "__globals__", "__code__", "_getframe",
+    "__import__",
+    "eval",
+    "exec",
+    "compile",
+    "globals",
+    "locals",
+    "vars",
+    "open",
+    "breakpoint",
+    "setattr",
+    "delattr",
+    "__builtins__",
+    "__subclasses__",
+    "__globals__",
+    "__code__",
+    "_getframe",
 )
 # Native: side streams, persisting-L2 windows, threads and processes, vendor math libraries.
 HARNESS_TOKENS = (
-    "hipStreamCreate", "hipStreamCreateWithFlags", "hipStreamCreateWithPriority", "cudaStreamCreate",
-    "cudaStreamCreateWithFlags", "cudaStreamCreateWithPriority", "hipStreamSetAttribute",
-    "cudaStreamSetAttribute", "accessPolicyWindow", "hipDeviceSetLimit", "cudaDeviceSetLimit",
-    "pthread_create", "fork", "vfork", "system", "popen", "execv", "execve", "execvp", "dlopen", "dlsym",
+    "hipStreamCreate",
+    "hipStreamCreateWithFlags",
+    "hipStreamCreateWithPriority",
+    "cudaStreamCreate",
+    "cudaStreamCreateWithFlags",
+    "cudaStreamCreateWithPriority",
+    "hipStreamSetAttribute",
+    "cudaStreamSetAttribute",
+    "accessPolicyWindow",
+    "hipDeviceSetLimit",
+    "cudaDeviceSetLimit",
+    "pthread_create",
+    "fork",
+    "vfork",
+    "system",
+    "popen",
+    "execv",
+    "execve",
+    "execvp",
+    "dlopen",
+    "dlsym",
 )
-HARNESS_TOKEN_PREFIXES = ("hipblas", "rocblas", "cublas", "cudnn", "miopen", "hipdnn", "cufft", "hipfft",
-                          "cusparse", "hipsparse", "cusolver", "rocsolver", "hipsolver", "rocfft")
+HARNESS_TOKEN_PREFIXES = (
+    "hipblas",
+    "rocblas",
+    "cublas",
+    "cudnn",
+    "miopen",
+    "hipdnn",
+    "cufft",
+    "hipfft",
+    "cusparse",
+    "hipsparse",
+    "cusolver",
+    "rocsolver",
+    "hipsolver",
+    "rocfft",
+)
 _STD_THREADS = re.compile(r"\bstd\s*::\s*(thread|jthread|async)\b")
 _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
@@ -65,7 +164,9 @@ class Finding:
         return f"{self.file}:{self.line}: {self.what}"
 
 
-def check_candidate(files: Mapping[str, bytes], baseline: Mapping[str, bytes], task_forbidden: Iterable[str]) -> list[Finding]:
+def check_candidate(
+    files: Mapping[str, bytes], baseline: Mapping[str, bytes], task_forbidden: Iterable[str]
+) -> list[Finding]:
     """Findings in the candidate's files, less the harness-rule findings its baseline has too."""
     forbidden = tuple(task_forbidden)
     allowed = {f.what for f in _scan(baseline, forbidden) if not f.task_rule}
@@ -130,13 +231,22 @@ def _scan_python(file: str, text: str, forbidden: tuple[str, ...]) -> list[Findi
             out.append(Finding(file, node.lineno, "uses ._getframe", False))
         if isinstance(node, (ast.Attribute, ast.Call, ast.Name)):
             path = _dotted(node, aliases)
-            if path and (not isinstance(node, ast.Name) or any("." not in r and r == node.id for r in forbidden)):
+            if path and (
+                not isinstance(node, ast.Name) or any("." not in r and r == node.id for r in forbidden)
+            ):
                 report(node, path, "uses", _root_name(node) in aliases)
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
             targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
             for target in targets:
                 if isinstance(target, ast.Attribute) and _root_name(target) in aliases:
-                    out.append(Finding(file, node.lineno, f"assigns to {_dotted(target, aliases)} (patches a module)", False))
+                    out.append(
+                        Finding(
+                            file,
+                            node.lineno,
+                            f"assigns to {_dotted(target, aliases)} (patches a module)",
+                            False,
+                        )
+                    )
     return _unique(out)
 
 
@@ -147,8 +257,14 @@ def _dotted(node: ast.AST, aliases: Mapping[str, str]) -> str:
     if isinstance(node, ast.Attribute):
         base = _dotted(node.value, aliases)
         return f"{base}.{node.attr}" if base else ""
-    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
-            and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)):
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "getattr"
+        and len(node.args) >= 2
+        and isinstance(node.args[1], ast.Constant)
+        and isinstance(node.args[1].value, str)
+    ):
         base = _dotted(node.args[0], aliases)
         return f"{base}.{node.args[1].value}" if base else ""
     return ""
@@ -168,7 +284,7 @@ def _root_name(node: ast.AST) -> str:
 def _scan_native(file: str, text: str, forbidden: tuple[str, ...]) -> list[Finding]:
     out: list[Finding] = []
     code = _COMMENTS.sub(lambda m: "\n" * m.group(0).count("\n"), text)
-    task_tokens = {r.split(".")[-1] for r in forbidden}
+    task_tokens = {r for r in forbidden if "." not in r}  # dotted names are Python paths
     for number, line in enumerate(code.splitlines(), 1):
         if _STD_THREADS.search(line):
             out.append(Finding(file, number, "uses std::thread/async", False))

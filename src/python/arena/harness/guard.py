@@ -29,8 +29,24 @@ Snapshot = dict[str, int]
 
 # The torch functions the harness itself calls (the whole torch namespace is not watched:
 # torch legitimately re-wraps some of its functions when torch._dynamo is first imported).
-_TORCH_USED = ("isnan", "isinf", "isfinite", "equal", "unravel_index", "empty", "empty_like", "full", "zeros",
-               "pow", "rand", "randn", "randint", "tensor", "Generator", "Tensor")
+_TORCH_USED = (
+    "isnan",
+    "isinf",
+    "isfinite",
+    "equal",
+    "unravel_index",
+    "empty",
+    "empty_like",
+    "full",
+    "zeros",
+    "pow",
+    "rand",
+    "randn",
+    "randint",
+    "tensor",
+    "Generator",
+    "Tensor",
+)
 
 
 class _Names:
@@ -46,15 +62,26 @@ class _Names:
 
 def _watched() -> list[tuple[str, object]]:
     spaces: list[tuple[str, object]] = [
-        ("builtins", builtins), ("time", time), ("os", os), ("json", json), ("hmac", hmac),
-        ("hashlib", hashlib), ("dataclasses", dataclasses), ("torch", _Names(torch, _TORCH_USED)),
-        ("torch.Tensor", torch.Tensor), ("torch.cuda", torch.cuda), ("torch.cuda.Event", torch.cuda.Event),
+        ("builtins", builtins),
+        ("time", time),
+        ("os", os),
+        ("json", json),
+        ("hmac", hmac),
+        ("hashlib", hashlib),
+        ("dataclasses", dataclasses),
+        ("torch", _Names(torch, _TORCH_USED)),
+        ("torch.Tensor", torch.Tensor),
+        ("torch.cuda", torch.cuda),
+        ("torch.cuda.Event", torch.cuda.Event),
     ]
     for name, module in sorted(sys.modules.items()):
         if name == "arena" or name.startswith("arena."):
             spaces.append((name, module))
-            spaces += [(f"{name}.{k}", v) for k, v in vars(module).items()
-                       if isinstance(v, type) and getattr(v, "__module__", "") == name]
+            spaces += [
+                (f"{name}.{k}", v)
+                for k, v in vars(module).items()
+                if isinstance(v, type) and getattr(v, "__module__", "") == name
+            ]
     return spaces
 
 

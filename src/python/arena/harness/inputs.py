@@ -69,10 +69,14 @@ def make_scalars(task: Task, case: Case) -> dict[str, float | int]:
     return {k: case.dims[v] if isinstance(v, str) else v for k, v in task.scalars.items()}
 
 
-def make_tensor(spec: TensorSpec, dist: Distribution, case: Case, seed: int, device: torch.device) -> torch.Tensor:
+def make_tensor(
+    spec: TensorSpec, dist: Distribution, case: Case, seed: int, device: torch.device
+) -> torch.Tensor:
     shape = spec_shape(spec, case)
     dtype = torch_dtype(spec_dtype(spec, case))
-    draw_on = device if device.type != "cpu" and math.prod(shape) >= _DEVICE_DRAW_NUMEL else torch.device("cpu")
+    draw_on = (
+        device if device.type != "cpu" and math.prod(shape) >= _DEVICE_DRAW_NUMEL else torch.device("cpu")
+    )
     generator = torch.Generator(device=draw_on)
     generator.manual_seed(seed)
     values = _draw(dist, shape, dtype, case.dims, generator, draw_on)
@@ -84,21 +88,29 @@ def make_tensor(spec: TensorSpec, dist: Distribution, case: Case, seed: int, dev
 
 
 def _draw(
-    dist: Distribution, shape: tuple[int, ...], dtype: torch.dtype, dims: Mapping[str, int],
-    gen: torch.Generator, on: torch.device,
+    dist: Distribution,
+    shape: tuple[int, ...],
+    dtype: torch.dtype,
+    dims: Mapping[str, int],
+    gen: torch.Generator,
+    on: torch.device,
 ) -> torch.Tensor:
     p = {**_DEFAULTS.get(dist.kind, {}), **dist.params}
     work = torch.float64 if dtype == torch.float64 else torch.float32
     if dist.kind == "normal":
         return torch.randn(shape, generator=gen, device=on, dtype=work) * float(p["std"]) + float(p["mean"])
     if dist.kind == "uniform":
-        return torch.rand(shape, generator=gen, device=on, dtype=work) * (float(p["high"]) - float(p["low"])) + float(p["low"])
+        return torch.rand(shape, generator=gen, device=on, dtype=work) * (
+            float(p["high"]) - float(p["low"])
+        ) + float(p["low"])
     if dist.kind == "randint":
         high = dims[p["high"]] if isinstance(p["high"], str) else int(p["high"])
         return torch.randint(int(p["low"]), high, shape, generator=gen, device=on, dtype=torch.int64)
     if dist.kind == "wide":
         sign = torch.randint(0, 2, shape, generator=gen, device=on).to(work) * 2 - 1
-        exponent = torch.rand(shape, generator=gen, device=on, dtype=work) * (float(p["high"]) - float(p["low"])) + float(p["low"])
+        exponent = torch.rand(shape, generator=gen, device=on, dtype=work) * (
+            float(p["high"]) - float(p["low"])
+        ) + float(p["low"])
         return sign * torch.pow(10.0, exponent)
     if dist.kind == "large":
         return torch.randn(shape, generator=gen, device=on, dtype=work) * float(p["scale"])

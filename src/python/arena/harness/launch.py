@@ -10,6 +10,7 @@ that run's key; it parses it with HarnessResult.from_json and never unpickles an
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -34,27 +35,48 @@ from arena.task.task import Task
 
 LOG_TAIL = 64 * 1024  # bytes kept of each of stdout and stderr
 RESULT_LIMIT = 64 << 20  # a result frame larger than this is not ours
-_PASS_ENV = ("PATH", "LANG", "LC_ALL", "CUDA_HOME", "CUDA_PATH", "ROCM_PATH", "HIP_PATH", "HIP_PLATFORM",
-             "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES")
+_PASS_ENV = (
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "CUDA_HOME",
+    "CUDA_PATH",
+    "ROCM_PATH",
+    "HIP_PATH",
+    "HIP_PLATFORM",
+    "LD_LIBRARY_PATH",
+    "CUDA_VISIBLE_DEVICES",
+    "HIP_VISIBLE_DEVICES",
+    "ROCR_VISIBLE_DEVICES",
+)
 _TRUSTED = ("harness", "task", "candidate")  # arena packages whose sources must not change during a run
 TRUSTED_ROOT = Path(__file__).resolve().parent.parent  # the arena package folder
 
 
-def run_harness(task: Task, candidate: Candidate | None, repo_root: Path, settings: HarnessSettings) -> HarnessResult:
+def run_harness(
+    task: Task, candidate: Candidate | None, repo_root: Path, settings: HarnessSettings
+) -> HarnessResult:
     """Compile, check and time `candidate` (None: the baseline, a no-op) in a fresh process."""
     baseline = baseline_candidate(task, repo_root)
     candidate = candidate or baseline
     findings = check_candidate(candidate.files, baseline.files, task.forbidden)
     if findings:
-        return HarnessResult(status="CHEAT_DETECTED", compiled=False, correct=False, errors=tuple(map(str, findings)))
+        return HarnessResult(
+            status="CHEAT_DETECTED", compiled=False, correct=False, errors=tuple(map(str, findings))
+        )
     secret = settings.secret_seed if settings.secret_seed is not None else secrets.randbits(63)
     trusted_digest = _trusted_digest()
     with tempfile.TemporaryDirectory(prefix="arena-run-") as tmp:
         work = Path(tmp)
         dirs = _lay_out(task, candidate, repo_root, work)
         key = secrets.token_bytes(32)
-        job = {"task": task_to_dict(task), "settings": dataclasses.asdict(settings), "dirs": dirs,
-               "secret_seed": secret, "key": key.hex()}
+        job = {
+            "task": task_to_dict(task),
+            "settings": dataclasses.asdict(settings),
+            "dirs": dirs,
+            "secret_seed": secret,
+            "key": key.hex(),
+        }
         result = _run_child(job, key, work, settings)
     if _trusted_digest() != trusted_digest:
         return _failure("CHEAT_DETECTED", "the harness's own source files changed during the run")
@@ -85,9 +107,16 @@ def _lay_out(task: Task, candidate: Candidate, repo_root: Path, work: Path) -> d
 
 def _child_env(work: Path, settings: HarnessSettings) -> dict[str, str]:
     env = {k: os.environ[k] for k in _PASS_ENV if k in os.environ}
-    env.update(PYTHONPATH=os.pathsep.join(p for p in sys.path if p and os.path.isdir(p)),
-               HOME=str(work / "home"), TMPDIR=str(work / "work"), TRITON_CACHE_DIR=str(work / "triton"),
-               PYTHONDONTWRITEBYTECODE="1", PYTHONNOUSERSITE="1", PYTHONUNBUFFERED="1")
+    env.update(
+        # Absolute: the child runs in the work folder, and test runners put relative entries here.
+        PYTHONPATH=os.pathsep.join(os.path.abspath(p) for p in sys.path if p and os.path.isdir(p)),
+        HOME=str(work / "home"),
+        TMPDIR=str(work / "work"),
+        TRITON_CACHE_DIR=str(work / "triton"),
+        PYTHONDONTWRITEBYTECODE="1",
+        PYTHONNOUSERSITE="1",
+        PYTHONUNBUFFERED="1",
+    )
     if settings.backend == "cpu":
         env["TRITON_INTERPRET"] = "1"
     return env
@@ -97,9 +126,16 @@ def _run_child(job: dict, key: bytes, work: Path, settings: HarnessSettings) -> 
     read_fd, write_fd = os.pipe()
     job["result_fd"] = write_fd
     try:
-        child = subprocess.Popen([sys.executable, "-m", "arena.harness.child"], stdin=subprocess.PIPE,
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=(write_fd,),
-                                 start_new_session=True, cwd=work / "work", env=_child_env(work, settings))
+        child = subprocess.Popen(
+            [sys.executable, "-m", "arena.harness.child"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            pass_fds=(write_fd,),
+            start_new_session=True,
+            cwd=work / "work",
+            env=_child_env(work, settings),
+        )
     finally:
         os.close(write_fd)  # the child holds the only write end now
     try:
@@ -112,9 +148,13 @@ def _run_child(job: dict, key: bytes, work: Path, settings: HarnessSettings) -> 
     os.close(read_fd)
     log = _log_tail(streams["stdout"], streams["stderr"])
     if timed_out:
-        return _failure("TIMEOUT", f"no result within {settings.timeout_s:g} s; the process group was killed", log)
+        return _failure(
+            "TIMEOUT", f"no result within {settings.timeout_s:g} s; the process group was killed", log
+        )
     if not streams["result"]:
-        return _failure("RUNTIME_ERROR", f"the child {_describe_exit(child.returncode)} without a result", log)
+        return _failure(
+            "RUNTIME_ERROR", f"the child {_describe_exit(child.returncode)} without a result", log
+        )
     try:
         return HarnessResult.from_json(open_frame(key, bytes(streams["result"])))
     except ChannelError as error:
@@ -166,10 +206,8 @@ def _drain(child: subprocess.Popen, result_fd: int, deadline: float) -> tuple[di
 
 
 def _kill_group(child: subprocess.Popen) -> None:  # type: ignore[type-arg]
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(child.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _describe_exit(code: int | None) -> str:
@@ -178,23 +216,32 @@ def _describe_exit(code: int | None) -> str:
     return f"exited with code {code}"
 
 
-def _log_tail(stdout: bytes, stderr: bytes) -> str:
+def _log_tail(stdout: bytearray, stderr: bytearray) -> str:
     text = ""
     for name, data in (("stdout", stdout), ("stderr", stderr)):
         if data:
-            text += f"--- {name} (last {min(len(data), 4096)} bytes) ---\n{bytes(data[-4096:]).decode(errors='replace')}\n"
+            tail = bytes(data[-4096:]).decode(errors="replace")
+            text += f"--- {name} (last {min(len(data), 4096)} bytes) ---\n{tail}\n"
     return text
 
 
 def _failure(status: str, message: str, log: str = "") -> HarnessResult:
-    return HarnessResult(status=status, compiled=False, correct=False, errors=tuple(e for e in (message, log) if e))
+    return HarnessResult(
+        status=status, compiled=False, correct=False, errors=tuple(e for e in (message, log) if e)
+    )
 
 
 def _check_case_names(result: HarnessResult, task: Task, settings: HarnessSettings) -> HarnessResult:
     """A signed result may only name the declared cases and their hidden copies, each once."""
-    expected = [c.name for c in task.cases] + [f"{c.name}~hidden{i}" for c in task.cases for i in range(settings.hidden_seeds)]
+    expected = [c.name for c in task.cases] + [
+        f"{c.name}~hidden{i}" for c in task.cases for i in range(settings.hidden_seeds)
+    ]
     names = [c.name for c in result.cases]
-    if len(set(names)) != len(names) or not set(names) <= set(expected) or (result.status == "PASSED" and set(names) != set(expected)):
+    if (
+        len(set(names)) != len(names)
+        or not set(names) <= set(expected)
+        or (result.status == "PASSED" and set(names) != set(expected))
+    ):
         return _failure("CHEAT_DETECTED", "the result's cases do not match the task's")
     return result
 

@@ -53,7 +53,7 @@ class HarnessResult:
         return json.dumps(asdict(self), sort_keys=True)
 
     @classmethod
-    def from_json(cls, text: str) -> "HarnessResult":
+    def from_json(cls, text: str) -> HarnessResult:
         raw = json.loads(text)
         return cls(
             status=str(raw["status"]),

@@ -3,7 +3,10 @@
 Per call, with no host sync inside the loop: restore the working inputs from one of K shadow
 input sets (rotating, never the same set twice in a row, so a result cached on a pointer or a
 shape is wrong) -> flush the last-level cache -> poison harness-allocated outputs -> start event
--> call -> end event -> enqueue the comparison of the outputs with that set's reference. Warm-up
+-> call -> end event -> enqueue the comparison of the outputs with that set's reference. Before
+the start event the GPU also spins for about twice the host's measured cost of one call, so the
+call is already queued when the start event runs: a slow or busy host cannot leak its launch
+latency into a short kernel's time. Warm-up
 is the same procedure (so indistinguishable), time-based, and discarded. n = clamp(budget /
 (2 * trials * wall per call), 10, 1000). A final pass of synchronized calls measures wall time,
 the cross-check against work hidden from the events (side streams, deferred work).
@@ -28,6 +31,8 @@ from arena.task.task import Tolerance
 _WARMUP_S = 0.05
 _MIN_CALLS, _MAX_CALLS = 10, 1000
 _WALL_CALLS = 15
+_MAX_SPIN_US = 300.0
+_calibration: list[float] = []
 # Seized: `elapsed_time` and `perf_counter` as they were before any candidate was imported.
 _elapsed_ms = torch.cuda.Event.elapsed_time
 _clock = time.perf_counter
@@ -45,19 +50,36 @@ class CaseTiming:
 class Bench:
     """The data of one timed case: shadow input sets, their references, the working buffers."""
 
-    def __init__(self, flusher: Flusher, shadows: Sequence[Sequence[torch.Tensor]], references: Sequence[Sequence[torch.Tensor]],
-                 tolerances: Sequence[Tolerance], scalars: dict, dims: dict) -> None:  # type: ignore[type-arg]
-        self.flusher, self.shadows, self.references, self.tolerances = flusher, shadows, references, tolerances
+    def __init__(
+        self,
+        flusher: Flusher,
+        shadows: Sequence[Sequence[torch.Tensor]],
+        references: Sequence[Sequence[torch.Tensor]],
+        tolerances: Sequence[Tolerance],
+        scalars: dict,
+        dims: dict,
+    ) -> None:  # type: ignore[type-arg]
+        self.flusher, self.shadows, self.references, self.tolerances = (
+            flusher,
+            shadows,
+            references,
+            tolerances,
+        )
         self.scalars, self.dims = scalars, dims
         self.working = [t.clone() for t in shadows[0]]
         self.outputs = [torch.empty_like(t) for t in references[0]]  # for HIP launchers
         self.stream = torch.cuda.current_stream()
-        self.bad_calls = {"baseline": torch.zeros((), dtype=torch.int64, device=self.working[0].device),
-                          "candidate": torch.zeros((), dtype=torch.int64, device=self.working[0].device)}
+        self.bad_calls = {
+            "baseline": torch.zeros((), dtype=torch.int64, device=self.working[0].device),
+            "candidate": torch.zeros((), dtype=torch.int64, device=self.working[0].device),
+        }
         self.host_errors: list[str] = []
+        self.host_us: list[float] = []  # host time of each invoke (to size the GPU-side spin)
+        self.spin_cycles = 0
 
     def order(self, n: int, rng: random.Random) -> list[int]:
-        sets, out = len(self.shadows), []
+        sets = len(self.shadows)
+        out: list[int] = []
         for _ in range(n):
             choices = [j for j in range(sets) if not out or j != out[-1] or sets == 1]
             out.append(rng.choice(choices))
@@ -75,8 +97,12 @@ class Bench:
             if kernel.harness_outputs:
                 for out in self.outputs:
                     poison_(out)
+            if self.spin_cycles:
+                torch.cuda._sleep(self.spin_cycles)
             starts[k].record(self.stream)
+            issued = _clock()
             result = kernel.invoke(self.working, self.scalars, self.outputs, self.dims)
+            self.host_us.append((_clock() - issued) * 1e6)
             ends[k].record(self.stream)
             self.validate(kernel, result, j)
         torch.cuda.synchronize()
@@ -131,6 +157,8 @@ def time_case(bench: Bench, baseline: Kernel, candidate: Kernel, trials: int, bu
         calls = max(2, min(500, int(_WARMUP_S / max(wall / 2, 1e-7))))
         _, wall = bench.run(kernel, bench.order(calls, rng))
         walls.append(wall / calls)
+    spin_us = min(_MAX_SPIN_US, 2 * statistics.median(bench.host_us) + 5)
+    bench.spin_cycles = int(spin_us * _cycles_per_us())
     n = max(_MIN_CALLS, min(_MAX_CALLS, int(budget_s / (2 * trials * max(walls)))))
     samples: dict[str, list[float]] = {"baseline": [], "candidate": []}
     for _ in range(trials):
@@ -143,8 +171,10 @@ def time_case(bench: Bench, baseline: Kernel, candidate: Kernel, trials: int, bu
     wall_us = {kernel.label: bench.run_synchronized(kernel, wall_order) for kernel in sides}
     torch.cuda.synchronize()
     return CaseTiming(
-        baseline_us=tuple(samples["baseline"]), candidate_us=tuple(samples["candidate"]),
-        baseline_wall_us=wall_us["baseline"], candidate_wall_us=wall_us["candidate"],
+        baseline_us=tuple(samples["baseline"]),
+        candidate_us=tuple(samples["candidate"]),
+        baseline_wall_us=wall_us["baseline"],
+        candidate_wall_us=wall_us["candidate"],
         error=_timing_error(bench),
     )
 
@@ -166,15 +196,32 @@ def hidden_work(timing: CaseTiming) -> str:
     overhead = max(0.0, timing.baseline_wall_us - base_event)
     unexplained = timing.candidate_wall_us - (cand_event + overhead)
     if unexplained > 0.5 * base_event + 20.0:
-        return (f"wall-clock cross-check: synchronized calls take {timing.candidate_wall_us:.1f} us but events "
-                f"show {cand_event:.1f} us (+{overhead:.1f} us launch overhead): work escapes the timed stream")
+        return (
+            f"wall-clock cross-check: synchronized calls take {timing.candidate_wall_us:.1f} us but events "
+            f"show {cand_event:.1f} us (+{overhead:.1f} us launch overhead): work escapes the timed stream"
+        )
     return ""
+
+
+def _cycles_per_us() -> float:
+    """GPU clock cycles per microsecond as torch.cuda._sleep counts them (measured once)."""
+    if not _calibration:
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(1000)  # first launch outside the measurement
+        start.record()
+        torch.cuda._sleep(1_000_000)
+        end.record()
+        torch.cuda.synchronize()
+        _calibration.append(1_000_000 / max(_elapsed_ms(start, end) * 1000.0, 1e-3))
+    return _calibration[0]
 
 
 def measure_event_overhead(flusher: Flusher, count: int = 50) -> float:
     """Median time (us) of an empty event pair after a flush: the floor of any per-call figure."""
     stream = torch.cuda.current_stream()
-    pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(count)]
+    pairs = [
+        (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(count)
+    ]
     for start, end in pairs:
         flusher.run()
         start.record(stream)

@@ -111,5 +111,6 @@ def format_suite(evaluations: Sequence[tuple[str, Evaluation]], summary: SuiteSu
     ]
     table = format_table(("task", "status", "compiled", "correct", "speedup", "points", "cached"), rows)
     fast = "  ".join(f"fast_{p} {share * 100:.0f}%" for p, share in sorted(summary.fast_p.items()))
-    totals = f"{summary.correct}/{summary.tasks} correct   geomean speedup {summary.geomean_speedup:.3f}"
+    speed = f"{summary.geomean_speedup:.3f}" if summary.timed else "- (nothing timed)"
+    totals = f"{summary.correct}/{summary.tasks} correct   geomean speedup {speed}"
     return f"{table}\n\n{totals}   {fast}"

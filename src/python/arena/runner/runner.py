@@ -16,6 +16,7 @@ from arena.cache.sqlite_store import SqliteStore
 from arena.candidate.candidate import Candidate
 from arena.candidate.digest import candidate_digest
 from arena.errors import PermissionDenied, UnknownTask
+from arena.evaluation.environment import probe_environment
 from arena.evaluation.evaluate import Store, check_candidate, evaluate
 from arena.evaluation.evaluation import Evaluation
 from arena.harness.settings import HarnessSettings
@@ -24,6 +25,7 @@ from arena.runner.attempts import Attempt
 from arena.runner.auth import Identity
 from arena.runner.database import Database
 from arena.runner.devices import CPU_LANE, discover_lanes
+from arena.runner.executors.base import Executor
 from arena.runner.faults import InvalidRequest, NotFound, NotReady
 from arena.runner.leaderboard import LeaderboardRow, rank_submissions, read_submissions
 from arena.runner.queue import Job, JobQueue, Progress, error_of
@@ -50,6 +52,7 @@ class Runner:
         max_pending: int = 256,
         clock: Callable[[], float] = time.time,
         durable: bool = True,
+        executor: Executor | None = None,
     ) -> None:
         self.repo_root = repo_root
         self.lanes = lanes
@@ -57,6 +60,7 @@ class Runner:
         self._settings = settings
         self._store = store
         self._clock = clock
+        self._executor = executor  # None: evaluate's own run_harness on this host
         self._tasks = {task.address: task for task in (tasks if tasks is not None else load_tasks(repo_root))}
         self._views: dict[str, TaskView] = {}
         self._database = Database(state_dir / STATE_FILE, durable=durable)
@@ -169,7 +173,17 @@ class Runner:
         settings = self._settings
         if settings is not None and lane != CPU_LANE:
             settings = replace(settings, device=int(lane))
-        return self._evaluate(task, job.candidate, self.repo_root, settings, self._store)
+        if self._executor is None:
+            return self._evaluate(task, job.candidate, self.repo_root, settings, self._store)
+        return self._evaluate(
+            task,
+            job.candidate,
+            self.repo_root,
+            settings,
+            self._store,
+            runner=self._executor.run,  # type: ignore[call-arg]
+            environment=self._executor.environment(probe_environment()),
+        )
 
     def _refund(self, conn: sqlite3.Connection, job: Job) -> None:
         if job.attempt:

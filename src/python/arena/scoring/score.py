@@ -48,9 +48,7 @@ def _timing(summary: Summary) -> Timing:
     )
 
 
-def sol_fraction(
-    flops: float, bytes_moved: float, median_us: float, environment: Mapping[str, object]
-) -> float:
+def sol_fraction(flops: float, bytes_moved: float, median_us: float, environment: Mapping[str, object]) -> float:
     """Speed-of-light fraction: the roofline time (compute or memory, whichever is larger) / measured.
 
     0.0 when the environment has no peaks, the case has no flops or bytes, or nothing was timed.
@@ -106,9 +104,7 @@ def review_flags(cases: Sequence[CaseResult]) -> tuple[str, ...]:
     flags = []
     for case in cases:
         if case.speedup > REVIEW_SPEEDUP:
-            flags.append(
-                f"review: case {case.name!r} speedup {case.speedup:.2f}x exceeds {REVIEW_SPEEDUP:g}x"
-            )
+            flags.append(f"review: case {case.name!r} speedup {case.speedup:.2f}x exceeds {REVIEW_SPEEDUP:g}x")
         if case.sol_fraction > REVIEW_SOL_FRACTION:
             flags.append(
                 f"review: case {case.name!r} runs at {case.sol_fraction:.2f} of speed of light "
@@ -140,9 +136,7 @@ def score_evaluation(
         geomean_speedup=geomean,
         reward=reward,
         # A task is fast_p when correct, faster than p and not within noise of the baseline.
-        fast_p={
-            f"{p:.1f}": bool(compiled and correct and timed and not no_op and geomean > p) for p in FAST_P
-        },
+        fast_p={f"{p:.1f}": bool(compiled and correct and timed and not no_op and geomean > p) for p in FAST_P},
         noise_floor=max(noise_floors, default=0.0),
     )
 

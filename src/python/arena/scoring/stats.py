@@ -158,6 +158,7 @@ class TaskOutcome:
 class SuiteSummary:
     tasks: int
     correct: int
+    timed: int  # tasks correct and timed: the ones whose speedup is measured
     geomean_speedup: float  # over all tasks; an incorrect task counts as 1.0 (the baseline stands)
     fast_p: dict[str, float]  # "1.0" -> share of tasks correct with speedup > 1.0, ...
 
@@ -185,6 +186,7 @@ def summarize_suite(outcomes: Sequence[TaskOutcome]) -> SuiteSummary:
     return SuiteSummary(
         tasks=len(outcomes),
         correct=sum(1 for o in outcomes if o.correct),
+        timed=sum(1 for o in outcomes if o.correct and o.speedup > 0),
         geomean_speedup=weighted_geomean(kept) if kept else float("nan"),
         fast_p={f"{p:.1f}": fast_p(outcomes, p) for p in FAST_P},
     )

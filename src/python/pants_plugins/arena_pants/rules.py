@@ -96,7 +96,16 @@ async def validate_kernel_task(
 ) -> TestResult:
     field_set = batch.single_element
     pex_request = await Get(PexFromTargetsRequestForBuiltPackage, PexBinaryFieldSet, cli.field_set)
-    arena = await Get(VenvPex, PexFromTargetsRequest, pex_request.request)
+    # internal_only lets the test reuse the requirements PEX of the whole lockfile (torch is
+    # large) instead of building its own.
+    internal = PexFromTargetsRequest(
+        [cli.field_set.address],
+        output_filename="arena.pex",
+        internal_only=True,
+        main=pex_request.request.main,
+        description="the arena command line, for task validation",
+    )
+    arena = await Get(VenvPex, PexFromTargetsRequest, internal)
     sandbox = await _task_sandbox(field_set.address, field_set.task_files)
     process = await Get(
         Process,

@@ -26,9 +26,7 @@ def test_same_inputs_same_key_and_every_input_counts() -> None:
 
 
 def test_canonical_json_ignores_key_order_and_tuple_vs_list() -> None:
-    assert (
-        canonical_json({"b": (1, 2), "a": 1}) == canonical_json({"a": 1, "b": [1, 2]}) == '{"a":1,"b":[1,2]}'
-    )
+    assert canonical_json({"b": (1, 2), "a": 1}) == canonical_json({"a": 1, "b": [1, 2]}) == '{"a":1,"b":[1,2]}'
 
 
 def test_digest_tree_sees_content_names_and_new_files(tmp_path: Path) -> None:

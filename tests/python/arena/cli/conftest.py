@@ -65,9 +65,7 @@ def write_add_task(root: Path, files: dict[str, str] | None = None, **overrides:
     task_dir = root / "tasks" / "triton2triton" / "add"
     task_dir.mkdir(parents=True, exist_ok=True)
     fields = {**ADD_FIELDS, **overrides}
-    (task_dir / "BUILD").write_text(
-        "kernel_task(\n" + "".join(f"    {k}={v!r},\n" for k, v in fields.items()) + ")\n"
-    )
+    (task_dir / "BUILD").write_text("kernel_task(\n" + "".join(f"    {k}={v!r},\n" for k, v in fields.items()) + ")\n")
     for name, text in (ADD_FILES if files is None else files).items():
         (task_dir / name).parent.mkdir(parents=True, exist_ok=True)
         (task_dir / name).write_text(text)
@@ -91,9 +89,7 @@ def fake_result(task, candidate, repo_root, settings) -> HarnessResult:  # type:
         timed = case.timed and not settings.check_only
         base = tuple(float(v) for v in rng.normal(100.0, 1.0, 50)) if timed else ()
         cand = tuple(float(v) for v in rng.normal(100.0 / ratio, 1.0 / ratio, 50)) if timed else ()
-        cases.append(
-            CaseOutcome(case.name, correct=True, timed=case.timed, baseline_us=base, candidate_us=cand)
-        )
+        cases.append(CaseOutcome(case.name, correct=True, timed=case.timed, baseline_us=base, candidate_us=cand))
     return HarnessResult(
         status="PASSED",
         compiled=True,

@@ -85,6 +85,7 @@ def test_an_empty_category_is_fine(
     assert json.loads(captured.out)["summary"] == {
         "tasks": 0,
         "correct": 0,
+        "timed": 0,
         "geomean_speedup": None,
         "fast_p": {"1.0": 0.0, "1.2": 0.0, "2.0": 0.0},
     }

@@ -19,9 +19,7 @@ def catching_runner(harness_result: Any) -> Any:
 
     def runner(task, candidate, repo_root, settings) -> HarnessResult:  # type: ignore[no-untyped-def]
         if candidate is not None and b"x - y" in candidate.files.get("kernel.py", b""):
-            return HarnessResult(
-                status="INCORRECT", compiled=True, correct=False, errors=("output z differs",)
-            )
+            return HarnessResult(status="INCORRECT", compiled=True, correct=False, errors=("output z differs",))
         return harness_result(task, candidate, repo_root, settings)
 
     return runner
@@ -35,15 +33,13 @@ def test_a_good_task_is_valid(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     calls: list[Any] = []
-    monkeypatch.setattr(
-        "arena.evaluation.evaluate._run_harness", lambda *a: calls.append(a[3]) or catching_runner(*a)
-    )
+    monkeypatch.setattr("arena.evaluation.evaluate._run_harness", lambda *a: calls.append(a[3]) or catching_runner(*a))
     assert _validate(add_repo) == 0
     out = capsys.readouterr().out
     assert "reference agrees with float64 on case 'small'" in out
     assert "ok    baseline evaluates correct" in out
     assert "ok    exemplar exemplars/wide evaluates correct" in out
-    assert "wrong candidate is caught (INCORRECT)" in out
+    assert "wrong candidate is caught by the correctness check (INCORRECT)" in out
     assert "valid" in out and "FAIL" not in out
     # Baseline, one exemplar, the wrong one: all check-only, small cases only (no GPU here).
     assert len(calls) == 3 and all(s.check_only and s.cases == ("small",) for s in calls)
@@ -76,9 +72,7 @@ def test_an_imprecise_reference_fails_validation(
     assert "float32 against float64" in out
 
 
-def test_a_broken_declaration_fails(
-    tmp_path: Path, write_add: Any, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_broken_declaration_fails(tmp_path: Path, write_add: Any, capsys: pytest.CaptureFixture[str]) -> None:
     repo = write_add(tmp_path / "repo", cases=[])
     assert _validate(repo) == 1
     assert "FAIL  the declaration does not load" in capsys.readouterr().out
@@ -99,9 +93,25 @@ def test_an_exemplar_that_fails_is_reported(
     monkeypatch.setattr("arena.evaluation.evaluate._run_harness", runner)
     assert _validate(add_repo) == 1
     assert (
-        "FAIL  exemplar exemplars/wide does not evaluate correct: COMPILE_ERROR: bad BLOCK"
-        in capsys.readouterr().out
+        "FAIL  exemplar exemplars/wide does not evaluate correct: COMPILE_ERROR: bad BLOCK" in capsys.readouterr().out
     )
+
+
+def test_a_wrong_candidate_stopped_before_the_check_proves_nothing(
+    add_repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    cpu_machine: Any,
+    harness_result: Any,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    def runner(task, candidate, repo_root, settings):  # type: ignore[no-untyped-def]
+        if candidate is not None and b"x - y" in candidate.files["kernel.py"]:
+            return HarnessResult(status="COMPILE_ERROR", compiled=False, correct=False, errors=("syntax",))
+        return harness_result(task, candidate, repo_root, settings)
+
+    monkeypatch.setattr("arena.evaluation.evaluate._run_harness", runner)
+    assert _validate(add_repo) == 1
+    assert "FAIL  the wrong candidate fails before its numbers are checked" in capsys.readouterr().out
 
 
 def test_needs_device_is_accepted_on_a_machine_without_a_gpu(

@@ -62,9 +62,7 @@ def write_add_task(root: Path, files: dict[str, str] | None = None, **overrides:
     task_dir = root / "tasks" / "triton2triton" / "add"
     task_dir.mkdir(parents=True, exist_ok=True)
     fields = {**ADD_FIELDS, **overrides}
-    (task_dir / "BUILD").write_text(
-        "kernel_task(\n" + "".join(f"    {k}={v!r},\n" for k, v in fields.items()) + ")\n"
-    )
+    (task_dir / "BUILD").write_text("kernel_task(\n" + "".join(f"    {k}={v!r},\n" for k, v in fields.items()) + ")\n")
     for name, text in (ADD_FILES if files is None else files).items():
         (task_dir / name).parent.mkdir(parents=True, exist_ok=True)
         (task_dir / name).write_text(text)

@@ -7,7 +7,7 @@ import pytest
 from arena.cache.sqlite_store import SqliteStore
 from arena.candidate.candidate import Candidate, baseline_candidate, exemplar_candidates, wrong_candidate
 from arena.candidate.digest import candidate_digest
-from arena.errors import InvalidCandidate
+from arena.errors import InvalidCandidate, UnknownTask
 from arena.evaluation.environment import fingerprint_environment
 from arena.evaluation.evaluate import evaluate, merge_environment, settings_for_machine
 from arena.evaluation.evaluation import Environment, Status
@@ -69,13 +69,9 @@ class FakeRunner:
 DEFAULT_SETTINGS = HarnessSettings()
 
 
-def _evaluate(
-    repo: Path, candidate=None, store=None, runner=None, settings=DEFAULT_SETTINGS, environment=GPU
-):  # type: ignore[no-untyped-def]
+def _evaluate(repo: Path, candidate=None, store=None, runner=None, settings=DEFAULT_SETTINGS, environment=GPU):  # type: ignore[no-untyped-def]
     task = load_task(repo, ADDRESS)
-    return evaluate(
-        task, candidate, repo, settings, store, runner=runner or FakeRunner(), environment=environment
-    )
+    return evaluate(task, candidate, repo, settings, store, runner=runner or FakeRunner(), environment=environment)
 
 
 def test_a_miss_runs_the_harness_scores_and_stores(add_repo: Path, tmp_path: Path) -> None:
@@ -94,9 +90,7 @@ def test_a_miss_runs_the_harness_scores_and_stores(add_repo: Path, tmp_path: Pat
     assert evaluation.environment.fingerprint == GPU.fingerprint
     assert evaluation.environment.clocks == {"sm_mhz": "1980"}
     assert evaluation.environment.versions["torch"] == "2.11"
-    assert (
-        len(evaluation.id) == 12 and len(evaluation.cache_key) == 64 and len(evaluation.harness_version) == 64
-    )
+    assert len(evaluation.id) == 12 and len(evaluation.cache_key) == 64 and len(evaluation.harness_version) == 64
     assert store.get(evaluation.cache_key) == evaluation
 
 
@@ -177,10 +171,25 @@ def test_settings_for_machine_checks_only_small_cases_without_a_gpu(add_repo: Pa
     assert settings_for_machine(task, HarnessSettings(cases=("big",)), CPU).cases == ("big",)
 
 
+def test_the_harness_sees_only_the_selected_cases(add_repo: Path) -> None:
+    seen = []
+    runner = FakeRunner()
+
+    def recording(task, candidate, repo_root, settings):  # type: ignore[no-untyped-def]
+        seen.append(tuple(case.name for case in task.cases))
+        return runner(task, candidate, repo_root, settings)
+
+    small = _evaluate(add_repo, runner=recording, settings=HarnessSettings(cases=("small",)))
+    everything = _evaluate(add_repo, runner=recording)
+    assert seen == [("small",), ("small", "big")]
+    assert small.task_digest == everything.task_digest  # the digest is the whole task's
+    assert small.cache_key != everything.cache_key
+    with pytest.raises(UnknownTask):
+        _evaluate(add_repo, runner=recording, settings=HarnessSettings(cases=("nope",)))
+
+
 def test_merge_environment_keeps_the_parent_fingerprint() -> None:
-    merged = merge_environment(
-        CPU, {"backend": "cpu-interpreter", "versions": {"triton": "3.7"}, "clocks": {}}
-    )
+    merged = merge_environment(CPU, {"backend": "cpu-interpreter", "versions": {"triton": "3.7"}, "clocks": {}})
     assert merged.fingerprint == CPU.fingerprint
     assert merged.versions == {"python": "3.11", "triton": "3.7"}
 

@@ -1,8 +1,4 @@
-"""Small tasks built in a temporary repository, and a one-call runner, for the harness tests.
-
-The task adds two float32 vectors. Its baseline is a Triton kernel (run by the interpreter on
-CPU), its reference is PyTorch; candidates are given as source text for kernel.py.
-"""
+"""The one-call runner fixture for the harness tests; the tasks live in arena_testing.harness_tasks."""
 
 from __future__ import annotations
 
@@ -11,73 +7,12 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
-
 from arena.candidate.candidate import Candidate
 from arena.harness.launch import run_harness
 from arena.harness.result import HarnessResult
 from arena.harness.settings import HarnessSettings
-from arena.task.task import Case, Category, Entry, Task, TensorSpec
-from arena.task.tolerance import merge_tolerances
-
-TRITON_ADD = '''
-import torch
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def _add_kernel(x_ptr, y_ptr, z_ptr, n, BLOCK: tl.constexpr):
-    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offsets < n
-    tl.store(z_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) + tl.load(y_ptr + offsets, mask=mask), mask=mask)
-
-
-def add(x, y):
-    z = torch.empty_like(x)
-    _add_kernel[(triton.cdiv(x.numel(), 1024),)](x, y, z, x.numel(), BLOCK=1024)
-    return z
-'''
-
-REFERENCE = '''
-import torch
-
-
-def add(x, y):
-    return torch.add(x, y)
-'''
-
-HIP_ADD = '''
-__global__ void add_kernel(const float* x, const float* y, float* z, long n) {
-    long i = blockIdx.x * (long)blockDim.x + threadIdx.x;
-    if (i < n) z[i] = x[i] + y[i];
-}
-
-extern "C" int add(const float* x, const float* y, float* z, long n, hipStream_t stream) {
-    hipLaunchKernelGGL(add_kernel, dim3((n + 255) / 256), dim3(256), 0, stream, x, y, z, n);
-    return (int)hipGetLastError();
-}
-'''
-
-
-def build_task(root: Path, *, baseline: str = TRITON_ADD, hip: bool = False, n: int = 3000) -> Task:
-    """Write the add task under `root` (the repository root) and return its record."""
-    task_dir = root / "tasks" / "t" / "add"
-    task_dir.mkdir(parents=True, exist_ok=True)
-    entry_file = "kernel.hip" if hip else "kernel.py"
-    (task_dir / entry_file).write_text(textwrap.dedent(HIP_ADD if hip else baseline))
-    (task_dir / "reference.py").write_text(REFERENCE)
-    return Task(
-        address="tasks/t/add:add", name="add", category=Category.HIP2HIP if hip else Category.TRITON2TRITON,
-        task_dir="tasks/t/add", description="z = x + y", baseline=(entry_file,), editable=(entry_file,),
-        entry=Entry(entry_file, "add"), signature="add(x: [N] f32, y: [N] f32) -> [N] f32",
-        reference=Entry("reference.py", "add"),
-        inputs=(TensorSpec("x", ("N",)), TensorSpec("y", ("N",))), outputs=(TensorSpec("z", ("N",)),),
-        scalars={}, abi=("x", "y", "z", "N") if hip else (),
-        cases=(Case("small", {"N": 129}, "float32", 1), Case("main", {"N": n}, "float32", 2, timed=True)),
-        tolerances=merge_tolerances({}), forbidden=("torch.add",), flops="N", bytes="3*N*esize",
-        exemplars=(), wrong="", sources=("reference.py",), build="", bench="",
-    )
-
+from arena.task.task import Task
+from arena_testing.harness_tasks import build_task
 
 Runner = Callable[..., HarnessResult]
 
@@ -86,9 +21,15 @@ Runner = Callable[..., HarnessResult]
 def run_candidate(tmp_path: Path) -> Runner:
     """run_candidate(source | None, timeout_s=60, **settings): the harness's verdict on kernel.py."""
 
-    def run(source: str | None, *, hip: bool = False, task: Task | None = None, **settings: object) -> HarnessResult:
+    def run(
+        source: str | None, *, hip: bool = False, task: Task | None = None, **settings: object
+    ) -> HarnessResult:
         task = task or build_task(tmp_path, hip=hip)
-        candidate = None if source is None else Candidate(task.address, {task.entry.file: textwrap.dedent(source).encode()})
+        candidate = (
+            None
+            if source is None
+            else Candidate(task.address, {task.entry.file: textwrap.dedent(source).encode()})
+        )
         options = {"backend": "cpu", "timeout_s": 120, **settings}
         return run_harness(task, candidate, tmp_path, HarnessSettings(**options))  # type: ignore[arg-type]
 

@@ -3,7 +3,7 @@ validates. Skipped where torch sees no GPU (run them on the GPU machine)."""
 
 import pytest
 import torch
-from conftest import TRITON_ADD, build_task
+from arena_testing.harness_tasks import TRITON_ADD, build_task
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
 
@@ -16,7 +16,9 @@ def test_noop_on_gpu_has_timings(run_candidate, tmp_path):
     main = next(c for c in result.cases if c.name == "main")
     assert len(main.baseline_us) == len(main.candidate_us) >= 30
     assert min(main.candidate_us) > 0 and main.candidate_wall_us > 0
-    assert result.environment["backend"] in ("cuda", "rocm") and result.environment["flush_bytes"] >= 256 << 20
+    assert (
+        result.environment["backend"] in ("cuda", "rocm") and result.environment["flush_bytes"] >= 256 << 20
+    )
 
 
 def test_wrong_candidate_on_gpu(run_candidate):
@@ -25,7 +27,7 @@ def test_wrong_candidate_on_gpu(run_candidate):
 
 
 def test_hip_candidate_runs_on_gpu(run_candidate):
-    from conftest import HIP_ADD
+    from arena_testing.harness_tasks import HIP_ADD
 
     result = run_candidate(HIP_ADD.replace("256", "128"), hip=True, backend="auto", budget_s_per_case=0.3)
     assert result.status == "PASSED", result.errors
@@ -33,7 +35,7 @@ def test_hip_candidate_runs_on_gpu(run_candidate):
 
 
 def test_hip_unwritten_output_fails(run_candidate):
-    from conftest import HIP_ADD
+    from arena_testing.harness_tasks import HIP_ADD
 
     result = run_candidate(HIP_ADD.replace("if (i < n)", "if (i < n / 2)"), hip=True, backend="auto")
     assert result.status == "INCORRECT"

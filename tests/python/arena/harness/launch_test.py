@@ -1,4 +1,4 @@
-from conftest import TRITON_ADD
+from arena_testing.harness_tasks import TRITON_ADD
 
 
 def test_baseline_as_candidate_passes_on_cpu(run_candidate):
@@ -13,3 +13,84 @@ def test_baseline_as_candidate_passes_on_cpu(run_candidate):
 def test_triton_candidate_passes(run_candidate):
     result = run_candidate(TRITON_ADD.replace("BLOCK=1024", "BLOCK=256").replace("1024)", "256)"))
     assert result.status == "PASSED", result.errors
+
+
+# Hostile candidates: each must give a clear status, never hang or crash the parent. Names
+# are built at run time where the static check would otherwise stop them first: these test the
+# run-time defences.
+
+
+def test_infinite_loop_times_out(run_candidate):
+    import time
+
+    begin = time.monotonic()
+    result = run_candidate("def add(x, y):\n    while True:\n        pass\n", timeout_s=8)
+    assert result.status == "TIMEOUT"
+    assert time.monotonic() - begin < 20
+
+
+def test_segfault_is_a_runtime_error(run_candidate):
+    result = run_candidate("import os\n\ndef add(x, y):\n    getattr(os, 'ki' + 'll')(os.getpid(), 11)\n")
+    assert result.status == "RUNTIME_ERROR"
+    assert "SIGSEGV" in result.errors[0]
+
+
+def test_exit_before_the_result(run_candidate):
+    result = run_candidate("import os\n\ndef add(x, y):\n    getattr(os, '_ex' + 'it')(0)\n")
+    assert result.status == "RUNTIME_ERROR"
+    assert "exited with code 0 without a result" in result.errors[0]
+
+
+def test_huge_allocations_are_runtime_errors(run_candidate):
+    result = run_candidate("import torch\n\ndef add(x, y):\n    return torch.empty(1 << 50)\n")
+    assert result.status == "RUNTIME_ERROR"
+    result = run_candidate("def add(x, y):\n    return bytearray(1 << 44)\n")
+    assert result.status == "RUNTIME_ERROR" and "MemoryError" in result.errors[0]
+
+
+def test_a_gigabyte_of_output_is_drained_and_cut(run_candidate):
+    source = TRITON_ADD + "\nline = 'x' * (1 << 20)\nfor _ in range(1024):\n    print(line)\n"
+    result = run_candidate(source)
+    assert result.status == "PASSED", result.errors
+
+
+def test_exceptions_and_exit_calls(run_candidate):
+    result = run_candidate("def add(x, y):\n    raise ValueError('boom')\n")
+    assert result.status == "RUNTIME_ERROR" and "ValueError: boom" in result.errors[0]
+    result = run_candidate("def add(x, y):\n    raise SystemExit(3)\n")
+    assert result.status == "RUNTIME_ERROR" and "SystemExit" in result.errors[0]
+
+
+def test_compile_errors(run_candidate):
+    assert run_candidate("def add(x, y)\n    return x\n").status == "COMPILE_ERROR"
+    assert run_candidate("def plus(x, y):\n    return x\n").status == "COMPILE_ERROR"
+    broken = TRITON_ADD.replace("tl.arange(0, BLOCK)", "tl.arange(0, BLOCK) + undefined_name")
+    result = run_candidate(
+        broken
+    )  # a GPU build reports COMPILE_ERROR; the CPU interpreter meets it at run time
+    assert result.status in ("COMPILE_ERROR", "RUNTIME_ERROR") and "undefined_name" in " ".join(result.errors)
+
+
+def test_background_process_holding_the_pipes(run_candidate):
+    import time
+
+    begin = time.monotonic()
+    source = TRITON_ADD + "\nimport os\ngetattr(os, 'sys' + 'tem')('sleep 300 &')\n"
+    result = run_candidate(source, timeout_s=60)
+    assert result.status == "PASSED", result.errors
+    assert time.monotonic() - begin < 40
+
+
+def test_hip_compiles_without_a_gpu(run_candidate):
+    import shutil
+
+    import pytest
+
+    if shutil.which("nvcc") is None:
+        pytest.skip("nvcc not installed")
+    result = run_candidate(None, hip=True)
+    assert result.status == "NEEDS_DEVICE" and result.compiled, result.errors
+    from arena_testing.harness_tasks import HIP_ADD
+
+    broken = run_candidate(HIP_ADD.replace("z[i] = x[i] + y[i];", "z[i] = x[i] + ;"), hip=True)
+    assert broken.status == "COMPILE_ERROR" and not broken.compiled

@@ -58,9 +58,7 @@ def test_evaluation_report_shows_status_cases_score_and_errors() -> None:
 def test_a_no_op_is_marked_as_noise_and_untimed_runs_say_why() -> None:
     noisy = _evaluation(
         cases=(
-            CaseResult(
-                "big", True, True, speedup=1.003, speedup_ci_low=0.99, speedup_ci_high=1.01, within_noise=True
-            ),
+            CaseResult("big", True, True, speedup=1.003, speedup_ci_low=0.99, speedup_ci_high=1.01, within_noise=True),
         )
     )
     assert "1.003 [0.990, 1.010] ~" in format_evaluation(noisy)
@@ -71,7 +69,7 @@ def test_a_no_op_is_marked_as_noise_and_untimed_runs_say_why() -> None:
 
 def test_suite_table() -> None:
     summary = SuiteSummary(
-        tasks=2, correct=1, geomean_speedup=1.414, fast_p={"1.0": 0.5, "1.2": 0.5, "2.0": 0.0}
+        tasks=2, correct=1, timed=1, geomean_speedup=1.414, fast_p={"1.0": 0.5, "1.2": 0.5, "2.0": 0.0}
     )
     failed = _evaluation(status=Status.INCORRECT, correct=False, score=Score(points=20.0))
     text = format_suite([("a", _evaluation()), ("b", failed)], summary)
@@ -80,3 +78,8 @@ def test_suite_table() -> None:
     assert lines[2].split() == ["a", "PASSED", "yes", "yes", "2.000", "320.0"]
     assert lines[3].split() == ["b", "INCORRECT", "yes", "no", "-", "20.0"]
     assert "1/2 correct   geomean speedup 1.414   fast_1.0 50%  fast_1.2 50%  fast_2.0 0%" in text
+
+
+def test_a_suite_with_nothing_timed_shows_no_geomean() -> None:
+    summary = SuiteSummary(tasks=1, correct=1, timed=0, geomean_speedup=1.0, fast_p={"1.0": 0.0})
+    assert "geomean speedup - (nothing timed)" in format_suite([("a", _evaluation())], summary)

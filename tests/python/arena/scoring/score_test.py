@@ -18,9 +18,7 @@ def _samples(mean: float, seed: int, n: int = 100) -> tuple[float, ...]:
 
 
 def _timed(name: str, speedup: float, within_noise: bool = False, weight: float = 1.0) -> CaseResult:
-    return CaseResult(
-        name=name, correct=True, timed=True, weight=weight, speedup=speedup, within_noise=within_noise
-    )
+    return CaseResult(name=name, correct=True, timed=True, weight=weight, speedup=speedup, within_noise=within_noise)
 
 
 def test_seed_formula_uses_the_mean_of_per_case_ratios() -> None:
@@ -52,9 +50,7 @@ def test_not_compiled_scores_nothing() -> None:
 
 
 def test_a_no_op_has_zero_reward_and_is_not_fast() -> None:
-    score = score_evaluation(
-        True, True, [_timed("a", 1.004, within_noise=True), _timed("b", 0.998, within_noise=True)]
-    )
+    score = score_evaluation(True, True, [_timed("a", 1.004, within_noise=True), _timed("b", 0.998, within_noise=True)])
     assert score.reward == 0.0
     assert score.points == pytest.approx(120 + 100 * 1.001)
     assert score.fast_p["1.0"] is False

@@ -112,10 +112,8 @@ def test_fast_p_counts_incorrect_and_noise_as_failures() -> None:
 
 
 def test_suite_summary_counts_an_incorrect_task_as_the_baseline() -> None:
-    suite = summarize_suite(
-        [TaskOutcome("a", True, 4.0), TaskOutcome("b", False, 9.0), TaskOutcome("c", True, 1.0)]
-    )
-    assert suite.tasks == 3 and suite.correct == 2
+    suite = summarize_suite([TaskOutcome("a", True, 4.0), TaskOutcome("b", False, 9.0), TaskOutcome("c", True, 1.0)])
+    assert suite.tasks == 3 and suite.correct == 2 and suite.timed == 2
     assert suite.geomean_speedup == pytest.approx(4.0 ** (1 / 3))
     assert suite.fast_p == {
         "1.0": pytest.approx(1 / 3),

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Mapping
 
 import torch
-
 from arena.harness.backends.kernel import Kernel
 from arena.task.task import Task
 
@@ -24,8 +23,21 @@ HEADER = Path(__file__).with_name("arena_hip.h")
 def compile_command(source: Path, library: Path, backend: str, arch: str) -> list[str]:
     if backend == "rocm":
         return ["hipcc", "-O3", "-shared", "-fPIC", f"--offload-arch={arch}", "-o", str(library), str(source)]
-    return ["nvcc", "-O3", "-shared", "-Xcompiler", "-fPIC", f"-arch={arch}", "-include", str(HEADER),
-            "-x", "cu", "-o", str(library), str(source)]
+    return [
+        "nvcc",
+        "-O3",
+        "-shared",
+        "-Xcompiler",
+        "-fPIC",
+        f"-arch={arch}",
+        "-include",
+        str(HEADER),
+        "-x",
+        "cu",
+        "-o",
+        str(library),
+        str(source),
+    ]
 
 
 def compile_hip(source: Path, library: Path, backend: str, arch: str) -> tuple[bool, str]:
@@ -34,7 +46,10 @@ def compile_hip(source: Path, library: Path, backend: str, arch: str) -> tuple[b
     if shutil.which(command[0]) is None:
         return False, f"{command[0]} is not installed"
     done = subprocess.run(command, capture_output=True, text=True, cwd=source.parent)
-    return done.returncode == 0 and library.exists(), f"$ {' '.join(command[:6])} ...\n{done.stdout}{done.stderr}"
+    return (
+        done.returncode == 0 and library.exists(),
+        f"$ {' '.join(command[:6])} ...\n{done.stdout}{done.stderr}",
+    )
 
 
 def load_hip_entry(library: Path, symbol: str, task: Task, label: str) -> Kernel:

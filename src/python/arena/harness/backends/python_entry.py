@@ -41,4 +41,8 @@ def load_python_entry(directory: Path, entry: Entry, label: str) -> Kernel:
     function = getattr(module, entry.symbol, None)
     if not callable(function):
         raise AttributeError(f"{entry.file} defines no callable {entry.symbol!r}")
-    return Kernel(label=label, invoke=lambda inputs, scalars, outputs, dims: function(*inputs, **scalars), harness_outputs=False)
+    return Kernel(
+        label=label,
+        invoke=lambda inputs, scalars, outputs, dims: function(*inputs, **scalars),
+        harness_outputs=False,
+    )

@@ -11,5 +11,7 @@ def build_repository(directory: Path, command: str) -> tuple[bool, str]:
     """Run the task's declared build command in `directory`; (succeeded, output)."""
     if not command:
         return True, ""
-    done = subprocess.run(command, shell=True, cwd=directory, capture_output=True, text=True, env=dict(os.environ))
+    done = subprocess.run(
+        command, shell=True, cwd=directory, capture_output=True, text=True, env=dict(os.environ)
+    )
     return done.returncode == 0, f"$ {command}\n{done.stdout}{done.stderr}"

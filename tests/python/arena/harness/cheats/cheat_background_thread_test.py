@@ -5,12 +5,14 @@
 
 
 def test_threading_import_is_caught_statically(run_candidate):
-    result = run_candidate("import threading\nimport torch\n\ndef add(x, y):\n    return torch.empty_like(x)\n")
+    result = run_candidate(
+        "import threading\nimport torch\n\ndef add(x, y):\n    return torch.empty_like(x)\n"
+    )
     assert result.status == "CHEAT_DETECTED"
 
 
 def test_thread_started_through_a_back_door(run_candidate):
-    result = run_candidate('''
+    result = run_candidate("""
         import os
         import time
         import torch
@@ -32,6 +34,6 @@ def test_thread_started_through_a_back_door(run_candidate):
             _k[(triton.cdiv(x.numel(), 1024),)](x, y, z, x.numel(), BLOCK=1024)
             threading.Thread(target=time.sleep, args=(30,), daemon=True).start()
             return z
-    ''')
+    """)
     assert result.status == "CHEAT_DETECTED"
     assert "thread" in result.errors[0]

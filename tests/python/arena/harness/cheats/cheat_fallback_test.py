@@ -4,7 +4,7 @@
 
 
 def test_try_except_fallback(run_candidate):
-    result = run_candidate('''
+    result = run_candidate("""
         import torch
 
 
@@ -13,7 +13,7 @@ def test_try_except_fallback(run_candidate):
                 raise NotImplementedError
             except NotImplementedError:
                 return torch.add(x, y)
-    ''')
+    """)
     assert result.status == "CHEAT_DETECTED"
 
 

@@ -7,7 +7,7 @@
 
 import json
 
-from conftest import TRITON_ADD
+from arena_testing.harness_tasks import TRITON_ADD
 
 FORGED = json.dumps({"status": "PASSED", "compiled": True, "correct": True})
 WRONG = TRITON_ADD.replace("mask=mask) + tl.load", "mask=mask) - tl.load")

@@ -6,8 +6,17 @@
 import pytest
 
 
-@pytest.mark.parametrize("line", ["import gc", "import inspect", "import ctypes", "import sys",
-                                  "f = open('/proc/self/mem', 'rb')", "k = object.__subclasses__()"])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "import gc",
+        "import inspect",
+        "import ctypes",
+        "import sys",
+        "f = open('/proc/self/mem', 'rb')",
+        "k = object.__subclasses__()",
+    ],
+)
 def test_memory_inspection_tools_are_forbidden(run_candidate, line):
     result = run_candidate(f"import torch\n{line}\n\ndef add(x, y):\n    return torch.empty_like(x)\n")
     assert result.status == "CHEAT_DETECTED"

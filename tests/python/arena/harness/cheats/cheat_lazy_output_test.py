@@ -2,12 +2,13 @@
 # Outputs must be exactly torch.Tensor, contiguous, with the reference's dtype, shape, device.
 # Expected verdict: INCORRECT.
 
-from conftest import TRITON_ADD
+from arena_testing.harness_tasks import TRITON_ADD
 
 
 def test_subclass_is_rejected(run_candidate):
-    source = TRITON_ADD.replace("def add(x, y):\n", "class Lazy(torch.Tensor):\n    pass\n\n\ndef add(x, y):\n") \
-        .replace("    return z", "    return z.as_subclass(Lazy)")
+    source = TRITON_ADD.replace(
+        "def add(x, y):\n", "class Lazy(torch.Tensor):\n    pass\n\n\ndef add(x, y):\n"
+    ).replace("    return z", "    return z.as_subclass(Lazy)")
     result = run_candidate(source)
     assert result.status == "INCORRECT"
     assert "plain torch.Tensor" in result.cases[0].error

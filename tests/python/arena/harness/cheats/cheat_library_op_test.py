@@ -1,6 +1,7 @@
 # Attack 1: call the library op instead of writing a kernel (torch.add here, which the task forbids),
 # directly (caught by the static check) or through a string-built name / an operator (caught at
-# run time: the ATen ops a checked call dispatches are matched against the forbidden list).
+# run time: the torch functions and Tensor methods a checked call runs are matched against the
+# forbidden list).
 # Expected verdict: CHEAT_DETECTED.
 
 

@@ -3,11 +3,13 @@
 # bitwise with those copies after every checked call.
 # Expected verdict: INCORRECT.
 
-from conftest import TRITON_ADD
+from arena_testing.harness_tasks import TRITON_ADD
 
 
 def test_zeroed_inputs(run_candidate):
-    result = run_candidate("import torch\n\ndef add(x, y):\n    x.zero_()\n    y.zero_()\n    return torch.zeros_like(x)\n")
+    result = run_candidate(
+        "import torch\n\ndef add(x, y):\n    x.zero_()\n    y.zero_()\n    return torch.zeros_like(x)\n"
+    )
     assert result.status == "INCORRECT"
 
 

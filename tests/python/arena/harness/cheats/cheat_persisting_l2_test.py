@@ -5,17 +5,22 @@
 # before every trial.
 # Expected verdict: CHEAT_DETECTED.
 
-from conftest import HIP_ADD
+from arena_testing.harness_tasks import HIP_ADD
 
 
 def test_access_policy_window_in_hip_source(run_candidate):
-    source = HIP_ADD.replace("    hipLaunchKernelGGL", "    hipStreamAttrValue v; v.accessPolicyWindow.num_bytes = 1 << 20;\n"
-                             "    hipStreamSetAttribute(stream, hipStreamAttributeAccessPolicyWindow, &v);\n    hipLaunchKernelGGL")
+    source = HIP_ADD.replace(
+        "    hipLaunchKernelGGL",
+        "    hipStreamAttrValue v; v.accessPolicyWindow.num_bytes = 1 << 20;\n"
+        "    hipStreamSetAttribute(stream, hipStreamAttributeAccessPolicyWindow, &v);\n    hipLaunchKernelGGL",
+    )
     result = run_candidate(source, hip=True)
     assert result.status == "CHEAT_DETECTED"
     assert "hipStreamSetAttribute" in " ".join(result.errors)
 
 
 def test_cuda_runtime_from_python(run_candidate):
-    result = run_candidate("from cuda.bindings import runtime\nimport torch\n\ndef add(x, y):\n    return torch.empty_like(x)\n")
+    result = run_candidate(
+        "from cuda.bindings import runtime\nimport torch\n\ndef add(x, y):\n    return torch.empty_like(x)\n"
+    )
     assert result.status == "CHEAT_DETECTED"

@@ -2,7 +2,7 @@
 # float32 is checked at atol = rtol = 1e-5.
 # Expected verdict: INCORRECT.
 
-from conftest import TRITON_ADD
+from arena_testing.harness_tasks import TRITON_ADD
 
 
 def test_fp16_arithmetic_fails_fp32_tolerance(run_candidate):

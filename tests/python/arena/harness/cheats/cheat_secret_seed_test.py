@@ -4,7 +4,7 @@
 # Expected verdict: PASSED for a candidate that only looks (it finds nothing): the seed is in
 # neither the environment nor the command line.
 
-from conftest import TRITON_ADD
+from arena_testing.harness_tasks import TRITON_ADD
 
 SECRET = 918273645546372819
 LOOK = f'''import os

@@ -4,12 +4,10 @@
 # wall-clock calls must agree with the event times.
 # Expected verdict: CHEAT_DETECTED (static); on a GPU, not PASSED for the run-time variant.
 
-import pytest
-import torch
-
 
 def test_side_stream_is_caught_statically(run_candidate):
-    result = run_candidate('''
+    result = run_candidate(
+        """
         import torch
         import triton
         import triton.language as tl
@@ -34,5 +32,7 @@ def test_side_stream_is_caught_statically(run_candidate):
             with getattr(cuda, "str" + "eam")(side):
                 _k[(triton.cdiv(x.numel(), 1024),)](x, y, z, x.numel(), BLOCK=1024)
             return z
-    ''', backend="cuda")
+    """,
+        backend="cuda",
+    )
     assert result.status != "PASSED"

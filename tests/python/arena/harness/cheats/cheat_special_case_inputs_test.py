@@ -4,20 +4,22 @@
 # Expected verdict: INCORRECT (the hidden copies fail).
 
 import torch
-from conftest import TRITON_ADD
-
 from arena.harness.inputs import make_inputs
+from arena_testing.harness_tasks import TRITON_ADD
 
 
 def test_public_inputs_recognised(run_candidate, tmp_path):
-    from conftest import build_task
+    from arena_testing.harness_tasks import build_task
 
     task = build_task(tmp_path)
     known = [float(make_inputs(task, case, torch.device("cpu"))[0][0]) for case in task.cases]
-    source = TRITON_ADD.replace("def add(x, y):\n", (
-        f"KNOWN = {known!r}\n\n\ndef add(x, y):\n"
-        "    if float(x[0]) not in KNOWN:\n        return torch.zeros_like(x)\n"
-    ))
+    source = TRITON_ADD.replace(
+        "def add(x, y):\n",
+        (
+            f"KNOWN = {known!r}\n\n\ndef add(x, y):\n"
+            "    if float(x[0]) not in KNOWN:\n        return torch.zeros_like(x)\n"
+        ),
+    )
     result = run_candidate(source, task=task)
     assert result.status == "INCORRECT"
     assert all(c.correct for c in result.cases if not c.hidden)

@@ -3,9 +3,8 @@
 # arena.candidate) before and after each run.
 # Expected verdict: CHEAT_DETECTED.
 
-from conftest import TRITON_ADD
-
 import arena.harness.launch as launch
+from arena_testing.harness_tasks import TRITON_ADD
 
 
 def test_editing_trusted_sources_is_detected(run_candidate, tmp_path, monkeypatch):
@@ -13,7 +12,10 @@ def test_editing_trusted_sources_is_detected(run_candidate, tmp_path, monkeypatc
     (trusted / "harness").mkdir(parents=True)
     (trusted / "harness" / "check.py").write_text("# trusted\n")
     monkeypatch.setattr(launch, "TRUSTED_ROOT", trusted)
-    source = TRITON_ADD + f"\nimport pathlib\npathlib.Path({str(trusted / 'harness' / 'check.py')!r}).write_text('# edited')\n"
+    source = (
+        TRITON_ADD
+        + f"\nimport pathlib\npathlib.Path({str(trusted / 'harness' / 'check.py')!r}).write_text('# edited')\n"
+    )
     result = run_candidate(source)
     assert result.status == "CHEAT_DETECTED"
     assert "source files changed" in result.errors[0]

@@ -4,7 +4,7 @@
 # candidate is imported and compared after each stage. Timing statistics are computed in the parent.
 # Expected verdict: CHEAT_DETECTED.
 
-from conftest import TRITON_ADD
+from arena_testing.harness_tasks import TRITON_ADD
 
 
 def test_assignment_is_caught_statically(run_candidate):

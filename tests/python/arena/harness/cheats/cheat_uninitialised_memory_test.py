@@ -3,7 +3,7 @@
 # poisoned by the harness; the candidate is called twice on the same inputs and must agree bitwise.
 # Expected verdict: INCORRECT.
 
-from conftest import TRITON_ADD
+from arena_testing.harness_tasks import TRITON_ADD
 
 
 def test_half_the_output_left_unwritten(run_candidate):
@@ -12,7 +12,10 @@ def test_half_the_output_left_unwritten(run_candidate):
 
 
 def test_nondeterministic_within_tolerance(run_candidate):
-    source = TRITON_ADD.replace("    return z", "    return torch.addcmul(z, torch.rand(z.shape, dtype=z.dtype, device=z.device), torch.full_like(z, 1e-6))")
+    source = TRITON_ADD.replace(
+        "    return z",
+        "    return torch.addcmul(z, torch.rand(z.shape, dtype=z.dtype, device=z.device), torch.full_like(z, 1e-6))",
+    )
     result = run_candidate(source)
     assert result.status == "INCORRECT"
     assert "not deterministic" in " ".join(c.error for c in result.cases)

@@ -3,7 +3,7 @@
 
 
 def test_correct_candidate_passes(run_candidate):
-    result = run_candidate('''
+    result = run_candidate("""
         import torch
         import triton
         import triton.language as tl
@@ -20,6 +20,6 @@ def test_correct_candidate_passes(run_candidate):
             z = torch.empty_like(x)
             _k[(triton.cdiv(x.numel(), 256),)](x, y, z, x.numel(), BLOCK=256)
             return z
-    ''')
+    """)
     assert result.status == "PASSED", result.errors
     assert result.correct and all(c.correct for c in result.cases)

@@ -1,7 +1,7 @@
 # Control: a wrong Triton candidate (computes x - y).
 # Expected verdict: INCORRECT, naming the output, the first index, got and want.
 
-from conftest import TRITON_ADD
+from arena_testing.harness_tasks import TRITON_ADD
 
 
 def test_wrong_candidate_is_incorrect(run_candidate):

@@ -1,0 +1,219 @@
+"""`arena reproduce ID [--json FILE|-] [--backend B] [--timeout S]`: run a stored evaluation again.
+
+ID is an evaluation id or cache key from the score cache ($ARENA_CACHE_DIR/scores.sqlite, else
+<repo>/.arena/scores.sqlite), or a JSON file written by `arena evaluate --json`. The task must be
+unchanged (same digest) and the candidate's files kept beside the cache (arena.cache.blobs).
+The new run bypasses the cache. Per case it reports whether correctness agrees and whether the new
+speedup agrees with the recorded one: their confidence intervals overlap, or they differ by less
+than the recorded noise floor. Exit 0: everything agrees; 1: something differs; 2: cannot reproduce.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+import sys
+from contextlib import closing
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from arena.cache.blobs import candidate_store_for
+from arena.candidate.candidate import Candidate, baseline_candidate
+from arena.candidate.digest import candidate_digest
+from arena.cli.evaluate import caller_error, open_store, write_json
+from arena.errors import ArenaError, UnknownTask
+from arena.evaluation.environment import probe_environment
+from arena.evaluation.evaluate import evaluate, settings_for_machine
+from arena.evaluation.evaluation import CaseResult, Evaluation
+from arena.harness.settings import BACKENDS, HarnessSettings
+from arena.task.digest import task_digest
+from arena.task.load import load_task
+from arena.task.task import Task
+
+HELP = "run a stored evaluation again and say whether the new result agrees with it"
+EXIT_DIFFERS = 1
+HIDDEN_MARK = "~hidden"
+
+
+@dataclass(frozen=True)
+class CaseComparison:
+    name: str
+    correct_then: bool | None  # None: the case is missing from that run
+    correct_now: bool | None
+    speedup_then: float = 0.0  # 0: not timed in that run
+    speedup_now: float = 0.0
+    verdict: str = "agrees"  # agrees | differs | not compared (timed in one run only, or missing)
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Reproduction:
+    evaluation: str  # the stored evaluation's id
+    rerun: str  # the new evaluation's id
+    status_then: str
+    status_now: str
+    agrees: bool  # status, compiled, correct and every compared case agree
+    cases: tuple[CaseComparison, ...]
+    same_environment: bool  # the fingerprints match; speedups from another machine may differ
+    errors_now: tuple[str, ...] = ()  # the re-run's own errors, to tell why it differs
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "evaluation", metavar="ID", help="evaluation id or cache key, or an evaluation JSON file"
+    )
+    parser.add_argument("--json", metavar="FILE|-", help="write the comparison as JSON to FILE ('-': stdout)")
+    parser.add_argument("--backend", choices=BACKENDS, default="auto", help="where to run (default: auto)")
+    parser.add_argument("--timeout", type=float, default=HarnessSettings.timeout_s, metavar="S")
+
+
+class NotReproducible(ArenaError):
+    """The stored evaluation cannot be run again as it was (its task changed, its files are gone)."""
+
+
+def run(args: argparse.Namespace) -> int:
+    repo_root: Path = args.repo_root
+    store = open_store(repo_root)
+    assert store is not None  # never disabled here
+    try:
+        stored = load_stored(store.path, args.evaluation)
+        task = current_task(stored, repo_root)
+        candidate = recover_candidate(stored, task, repo_root, store)
+    except NotReproducible as error:
+        return caller_error(str(error))
+    environment = probe_environment()
+    settings = rerun_settings(stored, task, HarnessSettings(backend=args.backend, timeout_s=args.timeout))
+    rerun = evaluate(task, candidate, repo_root, settings_for_machine(task, settings, environment), None)
+    reproduction = compare_evaluations(stored, rerun)
+    report = sys.stderr if args.json == "-" else sys.stdout
+    print(format_reproduction(reproduction), file=report)
+    if args.json:
+        write_json(args.json, asdict(reproduction))
+    return 0 if reproduction.agrees else EXIT_DIFFERS
+
+
+def current_task(stored: Evaluation, repo_root: Path) -> Task:
+    """The stored evaluation's task as it is now; NotReproducible if it is gone or changed."""
+    try:
+        task = load_task(repo_root, stored.task)
+    except UnknownTask:
+        raise NotReproducible(f"the task {stored.task} of evaluation {stored.id} no longer exists") from None
+    digest = task_digest(task, repo_root)
+    if digest != stored.task_digest:
+        raise NotReproducible(
+            f"the task {stored.task} changed since evaluation {stored.id} (digest {stored.task_digest[:12]} "
+            f"then, {digest[:12]} now): a re-run would measure another task, so it is refused"
+        )
+    return task
+
+
+def load_stored(store_path: Path, reference: str) -> Evaluation:
+    """The evaluation named by a JSON file, or by id or cache key in the SQLite score cache."""
+    if reference.endswith(".json") and Path(reference).is_file():
+        return Evaluation.from_dict(json.loads(Path(reference).read_text(encoding="utf-8")))
+    with closing(sqlite3.connect(store_path)) as db:
+        row = db.execute(
+            "SELECT evaluation FROM evaluations WHERE key = ? OR json_extract(evaluation, '$.id') = ? "
+            "ORDER BY created DESC LIMIT 1",
+            (reference, reference),
+        ).fetchone()
+    if row is None:
+        raise NotReproducible(f"no evaluation {reference!r} in the score cache {store_path}")
+    return Evaluation.from_dict(json.loads(row[0]))
+
+
+def recover_candidate(stored: Evaluation, task: Task, repo_root: Path, store: object) -> Candidate | None:
+    """The stored run's candidate (None: the baseline); NotReproducible if its files were not kept."""
+    if candidate_digest(baseline_candidate(task, repo_root)) == stored.candidate_digest:
+        return None
+    candidates = candidate_store_for(store)
+    kept = candidates.get(stored.candidate_digest, task.address) if candidates is not None else None
+    if kept is None:
+        raise NotReproducible(
+            f"the files of candidate {stored.candidate_digest[:12]} (evaluation {stored.id}) were not kept "
+            "beside the score cache; evaluate it again instead"
+        )
+    return kept
+
+
+def rerun_settings(stored: Evaluation, task: Task, settings: HarnessSettings) -> HarnessSettings:
+    """The same declared cases as the stored run (its hidden copies are drawn afresh)."""
+    declared = {case.name for case in task.cases}
+    names = tuple(c.name for c in stored.cases if HIDDEN_MARK not in c.name and c.name in declared)
+    if not names or set(names) == declared:
+        return settings
+    return HarnessSettings(**{**asdict(settings), "cases": names})
+
+
+def compare_evaluations(then: Evaluation, now: Evaluation) -> Reproduction:
+    noise = max(then.score.noise_floor, now.score.noise_floor)
+    before = {case.name: case for case in then.cases}
+    after = {case.name: case for case in now.cases}
+    cases = tuple(
+        compare_case(name, before.get(name), after.get(name), noise) for name in sorted({*before, *after})
+    )
+    same = (then.status, then.compiled, then.correct) == (now.status, now.compiled, now.correct)
+    return Reproduction(
+        evaluation=then.id,
+        rerun=now.id,
+        status_then=then.status.value,
+        status_now=now.status.value,
+        agrees=same and all(case.verdict != "differs" for case in cases),
+        cases=cases,
+        same_environment=then.environment.fingerprint == now.environment.fingerprint,
+        errors_now=now.errors,
+    )
+
+
+def compare_case(name: str, then: CaseResult | None, now: CaseResult | None, noise: float) -> CaseComparison:
+    if then is None or now is None:
+        return CaseComparison(
+            name,
+            then.correct if then else None,
+            now.correct if now else None,
+            verdict="not compared",
+            reason="run in one evaluation only",
+        )
+    base = CaseComparison(name, then.correct, now.correct, then.speedup, now.speedup)
+    if then.correct != now.correct:
+        return _with(base, "differs", "correctness differs")
+    if not (then.speedup and now.speedup):
+        return _with(
+            base, "agrees" if not (then.speedup or now.speedup) else "not compared", "not timed in both"
+        )
+    overlap = then.speedup_ci_low <= now.speedup_ci_high and now.speedup_ci_low <= then.speedup_ci_high
+    close = abs(now.speedup - then.speedup) <= noise * then.speedup
+    if overlap or close:
+        return _with(base, "agrees", "intervals overlap" if overlap else "within the noise floor")
+    return _with(
+        base,
+        "differs",
+        f"[{then.speedup_ci_low:.3f}, {then.speedup_ci_high:.3f}] then, "
+        f"[{now.speedup_ci_low:.3f}, {now.speedup_ci_high:.3f}] now",
+    )
+
+
+def _with(case: CaseComparison, verdict: str, reason: str) -> CaseComparison:
+    return CaseComparison(**{**asdict(case), "verdict": verdict, "reason": reason})
+
+
+def format_reproduction(r: Reproduction) -> str:
+    lines = [
+        f"evaluation {r.evaluation} re-run as {r.rerun}: {r.status_then} then, {r.status_now} now: "
+        + ("AGREES" if r.agrees else "DIFFERS"),
+    ]
+    if not r.same_environment:
+        lines.append("(another environment than the stored run's: speedups may legitimately differ)")
+    for c in r.cases:
+        speed = (
+            f"  speedup {c.speedup_then:.3f} -> {c.speedup_now:.3f}"
+            if c.speedup_then or c.speedup_now
+            else ""
+        )
+        lines.append(
+            f"  {c.name:<24} correct {c.correct_then} -> {c.correct_now}{speed}  {c.verdict} ({c.reason})"
+        )
+    if not r.agrees:
+        lines += [f"  re-run error: {error.splitlines()[0] if error else ''}" for error in r.errors_now[:5]]
+    return "\n".join(lines)

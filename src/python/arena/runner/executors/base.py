@@ -1,0 +1,52 @@
+"""Where the harness runs: one small interface, three places (this host, the pinned image, a pool).
+
+An executor takes the place of arena.harness.launch.run_harness in arena.evaluation.evaluate
+(its `runner=` argument): same arguments, same HarnessResult. It also says what it is, for
+provenance (`describe`), and how it changes the environment an evaluation records and the score
+cache is keyed by (`environment`): an evaluation in the pinned image is not the same
+measurement as one on the bare host, so it must not share its cache entries.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Mapping, Protocol
+
+from arena.candidate.candidate import Candidate
+from arena.errors import ArenaError
+from arena.evaluation.environment import fingerprint_environment
+from arena.evaluation.evaluation import Environment
+from arena.harness.result import HarnessResult
+from arena.harness.settings import HarnessSettings
+from arena.task.task import Task
+
+# The key in Environment.versions that names the executor (so it takes part in the fingerprint).
+EXECUTOR_VERSION_KEY = "executor"
+
+
+class ExecutorError(ArenaError):
+    """The executor cannot run anything: an unresolved image, no docker, an unreachable pool."""
+
+
+class Executor(Protocol):
+    def run(
+        self, task: Task, candidate: Candidate | None, repo_root: Path, settings: HarnessSettings
+    ) -> HarnessResult:
+        """Compile, check and time `candidate` (None: the baseline) somewhere; never raises for
+        a broken candidate (that is a status), raises ExecutorError when it cannot run at all."""
+        ...
+
+    def describe(self) -> dict[str, str]:
+        """What ran the evaluation, for provenance: always `executor` (local|docker|remote)."""
+        ...
+
+    def environment(self, base: Environment) -> Environment:
+        """The environment the evaluation records, from the parent's probe `base`, fingerprinted."""
+        ...
+
+
+def with_environment(base: Environment, versions: Mapping[str, str], **fields: str) -> Environment:
+    """`base` with `fields` replaced and `versions` as its versions, fingerprinted again."""
+    environment = replace(base, versions=dict(versions), **fields)
+    return replace(environment, fingerprint=fingerprint_environment(environment))

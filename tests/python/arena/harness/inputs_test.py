@@ -1,0 +1,66 @@
+import torch
+from arena.harness.inputs import derive_seed, hidden_cases, make_inputs, make_scalars
+from arena.task.task import Case, Distribution, TensorSpec
+from arena_testing.harness_tasks import build_task
+
+CPU = torch.device("cpu")
+
+
+def test_inputs_are_reproducible_and_seed_dependent(tmp_path):
+    task = build_task(tmp_path)
+    case = task.cases[0]
+    a, b = make_inputs(task, case, CPU), make_inputs(task, case, CPU)
+    assert all(torch.equal(x, y) for x, y in zip(a, b))
+    other = make_inputs(task, hidden_cases(case, 7, 1)[0], CPU)
+    assert not torch.equal(a[0], other[0])
+    assert a[0].shape == (129,) and a[0].dtype == torch.float32 and a[0].is_contiguous()
+
+
+def test_hidden_cases_depend_on_the_secret():
+    case = Case("c", {"N": 4}, "float32", 1, timed=True)
+    first, second = hidden_cases(case, 1, 2), hidden_cases(case, 2, 2)
+    assert [c.name for c in first] == ["c~hidden0", "c~hidden1"]
+    assert not any(c.timed for c in first)
+    assert first[0].seed != second[0].seed != case.seed
+    assert derive_seed(1, "c", 0) == derive_seed(1, "c", 0) < 2**63
+
+
+def test_every_distribution_kind(tmp_path):
+    from dataclasses import replace
+
+    task = build_task(tmp_path)
+    dists = {
+        "normal": Distribution("normal", {"mean": 5.0, "std": 0.1}),
+        "uniform": Distribution("uniform", {"low": 2.0, "high": 3.0}),
+        "randint": Distribution("randint", {"low": 0, "high": "N"}),
+        "wide": Distribution("wide", {"low": -2, "high": 2}),
+        "large": Distribution("large", {"scale": 1e4}),
+        "constant": Distribution("constant", {"value": 1.5}),
+    }
+    for kind, dist in dists.items():
+        case = Case("c", {"N": 5000}, "float32", 3, dists={"x": dist})
+        x = make_inputs(task, case, CPU)[0]
+        if kind == "normal":
+            assert abs(float(x.mean()) - 5.0) < 0.01
+        elif kind == "uniform":
+            assert float(x.min()) >= 2.0 and float(x.max()) <= 3.0
+        elif kind == "randint":
+            assert float(x.min()) >= 0 and float(x.max()) < 5000 and torch.equal(x, x.round())
+        elif kind == "wide":
+            assert float(x.abs().min()) >= 0.01 and float(x.abs().max()) <= 100 and (x < 0).any()
+        elif kind == "large":
+            assert float(x.abs().max()) > 1e4
+        else:
+            assert (x == 1.5).all()
+    int_task = replace(
+        task, inputs=(TensorSpec("x", ("N",), "int32", Distribution("randint", {"low": -3, "high": 3})),)
+    )
+    x = make_inputs(int_task, Case("c", {"N": 100}, "float32", 1), CPU)[0]
+    assert x.dtype == torch.int32 and int(x.min()) >= -3 and int(x.max()) < 3
+
+
+def test_scalars_take_dims_by_name(tmp_path):
+    from dataclasses import replace
+
+    task = replace(build_task(tmp_path), scalars={"n": "N", "alpha": 0.5})
+    assert make_scalars(task, task.cases[0]) == {"n": 129, "alpha": 0.5}

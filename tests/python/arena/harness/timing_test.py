@@ -1,0 +1,89 @@
+"""The timed loop's logic on CPU, with torch.cuda's events, sync and spin replaced by host clocks
+(the GPU numbers themselves are in bench/RESULTS.md, from bench/timing_precision.py)."""
+
+import time
+
+import pytest
+import torch
+from arena.harness import flush as flush_module
+from arena.harness import timing
+from arena.harness.backends.kernel import Kernel
+from arena.harness.device import Device
+from arena.task.task import Tolerance
+
+
+class _HostEvent:
+    def __init__(self, enable_timing: bool = False) -> None:
+        self.at = 0.0
+
+    def record(self, stream: object = None) -> None:
+        self.at = time.perf_counter()
+
+    def elapsed_time(self, end: "_HostEvent") -> float:
+        return (end.at - self.at) * 1000.0
+
+
+@pytest.fixture
+def bench(monkeypatch):
+    stream = object()
+    monkeypatch.setattr(torch.cuda, "Event", _HostEvent)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: None)
+    monkeypatch.setattr(torch.cuda, "current_stream", lambda *a: stream)
+    monkeypatch.setattr(torch.cuda, "_sleep", lambda cycles: None, raising=False)
+    monkeypatch.setattr(timing, "_elapsed_ms", _HostEvent.elapsed_time)
+    monkeypatch.setattr(timing, "_calibration", [1000.0])
+    monkeypatch.setattr(flush_module, "last_level_cache_bytes", lambda device: 1 << 16)
+    monkeypatch.setitem(flush_module._MIN_BYTES, "cuda", 1 << 16)
+    flusher = flush_module.Flusher(Device("cuda", 0, torch.device("cpu")))
+    shadows = [[torch.randn(256)] for _ in range(3)]
+    return timing.Bench(flusher, shadows, [[s[0] * 2] for s in shadows], [Tolerance(1e-5, 1e-5)], {}, {})
+
+
+def double(label: str) -> Kernel:
+    return Kernel(label, lambda inputs, scalars, outputs, dims: inputs[0] * 2, False)
+
+
+def test_interleaved_trials_with_bounded_call_counts(bench):
+    result = timing.time_case(bench, double("baseline"), double("candidate"), trials=3, budget_s=0.05)
+    assert result.error == ""
+    assert len(result.baseline_us) == len(result.candidate_us)
+    assert 30 <= len(result.candidate_us) <= 3000 and len(result.candidate_us) % 3 == 0
+    assert result.candidate_wall_us > 0 and bench.spin_cycles > 0
+
+
+def test_rotation_never_repeats_a_set(bench):
+    import random
+
+    order = bench.order(200, random.Random(1))
+    assert set(order) == {0, 1, 2} and all(a != b for a, b in zip(order, order[1:]))
+
+
+def test_a_result_cached_on_the_pointer_fails_validation(bench):
+    cache = {}
+
+    def cached(inputs, scalars, outputs, dims):
+        return cache.setdefault(inputs[0].data_ptr(), inputs[0] * 2)
+
+    result = timing.time_case(
+        bench, double("baseline"), Kernel("candidate", cached, False), trials=1, budget_s=0.01
+    )
+    assert "timed call(s) of the candidate" in result.error
+
+
+def test_a_wrong_type_fails(bench):
+    lazy = Kernel(
+        "candidate",
+        lambda inputs, scalars, outputs, dims: (inputs[0] * 2).as_subclass(torch.nn.Parameter),
+        False,
+    )
+    assert (
+        "plain torch.Tensor"
+        in timing.time_case(bench, double("baseline"), lazy, trials=1, budget_s=0.01).error
+    )
+
+
+def test_hidden_work_flags_wall_time_the_events_do_not_explain():
+    honest = timing.CaseTiming((100.0,) * 5, (50.0,) * 5, 120.0, 70.0, "")
+    hidden = timing.CaseTiming((100.0,) * 5, (5.0,) * 5, 120.0, 125.0, "")
+    assert timing.hidden_work(honest) == ""
+    assert "escapes the timed stream" in timing.hidden_work(hidden)
