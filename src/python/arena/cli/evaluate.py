@@ -40,6 +40,16 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         help="wall-clock limit of one evaluation in seconds",
     )
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the score cache")
+    parser.add_argument(
+        "--budget-s-per-case",
+        type=float,
+        default=HarnessSettings.budget_s_per_case,
+        metavar="S",
+        help="timing budget of one case, for baseline and candidate together",
+    )
+    parser.add_argument(
+        "--trials", type=int, default=HarnessSettings.trials, help="interleaved A/B trials per case"
+    )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -64,7 +74,13 @@ def open_store(repo_root: Path, disabled: bool = False) -> SqliteStore | None:
 
 def settings_from_args(args: argparse.Namespace, task: Task) -> HarnessSettings:
     """The run's settings; without a GPU only the small, non-timed cases are checked."""
-    settings = HarnessSettings(timeout_s=args.timeout, check_only=args.check_only, backend=args.backend)
+    settings = HarnessSettings(
+        timeout_s=args.timeout,
+        check_only=args.check_only,
+        backend=args.backend,
+        budget_s_per_case=args.budget_s_per_case,
+        trials=args.trials,
+    )
     return settings_for_machine(task, settings, probe_environment())
 
 

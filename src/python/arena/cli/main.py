@@ -12,10 +12,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from arena.cli import tasks
-from arena.cli import evaluate, suite, validate_task
-from arena.cli import leaderboard, serve
-from arena.cli import image, reproduce
+from arena.cli import evaluate, image, leaderboard, reproduce, serve, suite, tasks, validate_task
 from arena.errors import (
     ArenaError,
     BudgetExhausted,

@@ -15,7 +15,7 @@ import json
 import sqlite3
 import sys
 from contextlib import closing
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from arena.cache.blobs import candidate_store_for
@@ -143,7 +143,7 @@ def rerun_settings(stored: Evaluation, task: Task, settings: HarnessSettings) ->
     names = tuple(c.name for c in stored.cases if HIDDEN_MARK not in c.name and c.name in declared)
     if not names or set(names) == declared:
         return settings
-    return HarnessSettings(**{**asdict(settings), "cases": names})
+    return replace(settings, cases=names)
 
 
 def compare_evaluations(then: Evaluation, now: Evaluation) -> Reproduction:
@@ -195,7 +195,7 @@ def compare_case(name: str, then: CaseResult | None, now: CaseResult | None, noi
 
 
 def _with(case: CaseComparison, verdict: str, reason: str) -> CaseComparison:
-    return CaseComparison(**{**asdict(case), "verdict": verdict, "reason": reason})
+    return replace(case, verdict=verdict, reason=reason)
 
 
 def format_reproduction(r: Reproduction) -> str:

@@ -58,8 +58,8 @@ def evaluations(tasks: list[Task], args: argparse.Namespace) -> Iterator[tuple[s
             for folder, candidate in exemplar_candidates(task, args.repo_root).items():
                 yield f"{task.address} [{folder}]", evaluate(task, candidate, args.repo_root, settings, store)
         elif args.submissions is not None:
-            folder = args.submissions / task.name
-            yield task.address, evaluate_directory(task, folder, args.repo_root, settings, store)
+            directory: Path = args.submissions / task.name
+            yield task.address, evaluate_directory(task, directory, args.repo_root, settings, store)
         else:
             yield task.address, evaluate(task, None, args.repo_root, settings, store)
 

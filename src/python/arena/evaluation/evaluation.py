@@ -125,17 +125,17 @@ class Evaluation:
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any]) -> Evaluation:
         """The inverse of to_dict; unknown keys (and the derived speedup/points) are ignored."""
-        return cls(
-            **{
-                **_known(cls, raw),
-                "status": Status(raw["status"]),
-                "stages": tuple(Stage(**_known(Stage, s)) for s in raw.get("stages", ())),
-                "cases": tuple(_case_from_dict(c) for c in raw.get("cases", ())),
-                "score": Score(**_known(Score, raw.get("score") or {})),
-                "environment": Environment(**_known(Environment, raw.get("environment") or {})),
-                "errors": tuple(str(e) for e in raw.get("errors", ())),
-            }
-        )
+        # Any: the fields differ in type, which a plain dict literal would join to `object`.
+        values: dict[str, Any] = {
+            **_known(cls, raw),
+            "status": Status(raw["status"]),
+            "stages": tuple(Stage(**_known(Stage, s)) for s in raw.get("stages", ())),
+            "cases": tuple(_case_from_dict(c) for c in raw.get("cases", ())),
+            "score": Score(**_known(Score, raw.get("score") or {})),
+            "environment": Environment(**_known(Environment, raw.get("environment") or {})),
+            "errors": tuple(str(e) for e in raw.get("errors", ())),
+        }
+        return cls(**values)
 
 
 def _known(record: type, raw: Mapping[str, Any]) -> dict[str, Any]:

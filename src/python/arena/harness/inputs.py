@@ -95,7 +95,7 @@ def _draw(
     gen: torch.Generator,
     on: torch.device,
 ) -> torch.Tensor:
-    p = {**_DEFAULTS.get(dist.kind, {}), **dist.params}
+    p: dict[str, float | int | str] = {**_DEFAULTS.get(dist.kind, {}), **dist.params}
     work = torch.float64 if dtype == torch.float64 else torch.float32
     if dist.kind == "normal":
         return torch.randn(shape, generator=gen, device=on, dtype=work) * float(p["std"]) + float(p["mean"])

@@ -163,7 +163,7 @@ def _run_child(job: dict, key: bytes, work: Path, settings: HarnessSettings) -> 
         return _failure("CHEAT_DETECTED", f"signed result does not parse: {type(error).__name__}", log)
 
 
-def _drain(child: subprocess.Popen, result_fd: int, deadline: float) -> tuple[dict[str, bytearray], bool]:  # type: ignore[type-arg]
+def _drain(child: subprocess.Popen[bytes], result_fd: int, deadline: float) -> tuple[dict[str, bytearray], bool]:
     """Read stdout, stderr (keeping tails) and the result pipe until all close; kill at the deadline.
     Once the child has exited, its whole group is killed so no grandchild can hold a pipe open."""
     assert child.stdout is not None and child.stderr is not None
@@ -205,7 +205,7 @@ def _drain(child: subprocess.Popen, result_fd: int, deadline: float) -> tuple[di
     return out, timed_out
 
 
-def _kill_group(child: subprocess.Popen) -> None:  # type: ignore[type-arg]
+def _kill_group(child: subprocess.Popen[bytes]) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(child.pid, signal.SIGKILL)
 

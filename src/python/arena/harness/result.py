@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,9 @@ class CaseOutcome:
 
 @dataclass(frozen=True)
 class HarnessResult:
-    status: str  # a Status name: PASSED, COMPILE_ERROR, INCORRECT, RUNTIME_ERROR, TIMEOUT, CHEAT_DETECTED, INVALID_CANDIDATE, NEEDS_DEVICE (compiled; checking needs a GPU)
+    # A Status name: PASSED, COMPILE_ERROR, INCORRECT, RUNTIME_ERROR, TIMEOUT, CHEAT_DETECTED,
+    # INVALID_CANDIDATE, NEEDS_DEVICE (compiled; checking needs a GPU).
+    status: str
     compiled: bool
     correct: bool
     stages: tuple[StageLog, ...] = ()
@@ -60,17 +63,18 @@ class HarnessResult:
             compiled=bool(raw["compiled"]),
             correct=bool(raw["correct"]),
             stages=tuple(StageLog(**s) for s in raw.get("stages", ())),
-            cases=tuple(
-                CaseOutcome(
-                    **{
-                        **c,
-                        "baseline_us": tuple(float(x) for x in c.get("baseline_us", ())),
-                        "candidate_us": tuple(float(x) for x in c.get("candidate_us", ())),
-                    }
-                )
-                for c in raw.get("cases", ())
-            ),
+            cases=tuple(_case_outcome_from(c) for c in raw.get("cases", ())),
             errors=tuple(str(e) for e in raw.get("errors", ())),
             environment=dict(raw.get("environment", {})),
             timings_available=bool(raw.get("timings_available", False)),
         )
+
+
+def _case_outcome_from(raw: dict[str, Any]) -> CaseOutcome:
+    # Any: the JSON fields differ in type, which a plain dict literal would narrow to the timings' type.
+    values: dict[str, Any] = {
+        **raw,
+        "baseline_us": tuple(float(x) for x in raw.get("baseline_us", ())),
+        "candidate_us": tuple(float(x) for x in raw.get("candidate_us", ())),
+    }
+    return CaseOutcome(**values)

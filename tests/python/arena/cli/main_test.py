@@ -4,6 +4,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import cast
 
 import pytest
 from arena.cli import main as cli
@@ -36,7 +37,7 @@ def test_no_command_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None
 def test_unknown_command_exits_2() -> None:
     with pytest.raises(SystemExit) as raised:
         cli.main(["no-such-command"])
-    assert raised.value.code == 2
+    assert cast(SystemExit, raised.value).code == 2
 
 
 def test_errors_map_to_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

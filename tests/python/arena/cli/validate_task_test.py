@@ -33,7 +33,12 @@ def test_a_good_task_is_valid(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     calls: list[Any] = []
-    monkeypatch.setattr("arena.evaluation.evaluate._run_harness", lambda *a: calls.append(a[3]) or catching_runner(*a))
+
+    def run_harness(*a: Any) -> Any:
+        calls.append(a[3])  # the settings
+        return catching_runner(*a)
+
+    monkeypatch.setattr("arena.evaluation.evaluate._run_harness", run_harness)
     assert _validate(add_repo) == 0
     out = capsys.readouterr().out
     assert "reference agrees with float64 on case 'small'" in out

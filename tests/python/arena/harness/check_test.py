@@ -52,11 +52,11 @@ def test_integers_must_match_exactly():
 def test_output_type_rules():
     want = torch.zeros(4, 2)
     assert check_output_type("z", torch.zeros(4, 2), want) is None
-    assert "plain torch.Tensor" in check_output_type("z", torch.nn.Parameter(torch.zeros(4, 2)), want)
-    assert "plain torch.Tensor" in check_output_type("z", [0.0] * 8, want)
-    assert "contiguous" in check_output_type("z", torch.zeros(2, 4).t(), want)
-    assert "dtype" in check_output_type("z", torch.zeros(4, 2, dtype=torch.float64), want)
-    assert "shape" in check_output_type("z", torch.zeros(8), want)
+    assert "plain torch.Tensor" in (check_output_type("z", torch.nn.Parameter(torch.zeros(4, 2)), want) or "")
+    assert "plain torch.Tensor" in (check_output_type("z", [0.0] * 8, want) or "")
+    assert "contiguous" in (check_output_type("z", torch.zeros(2, 4).t(), want) or "")
+    assert "dtype" in (check_output_type("z", torch.zeros(4, 2, dtype=torch.float64), want) or "")
+    assert "shape" in (check_output_type("z", torch.zeros(8), want) or "")
 
 
 def test_poison_and_bits():
@@ -65,9 +65,8 @@ def test_poison_and_bits():
     poison_(ints)
     assert torch.isnan(floats).all() and (ints == 0x5A5A).all()
     assert same_bits(floats, floats.clone()) and not same_bits(torch.zeros(3), torch.zeros(3) + 1e-30)
-    assert "input b" in changed_inputs(
-        ["a", "b"], [torch.ones(2), torch.ones(2)], [torch.ones(2), torch.zeros(2)]
-    )
+    changed = changed_inputs(["a", "b"], [torch.ones(2), torch.ones(2)], [torch.ones(2), torch.zeros(2)])
+    assert "input b" in (changed or "")
 
 
 def test_split_outputs():

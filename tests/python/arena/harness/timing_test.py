@@ -59,7 +59,7 @@ def test_rotation_never_repeats_a_set(bench):
 
 
 def test_a_result_cached_on_the_pointer_fails_validation(bench):
-    cache = {}
+    cache: dict[int, torch.Tensor] = {}
 
     def cached(inputs, scalars, outputs, dims):
         return cache.setdefault(inputs[0].data_ptr(), inputs[0] * 2)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
+from typing import cast
 
 import grpc
 import pytest
@@ -56,7 +57,7 @@ def call(address: str, method: str, request: bytes, token: str | None = "alice-t
 def code_of(address: str, method: str, request: bytes, token: str | None = "alice-token") -> grpc.StatusCode:
     with pytest.raises(grpc.RpcError) as caught:
         call(address, method, request, token)
-    return caught.value.code()
+    return cast(grpc.RpcError, caught.value).code()
 
 
 def assert_serving(address: str) -> None:
@@ -128,7 +129,8 @@ def test_status_codes_and_the_server_keeps_serving(repo: Path, make_runner, serv
     fake.fail_with = RuntimeError("secret detail of a runner bug")
     with pytest.raises(grpc.RpcError) as caught:
         call(address, "Evaluate", evaluate_request("", {"kernel.py": b"speedup=7"}), "ops-token")
-    assert caught.value.code() == codes.INTERNAL and "secret detail" not in (caught.value.details() or "")
+    error = cast(grpc.RpcError, caught.value)
+    assert error.code() == codes.INTERNAL and "secret detail" not in (error.details() or "")
     assert_serving(address)
 
 
@@ -149,8 +151,9 @@ def test_a_full_queue_refuses_with_resource_exhausted(repo: Path, make_runner, s
         )
         with pytest.raises(grpc.RpcError) as caught:
             list(refused)
-        assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-        assert "pending" in (caught.value.details() or "")
+        error = cast(grpc.RpcError, caught.value)
+        assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "pending" in (error.details() or "")
         for stream in streams:
             stream.cancel()
 

@@ -11,8 +11,8 @@ from arena.task.task import Category, Entry, Tolerance
 
 WriteTask = Callable[..., Path]
 # The good declaration's cases (conftest.TRITON_FIELDS): "small" (untimed) and "big" (timed).
-SMALL = {"name": "small", "dims": {"M": 7, "N": 129}, "dtype": "float32", "seed": 1}
-BIG = {"name": "big", "dims": {"M": 4096, "N": 4096}, "dtype": "float16", "seed": 3, "timed": True}
+SMALL: dict[str, Any] = {"name": "small", "dims": {"M": 7, "N": 129}, "dtype": "float32", "seed": 1}
+BIG: dict[str, Any] = {"name": "big", "dims": {"M": 4096, "N": 4096}, "dtype": "float16", "seed": 3, "timed": True}
 CASES = [SMALL, BIG]
 
 

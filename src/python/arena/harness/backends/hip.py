@@ -11,7 +11,7 @@ import ctypes
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import torch
 from arena.harness.backends.kernel import Kernel
@@ -58,7 +58,12 @@ def load_hip_entry(library: Path, symbol: str, task: Task, label: str) -> Kernel
     inputs = [spec.name for spec in task.inputs]
     outputs = [spec.name for spec in task.outputs]
 
-    def invoke(ins, scalars: Mapping[str, object], outs, dims: Mapping[str, int]) -> int:  # type: ignore[no-untyped-def]
+    def invoke(
+        ins: Sequence[torch.Tensor],
+        scalars: Mapping[str, object],
+        outs: Sequence[torch.Tensor],
+        dims: Mapping[str, int],
+    ) -> int:
         tensors = dict(zip(inputs, ins)) | dict(zip(outputs, outs))
         args: list[object] = []
         for name in task.abi:

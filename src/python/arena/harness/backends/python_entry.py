@@ -6,6 +6,7 @@ import importlib.util
 import itertools
 import sys
 from pathlib import Path
+from typing import Any, Callable
 
 from arena.harness.backends.kernel import Kernel
 from arena.task.task import Entry
@@ -41,8 +42,9 @@ def load_python_entry(directory: Path, entry: Entry, label: str) -> Kernel:
     function = getattr(module, entry.symbol, None)
     if not callable(function):
         raise AttributeError(f"{entry.file} defines no callable {entry.symbol!r}")
+    kernel: Callable[..., Any] = function  # named so the lambda below keeps the narrowed type
     return Kernel(
         label=label,
-        invoke=lambda inputs, scalars, outputs, dims: function(*inputs, **scalars),
+        invoke=lambda inputs, scalars, outputs, dims: kernel(*inputs, **scalars),
         harness_outputs=False,
     )

@@ -9,6 +9,7 @@ folder for the result frame (descriptor 3 of the child, opened by the shell arou
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import secrets
@@ -17,7 +18,7 @@ import tempfile
 import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
 from arena.candidate.candidate import Candidate
 from arena.evaluation.evaluation import Environment
@@ -224,7 +225,9 @@ def _tail_reader(stream: IO[bytes] | None, tail: bytearray) -> threading.Thread:
 
     def read() -> None:
         assert stream is not None
-        for chunk in iter(lambda: stream.read1(1 << 16), b""):  # type: ignore[attr-defined]
+        # Popen's pipes are buffered readers; read1 returns what has arrived without waiting for 64 KiB.
+        source = cast(io.BufferedIOBase, stream)
+        for chunk in iter(lambda: source.read1(1 << 16), b""):
             tail.extend(chunk)
             del tail[: max(0, len(tail) - LOG_TAIL)]
 

@@ -212,7 +212,7 @@ def test_a_container_past_its_deadline_is_killed_by_name(
     executor = DockerExecutor(LOCK, docker=docker, start_grace_s=0.0)
     result = executor.run(scale_task, None, scale_repo, HarnessSettings(backend="cpu", timeout_s=1.5))
     assert result.status == "TIMEOUT"
-    run, kill = [c for c in calls(log) if c[0] in ("run", "kill")]
+    run, kill = (c for c in calls(log) if c[0] in ("run", "kill"))
     assert kill == ["kill", flag_values(run, "--name")[0]]
 
 

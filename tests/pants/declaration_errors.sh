@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# A malformed kernel_task fails when Pants parses BUILD files, with a message naming the BUILD
+# file, the target and the field. Runs ./pants on throwaway task folders inside the repo (Pants
+# reads BUILD files only under its build root) and removes them afterwards.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+
+probe="tasks/_declaration_probe"
+trap 'rm -rf "${probe}"' EXIT
+passed=0
+failed=0
+
+expect_error() {  # name, expected message fragment, BUILD body
+  local name="$1" want="$2" body="$3" out
+  rm -rf "${probe}" && mkdir -p "${probe}" && printf '%s\n' "${body}" >"${probe}/BUILD"
+  if out=$(./pants --no-pantsd list "${probe}:" 2>&1); then
+    echo "FAIL ${name}: the declaration was accepted"; failed=$((failed + 1)); return
+  fi
+  if grep -qF -- "${want}" <<<"${out}"; then
+    echo "ok   ${name}"; passed=$((passed + 1))
+  else
+    echo "FAIL ${name}: expected '${want}' in:"; echo "${out}" | tail -5; failed=$((failed + 1))
+  fi
+}
+
+good_fields='description="d", baseline=["k.py"], entry="k.py:f", reference="r.py:f",
+    inputs=[{"name": "x", "shape": ["N"]}], outputs=[{"name": "y", "shape": ["N"]}]'
+
+expect_error "unknown category" "category" \
+  "kernel_task(name=\"t\", category=\"cuda2cuda\", ${good_fields}, cases=[{\"name\": \"a\", \"dims\": {\"N\": 4}, \"dtype\": \"float32\", \"seed\": 1, \"timed\": True}])"
+expect_error "no timed case" "tasks/_declaration_probe/BUILD: kernel_task 't': field 'cases': mark at least one case" \
+  "kernel_task(name=\"t\", category=\"triton2triton\", ${good_fields}, cases=[{\"name\": \"a\", \"dims\": {\"N\": 4}, \"dtype\": \"float32\", \"seed\": 1}])"
+expect_error "bad entry" "field 'entry': 'k.py' is not of the form file:symbol" \
+  "kernel_task(name=\"t\", category=\"triton2triton\", description=\"d\", baseline=[\"k.py\"], entry=\"k.py\", reference=\"r.py:f\", inputs=[], outputs=[{\"name\": \"y\", \"shape\": [\"N\"]}], cases=[{\"name\": \"a\", \"dims\": {\"N\": 4}, \"dtype\": \"float32\", \"seed\": 1, \"timed\": True}])"
+expect_error "unknown dtype" "case 'a' has unknown dtype 'float8'" \
+  "kernel_task(name=\"t\", category=\"triton2triton\", ${good_fields}, cases=[{\"name\": \"a\", \"dims\": {\"N\": 4}, \"dtype\": \"float8\", \"seed\": 1, \"timed\": True}])"
+expect_error "path escape" "field 'baseline': '../k.py' must be a path inside the task folder" \
+  "kernel_task(name=\"t\", category=\"triton2triton\", description=\"d\", baseline=[\"../k.py\"], entry=\"k.py:f\", reference=\"r.py:f\", inputs=[], outputs=[{\"name\": \"y\", \"shape\": [\"N\"]}], cases=[{\"name\": \"a\", \"dims\": {\"N\": 4}, \"dtype\": \"float32\", \"seed\": 1, \"timed\": True}])"
+
+echo "${passed} passed, ${failed} failed"
+[ "${failed}" -eq 0 ]
