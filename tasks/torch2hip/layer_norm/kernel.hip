@@ -2,29 +2,39 @@
 // reference.py): y = (x - mean) / sqrt(var + eps) * weight + bias, with the mean and the biased
 // variance of each row. Arithmetic in float; the result is rounded to float16 once.
 
-// One block per row; the block's threads add their elements into shared sums.
+// One block per row: each thread adds its strided elements, then thread 0 adds the partial sums.
 __global__ void layer_norm_kernel(const __half* x, const __half* weight, const __half* bias, __half* y,
                                   int64_t N, float eps) {
-  __shared__ float sum;
-  __shared__ float sum_sq_dev;
+  __shared__ float partial[256];
+  __shared__ float mean;
+  __shared__ float rstd;
   const __half* x_row = x + (int64_t)blockIdx.x * N;
   __half* y_row = y + (int64_t)blockIdx.x * N;
+
+  float sum = 0.0f;
+  for (int64_t n = threadIdx.x; n < N; n += blockDim.x) sum += __half2float(x_row[n]);
+  partial[threadIdx.x] = sum;
+  __syncthreads();
   if (threadIdx.x == 0) {
-    sum = 0.0f;
-    sum_sq_dev = 0.0f;
+    float total = 0.0f;
+    for (int t = 0; t < (int)blockDim.x; ++t) total += partial[t];
+    mean = total / (float)N;
   }
   __syncthreads();
 
-  for (int64_t n = threadIdx.x; n < N; n += blockDim.x) atomicAdd(&sum, __half2float(x_row[n]));
-  __syncthreads();
-  const float mean = sum / (float)N;
-
+  float sum_sq_dev = 0.0f;
   for (int64_t n = threadIdx.x; n < N; n += blockDim.x) {
     float d = __half2float(x_row[n]) - mean;
-    atomicAdd(&sum_sq_dev, d * d);
+    sum_sq_dev += d * d;
+  }
+  partial[threadIdx.x] = sum_sq_dev;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    float total = 0.0f;
+    for (int t = 0; t < (int)blockDim.x; ++t) total += partial[t];
+    rstd = rsqrtf(total / (float)N + eps);
   }
   __syncthreads();
-  const float rstd = rsqrtf(sum_sq_dev / (float)N + eps);
 
   for (int64_t n = threadIdx.x; n < N; n += blockDim.x) {
     float v = (__half2float(x_row[n]) - mean) * rstd;
