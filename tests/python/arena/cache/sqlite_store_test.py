@@ -63,7 +63,7 @@ def _write_many(path: str, worker: int) -> None:
 
 def test_concurrent_processes_lose_nothing(tmp_path: Path) -> None:
     path = str(tmp_path / "s.sqlite")
-    context = multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("fork")
     workers = [context.Process(target=_write_many, args=(path, w)) for w in range(4)]
     for worker in workers:
         worker.start()
