@@ -31,16 +31,33 @@ def canonical_json(value: Any) -> str:
     return json.dumps(_canonical(value), sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
+# Settings that say where a job ran, not what was measured: which GPU of a machine took the job
+# (the environment fingerprint already names the machine and its GPU model).
+PLACEMENT_SETTINGS = ("device",)
+
+
 def cache_key(
-    task_digest: str, candidate_digest: str, environment_fingerprint: str, harness_version: str, settings: Any
+    task_digest: str,
+    candidate_digest: str,
+    environment_fingerprint: str,
+    harness_version: str,
+    settings: Any,
+    task: str = "",
 ) -> str:
-    """Hex sha256 over the canonical JSON of the five inputs (settings: a dataclass or a dict)."""
+    """Hex sha256 over the canonical JSON of the inputs (settings: a dataclass or a dict).
+
+    `task` is the task's address: two tasks declared alike share a digest but not their scores.
+    """
+    measured = _canonical(settings)
+    if isinstance(measured, dict):
+        measured = {k: v for k, v in measured.items() if k not in PLACEMENT_SETTINGS}
     document = {
+        "task": task,
         "task_digest": task_digest,
         "candidate_digest": candidate_digest,
         "environment": environment_fingerprint,
         "harness_version": harness_version,
-        "settings": settings,
+        "settings": measured,
     }
     return hashlib.sha256(canonical_json(document).encode()).hexdigest()
 

@@ -78,8 +78,9 @@ def settings_from_args(args: argparse.Namespace, task: Task) -> HarnessSettings:
         timeout_s=args.timeout,
         check_only=args.check_only,
         backend=args.backend,
-        budget_s_per_case=args.budget_s_per_case,
-        trials=args.trials,
+        # validate-task shares this function but not the timing options.
+        budget_s_per_case=getattr(args, "budget_s_per_case", HarnessSettings.budget_s_per_case),
+        trials=getattr(args, "trials", HarnessSettings.trials),
     )
     return settings_for_machine(task, settings, probe_environment())
 

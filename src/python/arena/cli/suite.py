@@ -1,31 +1,63 @@
-"""`arena suite --category C [--tasks ADDR...] [--exemplars | --submissions DIR] [--json FILE]`
+"""`arena suite --category C [--tasks ADDR...] [--exemplars | --submissions DIR] [--runner HOST:PORT] [--json FILE]`
 
 Evaluates every task of a category: the baselines (no-ops: the instrument's own noise), the
-exemplars, or an agent's submissions (DIR/<task name>/ laid out like the task folder). Prints a
-line per evaluation, then the table and the suite's geomean and fast_p. Exits 0 when the suite
-ran, with or without a GPU (it says what needed one).
+exemplars, or an agent's submissions (DIR/<task name>/ laid out like the task folder). Every
+candidate goes through a runner: the one at --runner (or ARENA_RUNNER) over gRPC, else a Runner
+in this process (one lane per GPU, or one "cpu" lane; no gRPC) sharing the score cache with
+`arena evaluate`, so a second run is answered from the cache. Prints a line per evaluation,
+then the table and the suite's geomean and fast_p. Exits 0 when the suite ran, with or without
+a GPU (it says what needed one).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Callable, Iterator, Mapping
 
-from arena.candidate.candidate import exemplar_candidates
+from arena.candidate.candidate import Candidate, baseline_candidate, exemplar_candidates, load_candidate
 from arena.cli.evaluate import add_run_arguments, caller_error, open_store, settings_from_args, write_json
-from arena.errors import UnknownTask
-from arena.evaluation.evaluate import evaluate, evaluate_directory
+from arena.errors import ArenaError, InvalidCandidate, UnknownTask
+from arena.evaluation.evaluate import Store, evaluate, evaluate_directory
 from arena.evaluation.evaluation import Evaluation, Status
+from arena.harness.settings import HarnessSettings
 from arena.report.table import format_suite
+from arena.runner.auth import Identity
+from arena.runner.devices import discover_lanes
+from arena.runner.queue import Progress
+from arena.runner.runner import Evaluate, Runner
 from arena.scoring.score import task_outcome
 from arena.scoring.stats import summarize_suite
 from arena.task.load import load_tasks, parse_address
 from arena.task.task import CATEGORIES, Task
 
 HELP = "evaluate every task of a category (baselines, exemplars or submissions) and summarize"
+# The client's variables, named again here: arena.client imports grpc, which the in-process path avoids.
+RUNNER_VARIABLE = "ARENA_RUNNER"
+TOKEN_VARIABLE = "ARENA_TOKEN"
+OPERATOR = Identity("local", operator=True)  # the in-process runner's only caller: no attempts, no budgets
+REMOTE_IN_FLIGHT = 16  # candidates sent to a remote runner at once; it queues them on its lanes
+MIN_PENDING = 256
+
+# submit(candidate) queues it and returns wait() -> its Evaluation.
+Submit = Callable[[Candidate], Callable[[], Evaluation]]
+
+
+@dataclass(frozen=True)
+class Request:
+    """One candidate the suite evaluates."""
+
+    label: str  # how the report names it: the task address, plus the exemplar folder
+    task: Task
+    candidate: Candidate | None  # None: refused before any runner sees it (see refused_evaluation)
+    directory: Path | None = None  # the submission folder it was read from, if any
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,6 +67,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     which.add_argument("--exemplars", action="store_true", help="evaluate each task's exemplars")
     which.add_argument("--submissions", type=Path, metavar="DIR", help="DIR/<task name>/ holds each task's candidate")
     parser.add_argument("--json", metavar="FILE|-", help="write every evaluation and the summary as JSON")
+    parser.add_argument(
+        "--runner",
+        metavar="HOST:PORT",
+        help=f"evaluate on the runner there, over gRPC, with its own settings and cache (default: {RUNNER_VARIABLE}; "
+        "neither: a runner in this process, one lane per GPU, sharing the local score cache)",
+    )
+    parser.add_argument(
+        "--token", metavar="TOKEN", help=f"an operator's bearer token for --runner (default: {TOKEN_VARIABLE})"
+    )
     add_run_arguments(parser)
 
 
@@ -49,19 +90,124 @@ def select_tasks(repo_root: Path, category: str, addresses: list[str] | None) ->
     return [task for task in tasks if task.address in wanted]
 
 
-def evaluations(tasks: list[Task], args: argparse.Namespace) -> Iterator[tuple[str, Evaluation]]:
-    """(label, evaluation) for every candidate the options name, in task order."""
-    store = open_store(args.repo_root, args.no_cache)
+def suite_requests(tasks: list[Task], args: argparse.Namespace) -> list[Request]:
+    """Every candidate the options name, in task order."""
+    requests = []
     for task in tasks:
-        settings = settings_from_args(args, task)
         if args.exemplars:
             for folder, candidate in exemplar_candidates(task, args.repo_root).items():
-                yield f"{task.address} [{folder}]", evaluate(task, candidate, args.repo_root, settings, store)
+                requests.append(Request(f"{task.address} [{folder}]", task, candidate))
         elif args.submissions is not None:
             directory: Path = args.submissions / task.name
-            yield task.address, evaluate_directory(task, directory, args.repo_root, settings, store)
+            try:
+                requests.append(Request(task.address, task, load_candidate(task, directory), directory))
+            except InvalidCandidate:  # no or a broken folder: a failing evaluation, not a crash
+                requests.append(Request(task.address, task, None, directory))
         else:
-            yield task.address, evaluate(task, None, args.repo_root, settings, store)
+            try:
+                requests.append(Request(task.address, task, baseline_candidate(task, args.repo_root)))
+            except InvalidCandidate:
+                requests.append(Request(task.address, task, None))
+    return requests
+
+
+def refused_evaluation(request: Request, args: argparse.Namespace) -> Evaluation:
+    """The INVALID_CANDIDATE evaluation of a candidate no runner would accept, as `arena evaluate`
+    reports it; nothing runs (its files fail to load again)."""
+    settings = settings_from_args(args, request.task)
+    if request.directory is not None:
+        return evaluate_directory(request.task, request.directory, args.repo_root, settings)
+    return evaluate(request.task, None, args.repo_root, settings)
+
+
+def evaluations(requests: list[Request], args: argparse.Namespace) -> Iterator[tuple[str, Evaluation]]:
+    """(label, evaluation) per request, in order; all are queued first so every lane keeps busy."""
+    if not requests:
+        return
+    address = args.runner or os.environ.get(RUNNER_VARIABLE, "")
+    tasks = list({request.task.address: request.task for request in requests}.values())
+    runner = remote_runner(address, args.token) if address else local_runner(tasks, len(requests), args)
+    with runner as submit:
+        waits = [submit(request.candidate) if request.candidate is not None else None for request in requests]
+        for request, wait in zip(requests, waits):
+            yield request.label, wait() if wait is not None else refused_evaluation(request, args)
+
+
+@contextmanager
+def local_runner(tasks: list[Task], count: int, args: argparse.Namespace) -> Iterator[Submit]:
+    """A Runner in this process: this machine's lanes, the shared score cache, no gRPC.
+
+    Its job records live in a fresh folder per suite: a job's id names neither the task's digest
+    nor the settings, so old records could answer for a changed task. The score cache, keyed by
+    both, is what a later run reuses.
+    """
+    settings = {task.address: settings_from_args(args, task) for task in tasks}
+    store = open_store(args.repo_root, args.no_cache)
+    with tempfile.TemporaryDirectory(prefix="arena-suite-") as state:
+        runner = Runner(
+            args.repo_root,
+            Path(state),
+            evaluate=evaluate_with(settings),
+            settings=HarnessSettings(),  # only its device is used: the lane's (see evaluate_with)
+            store=store,
+            lanes=discover_lanes(),
+            tasks=tuple(tasks),
+            max_pending=max(MIN_PENDING, count),
+            durable=False,
+        ).start()
+        try:
+            yield lambda candidate: follow(runner.evaluate(OPERATOR, "", candidate), store)
+        finally:
+            runner.stop()
+
+
+def evaluate_with(settings: Mapping[str, HarnessSettings]) -> Evaluate:
+    """The runner's evaluate for the suite: each task's settings from the command line, on the lane's device."""
+
+    def run(task: Task, candidate: Candidate, repo_root: Path, lane: HarnessSettings, store: Any) -> Evaluation:
+        chosen = replace(settings[task.address], device=lane.device)
+        # The baseline's own files are the no-op: evaluated as None, exactly as `arena evaluate` does.
+        no_op = candidate.files == baseline_files(task, repo_root)
+        return evaluate(task, None if no_op else candidate, repo_root, chosen, store)
+
+    return run
+
+
+def baseline_files(task: Task, repo_root: Path) -> Mapping[str, bytes]:
+    """The task's editable files; none when it has none (evaluate reports that, not the lane)."""
+    try:
+        return baseline_candidate(task, repo_root).files
+    except InvalidCandidate:
+        return {}
+
+
+def follow(progress: Iterator[Progress], store: Store | None) -> Callable[[], Evaluation]:
+    """wait() -> the evaluation a job's progress ends with (a failed job raises its error).
+
+    The runner names it after its job; the id the score cache keeps it under (the one
+    `arena reproduce` looks up) is put back.
+    """
+
+    def wait() -> Evaluation:
+        for step in progress:
+            evaluation = step.evaluation
+            if evaluation is not None:
+                kept = store.get(evaluation.cache_key) if store is not None and evaluation.cache_key else None
+                return replace(evaluation, id=kept.id) if kept is not None else evaluation
+        raise ArenaError("the runner ended the evaluation without a result")
+
+    return wait
+
+
+@contextmanager
+def remote_runner(address: str, token: str | None) -> Iterator[Submit]:
+    """The runner at `address`, over gRPC, as an operator (its own settings and cache apply)."""
+    # Imported here: the client needs grpc and the generated arena.v1 modules (see leaderboard.py).
+    from arena.client.client import Client
+
+    with Client(address, token or os.environ.get(TOKEN_VARIABLE, "")) as client:
+        with ThreadPoolExecutor(REMOTE_IN_FLIGHT, thread_name_prefix="arena-suite") as pool:
+            yield lambda candidate: pool.submit(client.evaluate, candidate).result
 
 
 def needs_gpu(evaluation: Evaluation, check_only: bool) -> bool:
@@ -81,7 +227,7 @@ def run(args: argparse.Namespace) -> int:
     # With JSON on stdout, the human report goes to stderr so the JSON stays parseable.
     report = sys.stderr if args.json == "-" else sys.stdout
     print(f"{len(tasks)} {args.category} task(s)", file=report)
-    for label, evaluation in evaluations(tasks, args):
+    for label, evaluation in evaluations(suite_requests(tasks, args), args):
         done.append((label, evaluation))
         speed = f"speedup {evaluation.score.geomean_speedup:.3f}" if evaluation.score.geomean_speedup else "untimed"
         cached = " (cached)" if evaluation.cached else ""

@@ -102,7 +102,9 @@ def evaluate(
         digest = candidate_digest(candidate if candidate is not None else baseline_candidate(task, repo_root))
     except InvalidCandidate as error:
         return _invalid(header, "", str(error))
-    key = cache_key(str(header["task_digest"]), digest, environment.fingerprint, harness_version(), settings)
+    key = cache_key(
+        str(header["task_digest"]), digest, environment.fingerprint, harness_version(), settings, task.address
+    )
     if store is not None:
         keep_candidate(store, candidate)  # its files, so `arena reproduce` can run it again
         hit = store.get(key)

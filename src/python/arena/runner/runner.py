@@ -111,7 +111,7 @@ class Runner:
         if not attempt_id and not identity.operator:
             raise PermissionDenied("evaluations outside an attempt are for operators; open an attempt first")
         job = Job(
-            id=job_id(identity.agent, attempt_id, candidate),
+            id=job_id(identity.agent, attempt_id, candidate, task_digest(task, self.repo_root)),
             agent=identity.agent,
             attempt=attempt_id,
             candidate=candidate,
@@ -193,9 +193,12 @@ class Runner:
         return int(self._clock() * 1000)
 
 
-def job_id(agent: str, attempt_id: str, candidate: Candidate) -> str:
-    """The same request gives the same id, so a retried Evaluate never makes a second job."""
-    parts = (agent, attempt_id, candidate.task, candidate_digest(candidate))
+def job_id(agent: str, attempt_id: str, candidate: Candidate, task_digest: str = "") -> str:
+    """The same request gives the same id, so a retried Evaluate never makes a second job.
+
+    The task's digest is part of it: after a task changes, the same candidate is a new job.
+    """
+    parts = (agent, attempt_id, candidate.task, task_digest, candidate_digest(candidate))
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
 
 

@@ -8,6 +8,7 @@ from arena.cache.key import cache_key, canonical_json, digest_tree, harness_vers
 class _Settings:
     timeout_s: float = 600
     cases: tuple[str, ...] = ()
+    device: int = 0
 
 
 def test_same_inputs_same_key_and_every_input_counts() -> None:
@@ -21,8 +22,14 @@ def test_same_inputs_same_key_and_every_input_counts() -> None:
         cache_key("t", "c", "e", "h2", _Settings()),
         cache_key("t", "c", "e", "h", _Settings(timeout_s=5)),
         cache_key("t", "c", "e", "h", _Settings(cases=("small",))),
+        cache_key("t", "c", "e", "h", _Settings(), task="tasks/x/other:other"),
     }
-    assert base not in changed and len(changed) == 6
+    assert base not in changed and len(changed) == 7
+
+
+def test_the_gpu_a_job_ran_on_is_not_part_of_the_key() -> None:
+    # A suite on several GPUs must hit the cache whichever lane takes a task next time.
+    assert cache_key("t", "c", "e", "h", _Settings(device=0)) == cache_key("t", "c", "e", "h", _Settings(device=3))
 
 
 def test_canonical_json_ignores_key_order_and_tuple_vs_list() -> None:

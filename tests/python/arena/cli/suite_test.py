@@ -1,9 +1,15 @@
+import importlib.util
 import json
+import shutil
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from arena.cache.sqlite_store import SqliteStore
 from arena.cli import main as cli
+from arena.runner.runner import Runner
 
 
 def _suite(repo: Path, *args: str) -> int:
@@ -90,3 +96,137 @@ def test_an_empty_category_is_fine(
         "fast_p": {"1.0": 0.0, "1.2": 0.0, "2.0": 0.0},
     }
     assert "0 hip2hip task(s)" in captured.err
+
+
+def _twin(repo: Path) -> None:
+    """A second task, tasks/triton2triton/twin: add under another name, its small case one longer.
+
+    (The digest leaves the name out, so an exact copy would share add's cache entries.)
+    """
+    target = repo / "tasks" / "triton2triton" / "twin"
+    shutil.copytree(repo / "tasks" / "triton2triton" / "add", target)
+    build = target / "BUILD"
+    assert "name='add'" in build.read_text() and "'N': 1000" in build.read_text()
+    build.write_text(build.read_text().replace("name='add'", "name='twin'").replace("'N': 1000", "'N': 1001"))
+
+
+def _cached(repo: Path, out_file: Path) -> dict[str, bool]:
+    """Run the suite; {label: cached} from its JSON."""
+    assert _suite(repo, "--json", str(out_file)) == 0
+    return {item["label"]: item["cached"] for item in json.loads(out_file.read_text())["evaluations"]}
+
+
+ADD = "tasks/triton2triton/add:add"
+TWIN = "tasks/triton2triton/twin:twin"
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("arena.harness.launch") is None, reason="the harness (run_harness) is not there"
+)
+def test_a_second_run_is_answered_from_the_cache_and_a_changed_task_alone_runs_again(
+    add_repo: Path, tmp_path: Path, cache_dir: Path, cpu_machine: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The real harness (Triton's interpreter on CPU) through the in-process runner."""
+    _twin(add_repo)
+    out_file = tmp_path / "suite.json"
+    started = time.monotonic()
+    assert _cached(add_repo, out_file) == {ADD: False, TWIN: False}
+    first_s = time.monotonic() - started
+    assert "2/2 correct" in capsys.readouterr().out
+    started = time.monotonic()
+    assert _cached(add_repo, out_file) == {ADD: True, TWIN: True}
+    second_s = time.monotonic() - started
+    assert second_s < first_s / 4, (first_s, second_s)  # no harness child started
+    out = capsys.readouterr().out
+    assert f"[1] {ADD}  PASSED  untimed (cached)" in out and f"[2] {TWIN}  PASSED  untimed (cached)" in out
+    # A changed case in twin's BUILD changes its digest: only twin runs again.
+    build = add_repo / "tasks" / "triton2triton" / "twin" / "BUILD"
+    build.write_text(build.read_text().replace("'N': 1001", "'N': 999"))
+    assert _cached(add_repo, out_file) == {ADD: True, TWIN: False}
+    assert _cached(add_repo, out_file) == {ADD: True, TWIN: True}
+
+
+def test_a_changed_baseline_file_is_evaluated_again_and_nothing_else(
+    add_repo: Path, tmp_path: Path, fake_harness: list[Any], cache_dir: Path, cpu_machine: Any
+) -> None:
+    _twin(add_repo)
+    out_file = tmp_path / "suite.json"
+    assert _cached(add_repo, out_file) == {ADD: False, TWIN: False}
+    assert _cached(add_repo, out_file) == {ADD: True, TWIN: True}
+    assert len(fake_harness) == 2
+    kernel = add_repo / "tasks" / "triton2triton" / "add" / "kernel.py"
+    kernel.write_text(kernel.read_text().replace("BLOCK=128", "BLOCK=256"))
+    assert _cached(add_repo, out_file) == {ADD: False, TWIN: True}
+    assert len(fake_harness) == 3 and fake_harness[2][0] is None  # the baseline, as the no-op
+
+
+def test_the_suite_evaluates_through_an_in_process_runner_without_grpc(
+    add_repo: Path,
+    tmp_path: Path,
+    fake_harness: list[Any],
+    cache_dir: Path,
+    cpu_machine: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _twin(add_repo)
+    jobs: list[tuple[str, str, str]] = []
+    run_job = Runner._run_job
+
+    def counted(runner: Runner, job: Any, lane: str) -> Any:
+        jobs.append((job.candidate.task, job.attempt, lane))
+        return run_job(runner, job, lane)
+
+    monkeypatch.setattr(Runner, "_run_job", counted)
+    monkeypatch.delenv("ARENA_RUNNER", raising=False)
+    monkeypatch.setenv("ARENA_DEVICES", "cpu")
+    # Neither grpc nor the client may be imported on this path (the GPU machine has neither).
+    monkeypatch.setitem(sys.modules, "grpc", None)
+    monkeypatch.setitem(sys.modules, "arena.client.client", None)
+    assert _suite(add_repo, "--json", "-") == 0
+    evaluations = json.loads(capsys.readouterr().out)["evaluations"]
+    assert sorted(jobs) == [(ADD, "", "cpu"), (TWIN, "", "cpu")]  # one operator job per task, no attempt
+    assert len(fake_harness) == 2
+    # The ids are the score cache's (what `arena reproduce` finds), not the runner's job ids.
+    store = SqliteStore(cache_dir / "scores.sqlite")
+    assert [store.get(item["cache_key"]).id for item in evaluations] == [item["id"] for item in evaluations]  # type: ignore[union-attr]
+    assert _suite(add_repo, "--no-cache") == 0
+    assert len(jobs) == 4 and len(fake_harness) == 4
+
+
+def test_a_remote_runner_over_grpc(
+    add_repo: Path,
+    tmp_path: Path,
+    fake_harness: list[Any],
+    cache_dir: Path,
+    cpu_machine: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    pytest.importorskip("arena.v1.runner_pb2", reason="the generated arena.v1 modules (Pants codegen)")
+    from arena.client.embedded import start_embedded_runner
+    from arena.runner.runner import open_runner
+
+    seen: list[str] = []
+    run_job = Runner._run_job
+
+    def counted(runner: Runner, job: Any, lane: str) -> Any:
+        seen.append(job.agent)
+        return run_job(runner, job, lane)
+
+    monkeypatch.setattr(Runner, "_run_job", counted)
+    remote = start_embedded_runner(
+        add_repo, open_runner(add_repo, tmp_path / "remote", lanes=("cpu",), store_path=tmp_path / "remote.sqlite")
+    )
+    try:
+        assert _suite(add_repo, "--runner", remote.address, "--token", remote.token) == 0
+        assert f"[1] {ADD}  PASSED" in capsys.readouterr().out
+        monkeypatch.setenv("ARENA_RUNNER", remote.address)
+        monkeypatch.setenv("ARENA_TOKEN", remote.token)
+        assert _suite(add_repo) == 0
+        # The same candidate again is the same job there: answered without a second run.
+        assert f"[1] {ADD}  PASSED" in capsys.readouterr().out
+    finally:
+        remote.stop()
+    assert seen == ["local"] and len(fake_harness) == 1
+    assert not (cache_dir / "scores.sqlite").exists()  # the remote runner's cache, not this one's

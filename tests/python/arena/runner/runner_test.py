@@ -14,7 +14,7 @@ from arena.evaluation.evaluation import Evaluation
 from arena.runner.auth import Identity
 from arena.runner.faults import InvalidRequest, NotFound, NotReady, StateBusy
 from arena.runner.queue import Progress
-from arena.runner.runner import Runner
+from arena.runner.runner import Runner, job_id
 from arena.task.load import load_tasks
 
 ALICE = Identity("alice")
@@ -301,3 +301,10 @@ def test_the_real_pipeline_through_the_runner(tmp_path: Path, monkeypatch: pytes
         assert runner.submit(ALICE, attempt.id, passed.id).final_evaluation == passed.id
     finally:
         runner.stop(timeout_s=5)
+
+
+def test_a_changed_task_makes_the_same_candidate_a_new_job() -> None:
+    # Job ids dedupe retries; they must not answer a candidate from before its task changed.
+    candidate = Candidate("tasks/t/a:a", {"kernel.py": b"x"})
+    assert job_id("alice", "att", candidate, "digest-1") == job_id("alice", "att", candidate, "digest-1")
+    assert job_id("alice", "att", candidate, "digest-1") != job_id("alice", "att", candidate, "digest-2")
