@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# A malformed kernel_task fails when Pants parses BUILD files, with a message naming the BUILD
-# file, the target and the field. Runs ./pants on throwaway task folders inside the repo (Pants
-# reads BUILD files only under its build root) and removes them afterwards.
+# Build rules that must fail loudly, checked through ./pants on throwaway folders inside the repo
+# (Pants reads BUILD files only under its build root), removed afterwards:
+# - a malformed kernel_task fails when Pants parses BUILD files, with a message naming the BUILD
+#   file, the target and the field;
+# - a module outside the allowed places that imports generated protobuf code is refused.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
 probe="tasks/_declaration_probe"
-trap 'rm -rf "${probe}"' EXIT
+import_probe="src/python/arena/_visibility_probe"
+trap 'rm -rf "${probe}" "${import_probe}"' EXIT
 passed=0
 failed=0
 
@@ -36,6 +39,18 @@ expect_error "unknown dtype" "case 'a' has unknown dtype 'float8'" \
   "kernel_task(name=\"t\", category=\"triton2triton\", ${good_fields}, cases=[{\"name\": \"a\", \"dims\": {\"N\": 4}, \"dtype\": \"float8\", \"seed\": 1, \"timed\": True}])"
 expect_error "path escape" "field 'baseline': '../k.py' must be a path inside the task folder" \
   "kernel_task(name=\"t\", category=\"triton2triton\", description=\"d\", baseline=[\"../k.py\"], entry=\"k.py:f\", reference=\"r.py:f\", inputs=[], outputs=[{\"name\": \"y\", \"shape\": [\"N\"]}], cases=[{\"name\": \"a\", \"dims\": {\"N\": 4}, \"dtype\": \"float32\", \"seed\": 1, \"timed\": True}])"
+
+# Only arena/api, runner/service.py and client/ may import arena.v1 (proto/arena/v1/BUILD).
+rm -rf "${probe}" && mkdir -p "${import_probe}"
+printf 'python_sources()\n' >"${import_probe}/BUILD"
+printf 'from arena.v1 import task_pb2\n\nprint(task_pb2)\n' >"${import_probe}/probe.py"
+if out=$(./pants --no-pantsd dependencies "${import_probe}:" 2>&1); then
+  echo "FAIL generated-code import: accepted"; failed=$((failed + 1))
+elif grep -qF "DependencyRuleActionDeniedError" <<<"${out}"; then
+  echo "ok   generated-code import refused"; passed=$((passed + 1))
+else
+  echo "FAIL generated-code import: unexpected error"; echo "${out}" | tail -5; failed=$((failed + 1))
+fi
 
 echo "${passed} passed, ${failed} failed"
 [ "${failed}" -eq 0 ]
