@@ -3,47 +3,17 @@
 from __future__ import annotations
 
 import importlib.util
-import socket
-import subprocess
-import sys
 from pathlib import Path
 from typing import Iterator
 
 import pytest
 from arena.evaluation.evaluation import Evaluation, Score, Status
+from arena_testing.buildgrid_server import buildgrid_server
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("buildgrid") is None,
     reason="the optional `buildgrid` package (REAPI messages and a server) is not installed",
 )
-
-CONFIG = """
-server:
-  - !channel
-    address: "127.0.0.1:{port}"
-    insecure-mode: true
-authorization:
-  method: none
-storages:
-  - !lru-storage &storage
-    size: 256MB
-caches:
-  - !lru-action-cache &cache
-    storage: *storage
-    max-cached-refs: 1024
-    allow-updates: true
-    cache-failed-actions: true
-instances:
-  - name: arena
-    services:
-      - !action-cache
-        cache: *cache
-      - !cas
-        storage: *storage
-      - !bytestream
-        storage: *storage
-"""
-
 
 TINY_BUILD = """
 kernel_task(
@@ -60,45 +30,11 @@ kernel_task(
 """
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.fixture
 def buildgrid(tmp_path: Path) -> Iterator[str]:
     """A BuildGrid server (CAS, ByteStream, action cache; instance `arena`) on 127.0.0.1."""
-    import grpc
-
-    port = free_port()
-    (tmp_path / "bgd.yml").write_text(CONFIG.format(port=port))
-    log = (tmp_path / "bgd.log").open("wb")
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "from buildgrid.server.app import cli; cli()",
-            "server",
-            "start",
-            str(tmp_path / "bgd.yml"),
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    endpoint = f"127.0.0.1:{port}"
-    try:
-        with grpc.insecure_channel(endpoint) as channel:
-            grpc.channel_ready_future(channel).result(timeout=60)
+    with buildgrid_server(tmp_path) as endpoint:
         yield endpoint
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-        log.close()
 
 
 def evaluation(id: str, points: float) -> Evaluation:

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import importlib.util
-import socket
-import subprocess
-import sys
 from pathlib import Path
 from typing import Iterator
 
@@ -13,6 +10,7 @@ import pytest
 from arena.candidate.candidate import Candidate
 from arena.task.load import load_task
 from arena.task.task import Task
+from arena_testing.buildgrid_server import buildgrid_server
 
 SCALE_ADDRESS = "tasks/triton2triton/scale:scale"
 SCALE_BUILD = """
@@ -80,64 +78,10 @@ def wrong_candidate() -> Candidate:
     return Candidate(SCALE_ADDRESS, {"kernel.py": WRONG_KERNEL.encode()})
 
 
-# A BuildGrid server (CAS, ByteStream, action cache) for the remote executor's tests; the same
-# configuration as tests/python/arena/cache/reapi_store_test.py (conftests cannot be shared).
-BUILDGRID_CONFIG = """
-server:
-  - !channel
-    address: "127.0.0.1:{port}"
-    insecure-mode: true
-authorization:
-  method: none
-storages:
-  - !lru-storage &storage
-    size: 256MB
-caches:
-  - !lru-action-cache &cache
-    storage: *storage
-    max-cached-refs: 1024
-    allow-updates: true
-    cache-failed-actions: true
-instances:
-  - name: arena
-    services:
-      - !action-cache
-        cache: *cache
-      - !cas
-        storage: *storage
-      - !bytestream
-        storage: *storage
-"""
-
-
 @pytest.fixture
 def buildgrid(tmp_path: Path) -> Iterator[str]:
     """host:port of a BuildGrid server on 127.0.0.1 (instance `arena`); skipped without buildgrid."""
     if importlib.util.find_spec("buildgrid") is None:
         pytest.skip("the optional `buildgrid` package (REAPI messages and a server) is not installed")
-    import grpc
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = int(probe.getsockname()[1])
-    (tmp_path / "bgd.yml").write_text(BUILDGRID_CONFIG.format(port=port))
-    log = (tmp_path / "bgd.log").open("wb")
-    start = "from buildgrid.server.app import cli; cli()"
-    server = subprocess.Popen(
-        [sys.executable, "-c", start, "server", "start", str(tmp_path / "bgd.yml")],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    endpoint = f"127.0.0.1:{port}"
-    try:
-        with grpc.insecure_channel(endpoint) as channel:
-            grpc.channel_ready_future(channel).result(timeout=60)
+    with buildgrid_server(tmp_path) as endpoint:
         yield endpoint
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-        log.close()
