@@ -1,4 +1,5 @@
-"""`arena serve --listen HOST:PORT [--tokens FILE] [--state DIR] [--devices 0,1|cpu]`: run the runner."""
+"""`arena serve --listen HOST:PORT [--tokens FILE] [--state DIR] [--devices 0,1|cpu]
+[--executor local|docker|remote ...]`: run the runner."""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ from pathlib import Path
 from arena.errors import ArenaError
 from arena.runner.auth import load_tokens
 from arena.runner.devices import discover_lanes, parse_lanes
+from arena.runner.executors.base import Executor
+from arena.runner.executors.docker import DockerExecutor
+from arena.runner.executors.remote import RemoteExecutor
 from arena.runner.runner import open_runner
 
 HELP = "run the runner: the gRPC service agents evaluate candidates through"
@@ -31,6 +35,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--max-pending", type=int, default=256, help="queued evaluations accepted before refusing"
     )
+    parser.add_argument(
+        "--executor",
+        choices=("local", "docker", "remote"),
+        default="local",
+        help="where each evaluation runs: this host, the pinned ROCm image (third_party/rocm/image.lock), "
+        "or a REAPI GPU pool (--remote, --remote-gpu, --remote-image)",
+    )
+    parser.add_argument("--remote", metavar="HOST:PORT", help="the pool's REAPI Execution endpoint")
+    parser.add_argument("--remote-gpu", default="MI300X", help="the pool's GPU model (platform property)")
+    parser.add_argument("--remote-image", default="", help="repository@sha256:digest the workers run")
+    parser.add_argument("--remote-instance", default="", help="REAPI instance name")
+
+
+def build_executor(args: argparse.Namespace) -> Executor | None:
+    """The executor --executor names; None: the runner's own local harness."""
+    if args.executor == "docker":
+        return DockerExecutor.from_repo(args.repo_root)
+    if args.executor == "remote":
+        if not args.remote:
+            raise ArenaError("--executor remote needs --remote HOST:PORT (the pool's REAPI endpoint)")
+        return RemoteExecutor(
+            endpoint=args.remote, gpu=args.remote_gpu, image=args.remote_image, instance=args.remote_instance
+        )
+    return None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -41,17 +69,19 @@ def run(args: argparse.Namespace) -> int:
         raise ArenaError(f"cannot configure the runner: {error}") from None
     if not len(tokens):
         raise ArenaError("no tokens: give --tokens FILE or set ARENA_TOKENS=agent:token,...")
+    executor = build_executor(args)
     # Imported here: the server needs the generated arena.v1 modules, which exist only after
     # codegen; every other `arena` command (and --help) must work without them.
     from arena.runner.server import create_server, serve
 
     state = args.state or args.repo_root / ".arena" / "runner"
-    runner = open_runner(args.repo_root, state, lanes=lanes, max_pending=args.max_pending)
+    runner = open_runner(args.repo_root, state, lanes=lanes, max_pending=args.max_pending, executor=executor)
     try:
         server, port = create_server(args.listen, runner, tokens)
         host = args.listen.rsplit(":", 1)[0]
         print(
-            f"arena runner on {host}:{port}: lanes {','.join(lanes)}, {len(tokens)} token(s), state {state}",
+            f"arena runner on {host}:{port}: lanes {','.join(lanes)}, executor {args.executor}, "
+            f"{len(tokens)} token(s), state {state}",
             flush=True,
         )
         serve(server)

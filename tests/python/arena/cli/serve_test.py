@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import signal
@@ -10,8 +11,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from arena.cli import serve
 from arena.cli.main import main
 from arena.client.client import Client
+from arena.errors import ArenaError
+from arena.runner.executors.remote import RemoteExecutor
+
+# The committed third_party/rocm/image.lock before anyone has resolved it: the tag, no digest.
+UNRESOLVED_LOCK = {'digest': '', 'repository': 'rocm/pytorch', 'resolved': False, 'resolved_date': '', 'resolved_with': '', 'tag': 'rocm7.1.1_ubuntu24.04_py3.12_pytorch_release_2.10.0'}
 
 BUILD = """
 kernel_task(
@@ -84,3 +91,30 @@ def test_serve_refuses_to_start_without_tokens(repo: Path, tmp_path: Path, capsy
         ["--repo-root", str(repo), "serve", "--listen", "127.0.0.1:0", "--state", str(tmp_path / "s")]
     )
     assert code != 0 and "no tokens" in capsys.readouterr().err
+
+
+def _serve_args(repo_root: Path, *extra: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    serve.add_arguments(parser)
+    args = parser.parse_args(list(extra))
+    args.repo_root = repo_root
+    return args
+
+
+def test_the_executor_flag_picks_where_evaluations_run(tmp_path: Path) -> None:
+    assert serve.build_executor(_serve_args(tmp_path)) is None  # local: the runner's own harness
+    remote = serve.build_executor(
+        _serve_args(tmp_path, "--executor", "remote", "--remote", "pool:8980", "--remote-image", "r@sha256:ab")
+    )
+    assert isinstance(remote, RemoteExecutor)
+    assert (remote.endpoint, remote.gpu, remote.image) == ("pool:8980", "MI300X", "r@sha256:ab")
+    with pytest.raises(ArenaError, match="--remote HOST:PORT"):
+        serve.build_executor(_serve_args(tmp_path, "--executor", "remote"))
+
+
+def test_the_docker_executor_refuses_an_image_not_locked_by_digest(tmp_path: Path) -> None:
+    lock = tmp_path / "third_party" / "rocm" / "image.lock"
+    lock.parent.mkdir(parents=True)
+    lock.write_text(json.dumps(UNRESOLVED_LOCK))
+    with pytest.raises(ArenaError, match="digest|resolve"):
+        serve.build_executor(_serve_args(tmp_path, "--executor", "docker"))
