@@ -13,7 +13,9 @@ import sys
 from pathlib import Path
 
 from arena.cache.sqlite_store import SqliteStore
-from arena.errors import UnknownTask
+from arena.candidate.candidate import baseline_candidate, load_candidate
+from arena.cli.remote import add_runner_arguments, open_client, runner_address
+from arena.errors import InvalidCandidate, UnknownTask
 from arena.evaluation.environment import probe_environment
 from arena.evaluation.evaluate import evaluate, evaluate_directory, settings_for_machine
 from arena.evaluation.evaluation import Evaluation
@@ -62,6 +64,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--json", metavar="FILE|-", help="write the evaluation as JSON to FILE ('-': stdout)")
     add_run_arguments(parser)
+    add_runner_arguments(parser)
 
 
 def open_store(repo_root: Path, disabled: bool = False) -> SqliteStore | None:
@@ -83,6 +86,20 @@ def settings_from_args(args: argparse.Namespace, task: Task) -> HarnessSettings:
         trials=getattr(args, "trials", HarnessSettings.trials),
     )
     return settings_for_machine(task, settings, probe_environment())
+
+
+def evaluate_remotely(args: argparse.Namespace, task: Task, settings: HarnessSettings) -> Evaluation:
+    """The candidate (default: the baseline) sent to the runner at --runner, as an operator: that
+    runner's settings and score cache apply."""
+    if args.candidate is None:
+        candidate = baseline_candidate(task, args.repo_root)
+    else:
+        try:
+            candidate = load_candidate(task, args.candidate)
+        except InvalidCandidate:  # refused here, as locally: the same INVALID_CANDIDATE evaluation
+            return evaluate_directory(task, args.candidate, args.repo_root, settings)
+    with open_client(args) as client:
+        return client.evaluate(candidate)
 
 
 def write_json(target: str, document: object) -> None:
@@ -107,12 +124,13 @@ def run(args: argparse.Namespace) -> int:
     if args.candidate is not None and not args.candidate.is_dir():
         return caller_error(f"candidate folder {str(args.candidate)!r} does not exist or is not a folder")
     settings = settings_from_args(args, task)
-    store = open_store(repo_root, args.no_cache)
     evaluation: Evaluation
-    if args.candidate is None:
-        evaluation = evaluate(task, None, repo_root, settings, store)
+    if runner_address(args):
+        evaluation = evaluate_remotely(args, task, settings)
+    elif args.candidate is None:
+        evaluation = evaluate(task, None, repo_root, settings, open_store(repo_root, args.no_cache))
     else:
-        evaluation = evaluate_directory(task, args.candidate, repo_root, settings, store)
+        evaluation = evaluate_directory(task, args.candidate, repo_root, settings, open_store(repo_root, args.no_cache))
     # With JSON on stdout, the human report goes to stderr so the JSON stays parseable.
     report = sys.stderr if args.json == "-" else sys.stdout
     print(format_evaluation(evaluation), file=report)

@@ -1,4 +1,5 @@
-"""`arena tasks [--json FILE|-] [--category C]`: list the tasks, as a table or as JSON."""
+"""`arena tasks [--json FILE|-] [--category C] [--runner HOST:PORT]`: list the tasks, as a table or
+as JSON; from this repository, or from the runner at --runner (what its agents see)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from arena.cli.remote import add_runner_arguments, open_client, runner_address
+from arena.runner.task_view import TaskView
 from arena.task.digest import task_digest
 from arena.task.load import load_tasks
 from arena.task.task import CATEGORIES, Task
@@ -19,12 +22,19 @@ COLUMNS = ("address", "category", "cases", "timed", "entry", "digest")
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", metavar="FILE|-", help="write a JSON list of tasks to FILE ('-': stdout)")
     parser.add_argument("--category", choices=CATEGORIES, help="only tasks of this category")
+    add_runner_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    repo_root: Path = args.repo_root
-    tasks = [t for t in load_tasks(repo_root) if args.category in (None, t.category.value)]
-    rows = [describe_task(task, repo_root) for task in tasks]
+    if runner_address(args):
+        with open_client(args) as client:
+            views = client.list_tasks(args.category or "")
+        rows = [describe_view(view) for view in views]
+        counts = [(len(view.cases), sum(case.timed for case in view.cases)) for view in views]
+    else:
+        tasks = [t for t in load_tasks(args.repo_root) if args.category in (None, t.category.value)]
+        rows = [describe_task(task, args.repo_root) for task in tasks]
+        counts = [(len(task.cases), len(task.timed_cases)) for task in tasks]
     if args.json:
         text = json.dumps(rows, indent=2, sort_keys=True) + "\n"
         if args.json == "-":
@@ -32,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             Path(args.json).write_text(text, encoding="utf-8")
         return 0
-    sys.stdout.write(format_table(tasks, rows))
+    sys.stdout.write(format_table(rows, counts))
     return 0
 
 
@@ -50,14 +60,27 @@ def describe_task(task: Task, repo_root: Path) -> dict[str, Any]:
     }
 
 
-def format_table(tasks: list[Task], rows: list[dict[str, Any]]) -> str:
-    """An aligned table, one task a line, with a header and a count."""
+def describe_view(view: TaskView) -> dict[str, Any]:
+    """describe_task's fields, from what a runner shows its agents."""
+    return {
+        "address": view.address,
+        "category": view.category,
+        "digest": view.digest,
+        "task_dir": view.task_dir,
+        "editable_files": list(view.editable_files),
+        "entry": view.entry,
+        "signature": view.signature,
+        "description": view.description,
+    }
+
+
+def format_table(rows: list[dict[str, Any]], counts: list[tuple[int, int]]) -> str:
+    """An aligned table, one task a line (with its case and timed-case counts), a header and a count."""
     cells = [[c.upper() for c in COLUMNS]]
-    for task, row in zip(tasks, rows):
+    for row, (cases, timed) in zip(rows, counts):
         cells.append([
-            task.address, row["category"], str(len(task.cases)), str(len(task.timed_cases)),
-            row["entry"], row["digest"][:12],
+            row["address"], row["category"], str(cases), str(timed), row["entry"], row["digest"][:12],
         ])  # fmt: skip
     widths = [max(len(line[i]) for line in cells) for i in range(len(COLUMNS))]
     lines = ["  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip() for line in cells]
-    return "\n".join(lines) + f"\n{len(tasks)} task(s)\n"
+    return "\n".join(lines) + f"\n{len(rows)} task(s)\n"

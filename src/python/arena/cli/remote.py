@@ -1,0 +1,35 @@
+"""`--runner HOST:PORT` and `--token` for the commands that can work through a remote runner."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from arena.client.client import Client
+
+RUNNER_VARIABLE = "ARENA_RUNNER"
+TOKEN_VARIABLE = "ARENA_TOKEN"
+
+
+def add_runner_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--runner",
+        metavar="HOST:PORT",
+        help=f"ask the runner there, over gRPC (default: {RUNNER_VARIABLE}; neither: work in this process)",
+    )
+    parser.add_argument("--token", metavar="TOKEN", help=f"bearer token for --runner (default: {TOKEN_VARIABLE})")
+
+
+def runner_address(args: argparse.Namespace) -> str:
+    """The remote runner to use, or "" to work locally."""
+    return str(getattr(args, "runner", None) or os.environ.get(RUNNER_VARIABLE, ""))
+
+
+def open_client(args: argparse.Namespace) -> Client:
+    # Imported here: the client needs grpc and the generated arena.v1 modules, which local work
+    # (and the GPU machines' plain Python) does without.
+    from arena.client.client import Client
+
+    return Client(runner_address(args), getattr(args, "token", None) or os.environ.get(TOKEN_VARIABLE, ""))
