@@ -183,7 +183,17 @@ class Run:
             self.stage = "time"
             self._time(families, baseline, candidate)
             self._guard(snapshot, threads)
+            if self.task.category.value == "repository" and self.task.bench:
+                self._run_own_bench()
         return self.finish("PASSED", [])
+
+    def _run_own_bench(self) -> None:
+        """A repository's own benchmark, once on the candidate after timing: recorded, not scored."""
+        from arena.harness.backends.repository import run_repository_bench
+
+        self.stage = "bench"
+        ok, log = run_repository_bench(self.dirs["candidate"], self.task.bench)
+        self._end_stage("bench", ok, log)
 
     def finish(self, status: str, errors: list[str]) -> Any:
         from arena.harness.result import HarnessResult
@@ -279,7 +289,6 @@ class Run:
 
     def _outputs(self, member: Member) -> list:
         import torch
-
         from arena.harness.inputs import spec_dtype, spec_shape, torch_dtype
 
         return [

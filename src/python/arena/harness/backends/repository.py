@@ -1,8 +1,10 @@
-"""Repository tasks: the code base with the candidate's files overlaid, built by its own command."""
+"""Repository tasks: the code base with the candidate's files overlaid, built and benchmarked by
+its own commands (the harness's timing is still what is scored)."""
 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 from pathlib import Path
 
@@ -15,3 +17,27 @@ def build_repository(directory: Path, command: str) -> tuple[bool, str]:
         command, shell=True, cwd=directory, capture_output=True, text=True, env=dict(os.environ)
     )
     return done.returncode == 0, f"$ {command}\n{done.stdout}{done.stderr}"
+
+
+BENCH_TIMEOUT_S = 120.0
+
+
+def run_repository_bench(directory: Path, command: str, timeout_s: float = BENCH_TIMEOUT_S) -> tuple[bool, str]:
+    """Run the code base's own benchmark once in `directory`; (succeeded, output). Never raises."""
+    if not command:
+        return True, ""
+    try:
+        # Its own process group, so a timeout stops everything the command started.
+        process = subprocess.Popen(
+            command, shell=True, cwd=directory, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            env=dict(os.environ), start_new_session=True,
+        )
+    except OSError as error:
+        return False, f"$ {command}\ncannot run: {error}"
+    try:
+        output, _ = process.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        return False, f"$ {command}\nstopped after {timeout_s:g} s"
+    return process.returncode == 0, f"$ {command}\n{output}"

@@ -1,0 +1,29 @@
+import time
+from pathlib import Path
+
+from arena.harness.backends.repository import build_repository, run_repository_bench
+
+
+def test_the_code_base_builds_with_its_own_command(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "ok.py").write_text("x = 1\n")
+    assert build_repository(tmp_path, "python3 -m compileall -q pkg")[0]
+    (tmp_path / "pkg" / "bad.py").write_text("def broken(:\n")
+    ok, log = build_repository(tmp_path, "python3 -m compileall -q pkg")
+    assert not ok and "bad.py" in log
+
+
+def test_its_own_benchmark_is_run_and_recorded(tmp_path: Path) -> None:
+    (tmp_path / "bench.py").write_text("print('shape 4096: 123.4 us')\n")
+    ok, log = run_repository_bench(tmp_path, "python3 bench.py")
+    assert ok and "$ python3 bench.py" in log and "123.4 us" in log
+    assert run_repository_bench(tmp_path, "") == (True, "")
+
+
+def test_a_failing_or_hanging_benchmark_is_reported_not_raised(tmp_path: Path) -> None:
+    ok, log = run_repository_bench(tmp_path, "python3 -c 'raise SystemExit(3)'")
+    assert not ok and "python3 -c" in log
+    started = time.monotonic()
+    ok, log = run_repository_bench(tmp_path, "sleep 30; echo never", timeout_s=0.2)
+    assert not ok and "stopped after 0.2 s" in log
+    assert time.monotonic() - started < 10  # the whole group was stopped, not waited for
