@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Sequence
 
 import torch
+
 from arena.task.task import Tolerance
 
 # Outputs are filled with this before a call so a kernel that leaves elements unwritten fails.

@@ -289,6 +289,7 @@ class Run:
 
     def _outputs(self, member: Member) -> list:
         import torch
+
         from arena.harness.inputs import spec_dtype, spec_shape, torch_dtype
 
         return [

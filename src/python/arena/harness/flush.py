@@ -7,6 +7,7 @@ the timed call behind the flush). ROCm: at least 512 MiB, twice MI300X's 256 MB 
 from __future__ import annotations
 
 import torch
+
 from arena.harness.device import Device, last_level_cache_bytes
 
 _MIN_BYTES = {"cuda": 256 << 20, "rocm": 512 << 20}

@@ -15,6 +15,7 @@ import math
 from typing import Mapping
 
 import torch
+
 from arena.task.task import CASE_DTYPE, Case, Distribution, Task, TensorSpec
 
 _DEVICE_DRAW_NUMEL = 1 << 22

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import torch
+
 from arena.harness.backends.kernel import Kernel
 from arena.harness.check import check_output_type, mismatch_mask, poison_, split_outputs
 from arena.harness.device import disable_persisting_l2

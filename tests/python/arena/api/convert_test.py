@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from arena.api import convert
 from arena.candidate.candidate import Candidate
 from arena.candidate.digest import candidate_digest

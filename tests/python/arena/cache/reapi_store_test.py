@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
+
 from arena.evaluation.evaluation import Evaluation, Score, Status
 from arena_testing.buildgrid_server import buildgrid_server
 
@@ -64,6 +65,7 @@ def test_put_then_get_round_trips_through_the_action_cache(buildgrid: str) -> No
 
 def test_the_key_is_the_action_digest_and_large_blobs_stream(buildgrid: str) -> None:
     import grpc
+
     from arena.cache.reapi_store import Cas, ReapiStore, digest_of
 
     store = ReapiStore(buildgrid, "arena")

@@ -4,6 +4,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from arena.candidate.allowlist import MAX_FILE_BYTES
 from arena.candidate.candidate import (
     Candidate,

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+
 from arena.harness.result import CaseOutcome, HarnessResult, StageLog
 from arena_testing.add_task import ADD_FILES, write_add_task
 

@@ -3,6 +3,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from arena.cli import main as cli
 
 TASK = "tasks/triton2triton/add"

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import cast
 
 import pytest
+
 from arena.cli import main as cli
 from arena.errors import ArenaError, InvalidCandidate, NoDevice, TaskDeclarationError, UnknownTask
 

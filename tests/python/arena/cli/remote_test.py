@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+
 from arena.cli.main import main
 
 ADD = "tasks/triton2triton/add:add"

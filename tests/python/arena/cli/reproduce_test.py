@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from arena.cli import main as cli
 from arena.cli.reproduce import compare_case, compare_evaluations
 from arena.evaluation.evaluation import CaseResult, Evaluation, Status

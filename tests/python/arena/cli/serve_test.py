@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from arena.cli import serve
 from arena.cli.main import main
 from arena.client.client import Client

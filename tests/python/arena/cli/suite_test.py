@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from arena.cache.sqlite_store import SqliteStore
 from arena.cli import main as cli
 from arena.runner.runner import Runner

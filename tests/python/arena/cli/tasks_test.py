@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from arena.cli import main as cli
 
 BUILD = """kernel_task(

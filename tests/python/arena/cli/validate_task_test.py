@@ -3,6 +3,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from arena.cli import main as cli
 from arena.harness.result import HarnessResult
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from arena.candidate.candidate import Candidate
 from arena.client import client as client_module
 from arena.client.client import Client

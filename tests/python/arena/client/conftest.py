@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
+
 from arena.candidate.candidate import Candidate
 from arena.candidate.digest import candidate_digest
 from arena.evaluation.evaluation import Evaluation, Score, Status

@@ -4,6 +4,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+
 from arena.evaluation import environment as env_module
 from arena.evaluation.environment import fingerprint_environment, has_gpu, probe_environment
 from arena.evaluation.evaluation import Environment

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from arena.cache.sqlite_store import SqliteStore
 from arena.candidate.candidate import Candidate, baseline_candidate, exemplar_candidates, wrong_candidate
 from arena.candidate.digest import candidate_digest

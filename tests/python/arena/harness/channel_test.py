@@ -1,4 +1,5 @@
 import pytest
+
 from arena.harness.channel import ChannelError, open_frame, sign_frame
 
 

@@ -2,6 +2,7 @@ import math
 
 import pytest
 import torch
+
 from arena.harness.check import (
     changed_inputs,
     check_output_type,

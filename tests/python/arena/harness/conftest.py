@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
+
 from arena.candidate.candidate import Candidate
 from arena.harness.launch import run_harness
 from arena.harness.result import HarnessResult

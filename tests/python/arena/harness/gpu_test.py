@@ -3,6 +3,7 @@ validates. Skipped where torch sees no GPU (run them on the GPU machine)."""
 
 import pytest
 import torch
+
 from arena_testing.harness_tasks import TRITON_ADD, build_task
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")

@@ -1,6 +1,7 @@
 import time
 
 import torch
+
 from arena.harness import guard
 
 

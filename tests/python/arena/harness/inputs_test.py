@@ -1,4 +1,5 @@
 import torch
+
 from arena.harness.inputs import derive_seed, hidden_cases, make_inputs, make_scalars
 from arena.task.task import Case, Distribution, TensorSpec
 from arena_testing.harness_tasks import build_task

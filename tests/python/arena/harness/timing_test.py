@@ -5,6 +5,7 @@ import time
 
 import pytest
 import torch
+
 from arena.harness import flush as flush_module
 from arena.harness import timing
 from arena.harness.backends.kernel import Kernel

@@ -3,6 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from arena.runner.auth import Identity, load_tokens, parse_tokens
 from arena.runner.faults import Unauthenticated
 

@@ -10,6 +10,7 @@ from typing import Any, Callable, Iterator
 
 import grpc
 import pytest
+
 from arena.candidate.candidate import Candidate
 from arena.candidate.digest import candidate_digest
 from arena.evaluation.evaluation import Evaluation, Score, Status

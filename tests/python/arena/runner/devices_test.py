@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+
 from arena.runner import devices
 from arena.runner.devices import discover_lanes, parse_lanes
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 import math
 
 import pytest
+
 from arena.evaluation.evaluation import Evaluation, Score, Status
 from arena.runner.leaderboard import Submission, rank_submissions
 

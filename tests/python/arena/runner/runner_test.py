@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
+
 from arena.candidate.candidate import Candidate
 from arena.errors import BudgetExhausted, InvalidCandidate, NoDevice, PermissionDenied, UnknownTask
 from arena.evaluation.evaluation import Evaluation

@@ -13,6 +13,7 @@ from typing import cast
 
 import grpc
 import pytest
+
 from arena.client.client import Client
 from arena.errors import BudgetExhausted
 from arena.evaluation.evaluation import Evaluation

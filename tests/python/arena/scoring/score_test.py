@@ -2,6 +2,7 @@ import math
 
 import numpy as np
 import pytest
+
 from arena.evaluation.evaluation import CaseResult
 from arena.harness.result import CaseOutcome
 from arena.scoring.score import (

@@ -2,6 +2,7 @@ import math
 
 import numpy as np
 import pytest
+
 from arena.scoring.stats import (
     TaskOutcome,
     compare_samples,

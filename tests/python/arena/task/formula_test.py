@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+
 from arena.task.formula import ELEMENT_SIZES, FormulaError, evaluate_formula
 from arena.task.task import DTYPES
 

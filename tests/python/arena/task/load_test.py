@@ -5,6 +5,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
+
 from arena.errors import ArenaError, TaskDeclarationError, UnknownTask
 from arena.task.load import find_repo_root, load_task, load_tasks, parse_address
 from arena.task.task import Category, Entry, Tolerance

@@ -4,6 +4,7 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
+
 from arena.task.load import load_tasks
 from arena.task.task import DTYPES, Tolerance
 from arena.task.tolerance import DEFAULT_TOLERANCES, merge_tolerances, tolerance_for

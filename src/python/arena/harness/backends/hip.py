@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 import torch
+
 from arena.harness.backends.kernel import Kernel
 from arena.task.task import Task
 

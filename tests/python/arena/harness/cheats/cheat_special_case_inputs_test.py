@@ -4,6 +4,7 @@
 # Expected verdict: INCORRECT (the hidden copies fail).
 
 import torch
+
 from arena.harness.inputs import make_inputs
 from arena_testing.harness_tasks import TRITON_ADD
 

@@ -5,6 +5,7 @@
 
 import pytest
 import torch
+
 from arena_testing.harness_tasks import TRITON_ADD
 
 

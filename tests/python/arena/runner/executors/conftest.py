@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
+
 from arena.candidate.candidate import Candidate
 from arena.task.load import load_task
 from arena.task.task import Task

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from arena.candidate.candidate import Candidate
 from arena.evaluation.evaluation import Environment
 from arena.harness.launch import TRUSTED_ROOT

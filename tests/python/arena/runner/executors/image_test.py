@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from arena.cli import main as cli
 from arena.runner.executors import image
 from arena.runner.executors.base import ExecutorError

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from arena.candidate.candidate import Candidate
 from arena.evaluation.evaluation import Environment
 from arena.harness.result import HarnessResult

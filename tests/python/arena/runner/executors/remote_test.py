@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+
 from arena.candidate.candidate import Candidate
 from arena.harness.settings import HarnessSettings
 from arena.task.task import Task
@@ -42,8 +43,9 @@ class Worker:
 
     def Execute(self, request: Any, context: Any) -> Iterator[Any]:
         import grpc
-        from arena.cache.reapi_store import Cas, digest_of, reapi_protos
         from buildgrid._protos.google.longrunning import operations_pb2
+
+        from arena.cache.reapi_store import Cas, digest_of, reapi_protos
 
         pb = reapi_protos()[0]
         with grpc.insecure_channel(self.cas_endpoint) as channel:
