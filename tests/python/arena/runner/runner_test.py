@@ -17,6 +17,7 @@ from arena.runner.faults import InvalidRequest, NotFound, NotReady, StateBusy
 from arena.runner.queue import Progress
 from arena.runner.runner import Runner, job_id
 from arena.task.load import load_tasks
+from arena_testing.scale_task import SCALE_KERNEL, WRONG_KERNEL
 
 ALICE = Identity("alice")
 BOB = Identity("bob")
@@ -254,24 +255,6 @@ kernel_task(
     iterations=2,
 )
 """
-SCALE_KERNEL = """
-import torch
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def _scale(x_ptr, y_ptr, n, FACTOR: tl.constexpr, BLOCK: tl.constexpr):
-    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offsets < n
-    tl.store(y_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) * FACTOR, mask=mask)
-
-
-def scale(x):
-    y = torch.empty_like(x)
-    _scale[(triton.cdiv(x.numel(), 256),)](x, y, x.numel(), FACTOR=2.0, BLOCK=256)
-    return y
-"""
 
 
 def test_the_real_pipeline_through_the_runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -293,7 +276,7 @@ def test_the_real_pipeline_through_the_runner(tmp_path: Path, monkeypatch: pytes
         address = "tasks/triton2triton/scale:scale"
         attempt = runner.open_attempt(ALICE, address)
         good = Candidate(address, {"kernel.py": SCALE_KERNEL.encode()})
-        wrong = Candidate(address, {"kernel.py": SCALE_KERNEL.replace("FACTOR=2.0", "FACTOR=3.0").encode()})
+        wrong = Candidate(address, {"kernel.py": WRONG_KERNEL.encode()})
         passed = final(runner.evaluate(ALICE, attempt.id, good))
         assert passed.compiled and passed.correct, passed.errors
         assert final(runner.evaluate(OPS, "", good)).cached  # a second job, answered by the score cache

@@ -12,6 +12,7 @@ from arena.candidate.candidate import Candidate
 from arena.task.load import load_task
 from arena.task.task import Task
 from arena_testing.buildgrid_server import buildgrid_server
+from arena_testing.scale_task import SCALE_KERNEL, WRONG_KERNEL
 
 SCALE_ADDRESS = "tasks/triton2triton/scale:scale"
 SCALE_BUILD = """
@@ -32,25 +33,6 @@ kernel_task(
     ],
 )
 """
-SCALE_KERNEL = """
-import torch
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def _scale(x_ptr, y_ptr, n, FACTOR: tl.constexpr, BLOCK: tl.constexpr):
-    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offsets < n
-    tl.store(y_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) * FACTOR, mask=mask)
-
-
-def scale(x):
-    y = torch.empty_like(x)
-    _scale[(triton.cdiv(x.numel(), 256),)](x, y, x.numel(), FACTOR=2.0, BLOCK=256)
-    return y
-"""
-WRONG_KERNEL = SCALE_KERNEL.replace("FACTOR=2.0", "FACTOR=3.0")
 
 
 def write_scale_repo(root: Path) -> Path:
