@@ -6,16 +6,17 @@
 # multi_gpu.json (bench/multi_gpu.py) and summary.md (the key numbers, and each step's exit code).
 # Every step runs whatever happened before it; 124/137 in the steps table = cut by its timeout.
 #
-# Time budget, worst case (every timeout reached), on 2 H200s: 530 s < 540 s
+# Time budget, worst case (every timeout reached), on 2 H200s: 560 s < 570 s
 #   env                                                          20 s
 #   phase 1, two streams in parallel, one GPU each (CUDA_VISIBLE_DEVICES), ends at 280 s:
-#     GPU 0: timing_precision 150, hip2hip noop 60 + exemplars 60, repository noop 45 + exemplars 45
-#     GPU 1: triton2triton noop 110 + exemplars 110, torch2hip noop 60 + exemplars 60
+#     GPU 0: timing_precision 270
+#     GPU 1: the GPU-only tests 70, triton2triton noop 110, repository noop 45 (its bench stage)
 #     (a step's timeout is cut to what is left of the phase; a step with < 6 s left is skipped)
 #   wait until no process holds a GPU (a killed step's harness child may run on briefly)  15 s
-#   multi_gpu.py (both GPUs; it stops itself at 185 s)           200 s
+#   multi_gpu.py (both GPUs, every triton2triton task twice; it stops itself at 215 s)  230 s
 #   summary                                                      15 s
 # With fewer than 2 GPUs the two streams run one after the other on GPU 0 within the same 280 s.
+# SUITES=all adds every category's no-op and exemplar suites to phase 1 (they need a longer phase).
 set -u
 
 OUT="${OUT:-./bench/out}"
@@ -63,15 +64,27 @@ suite() {
 
 stream_gpu0() {
   export ARENA_CACHE_DIR="$WORK/cache-0" # fresh: nothing served from an earlier run's cache
-  step "$WORK/gpu0.log" timing-precision 150 "$PY" bench/timing_precision.py --out "$OUT/timing.json"
-  suite "$WORK/gpu0.log" hip2hip 60 60
-  suite "$WORK/gpu0.log" repository 45 45
+  step "$WORK/gpu0.log" timing-precision 270 "$PY" bench/timing_precision.py --out "$OUT/timing.json"
+  if [ "${SUITES:-}" = all ]; then
+    suite "$WORK/gpu0.log" hip2hip 60 60
+    suite "$WORK/gpu0.log" repository 45 45
+  fi
 }
 
 stream_gpu1() {
   export ARENA_CACHE_DIR="$WORK/cache-1"
-  suite "$WORK/gpu1.log" triton2triton 110 110
-  suite "$WORK/gpu1.log" torch2hip 60 60
+  step "$WORK/gpu1.log" gpu-tests 70 env PYTHONPATH=src/python:tests/python "$PY" -m pytest -q -p no:cacheprovider \
+    --import-mode=importlib tests/python/arena/harness/gpu_test.py \
+    tests/python/arena/harness/cheats/cheat_side_stream_test.py \
+    tests/python/arena/harness/cheats/cheat_warmup_detection_test.py
+  step "$WORK/gpu1.log" suite-noop-triton2triton 110 \
+    "$PY" -m arena.cli.main suite --category triton2triton --timeout 60 --json "$WORK/noop-triton2triton.json"
+  step "$WORK/gpu1.log" suite-noop-repository 45 \
+    "$PY" -m arena.cli.main suite --category repository --timeout 60 --json "$WORK/noop-repository.json"
+  if [ "${SUITES:-}" = all ]; then
+    suite "$WORK/gpu1.log" triton2triton 110 110
+    suite "$WORK/gpu1.log" torch2hip 60 60
+  fi
 }
 
 # --- env ------------------------------------------------------------------------------------------
@@ -123,8 +136,9 @@ wait_idle() {
 }
 { declare -f wait_idle; echo wait_idle; } >"$WORK/wait_idle.sh"
 step "$LOG" wait-gpus-idle 15 bash "$WORK/wait_idle.sh"
-PHASE_END=$(($(date +%s) + 200))
-step "$LOG" multi-gpu 200 "$PY" bench/multi_gpu.py --category triton2triton --out "$OUT/multi_gpu.json"
+PHASE_END=$(($(date +%s) + 230))
+step "$LOG" multi-gpu 230 "$PY" bench/multi_gpu.py --category triton2triton --copies 2 --budget 0.5 \
+  --deadline-s 215 --out "$OUT/multi_gpu.json"
 
 # --- summary ---------------------------------------------------------------------------------------
 PHASE_END=$(($(date +%s) + 15))

@@ -7,7 +7,8 @@
 Every task of the category is evaluated as a no-op (its baseline as the candidate) through the
 runner's own queue (arena.runner.runner.Runner, one worker lane per GPU, the local executor, a
 fresh non-durable state and a fresh score cache per run, so nothing is served from a cache):
-first on GPU 0 alone, then on every GPU at once. Reported: the wall time of each run, the
+first on GPU 0 alone, then on every GPU at once, both runs with one secret seed (the same hidden
+inputs; --fresh-seeds draws new ones per evaluation). Reported: the wall time of each run, the
 throughput ratio (target >= 0.9 x GPUs), and per task and timed case whether the baseline median
 measured while every GPU was busy agrees with the one measured alone: their bootstrap 95%
 intervals overlap, or they differ by less than the larger of the two evaluations' noise floors.
@@ -356,7 +357,11 @@ def measure(args: argparse.Namespace, repo_root: Path) -> int:
         )
         return 0 if dry["ok"] else 1
     tasks = select_category(repo_root, args.category, args.tasks)
-    settings = HarnessSettings(timeout_s=args.timeout, budget_s_per_case=args.budget)
+    # One secret seed for both runs: the same hidden inputs alone and busy, so a difference in a
+    # case's time is the neighbours', not the data's (a histogram's time depends on its values).
+    settings = HarnessSettings(
+        timeout_s=args.timeout, budget_s_per_case=args.budget, secret_seed=None if args.fresh_seeds else args.seed
+    )
     document["settings"] = asdict(settings)
     document["tasks"] = [task.address for task in tasks]
     document["copies"] = args.copies
@@ -441,26 +446,29 @@ def summarize_timing(document: dict[str, Any] | None) -> list[str]:
         "## Timing precision",
         "",
         f"{document.get('gpu')}, torch {document.get('torch')}, triton {document.get('triton')}; "
-        f"empty event pair {document.get('event_overhead_us')} us",
+        f"empty event pair after a flush {document.get('event_overhead_us')} us",
         "",
-        "| kernel | harness median us (CV) | no-op ratio mean [range] (CV) | do_bench us (CV)"
-        " | 100 calls us (CV) | 2x ratio |",
-        "|---|---|---|---|---|---|",
+        "| kernel | method | median us (CV over repeats) | no-op ratio mean [range] (CV) | 2x ratio |",
+        "|---|---|---|---|---|",
     ]
     for name, entry in document.get("kernels", {}).items():
-        noop, bench, batched = entry["harness_noop"], entry["do_bench"], entry["batched_100"]
-        low, high = min(noop["ratio_b_over_a"]), max(noop["ratio_b_over_a"])
-        twice = entry.get("harness_ratio_2x", {}).get("ratio_mean")
-        lines.append(
-            f"| {name} | {noop['median_us']:.2f} ({100 * noop['cv']:.3f}%) "
-            f"| {noop['ratio_mean']:.4f} [{low:.4f}, {high:.4f}] ({100 * noop['ratio_cv']:.3f}%) "
-            f"| {bench['median_us']:.2f} ({100 * bench['cv']:.2f}%) "
-            f"| {batched['median_us']:.2f} ({100 * batched['cv']:.2f}%) "
-            f"| {'-' if twice is None else f'{twice:.3f}'} |"
-        )
+        ratios = entry.get("ratio_2x", {})
+        for method, value in entry.items():
+            if not isinstance(value, dict) or "cv" not in value or "_2x_" in method:
+                continue
+            noop = ""
+            if "ratio_b_over_a" in value:
+                low, high = min(value["ratio_b_over_a"]), max(value["ratio_b_over_a"])
+                noop = f"{value['ratio_mean']:.4f} [{low:.4f}, {high:.4f}] ({100 * value['ratio_cv']:.3f}%)"
+            key = method.removeprefix("harness_noop_")
+            twice = ratios.get(key)
+            lines.append(
+                f"| {name} | {method} | {value['median_us']:.2f} ({100 * value['cv']:.3f}%) | {noop} "
+                f"| {'' if twice is None else f'{twice:.3f}'} |"
+            )
     for run in document.get("evaluation", {}).get("runs", ()):
         lines.append(
-            f"- whole evaluation: {run['status']}, wall {run['wall_s']:.2f} s, stages "
+            f"- whole evaluation ({run.get('kind')}): {run['status']}, wall {run['wall_s']:.2f} s, stages "
             f"{ {k: round(v, 2) for k, v in run['stages_s'].items()} }, beyond compile + time {run['overhead_s']:.2f} s"
         )
     return lines
@@ -512,6 +520,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--budget", type=float, default=HarnessSettings.budget_s_per_case, help="per timed case, s")
     parser.add_argument("--timeout", type=float, default=120.0, help="per evaluation, s")
     parser.add_argument("--deadline-s", type=float, default=185.0, help="the whole bench, s (both runs)")
+    parser.add_argument("--seed", type=int, default=20261129, help="the secret seed both runs share")
+    parser.add_argument("--fresh-seeds", action="store_true", help="draw a new secret seed per evaluation")
     parser.add_argument("--cpu-dry-run", action="store_true", help="check the plumbing on two cpu lanes")
     parser.add_argument("--summarize", type=Path, metavar="OUT", help="write OUT/summary.md and OUT/suites.json")
     parser.add_argument("--work", type=Path, help="with --summarize: the folder of suite JSONs and steps.tsv")

@@ -4,11 +4,13 @@
 
 Triton copy kernels of about 5 us, 50 us and 500 us are timed three ways, each REPEATS times:
 the harness's own loop (arena.harness.timing: per-call events, flush, rotating inputs, A/B
-trials), triton.testing.do_bench (median), and 100 back-to-back calls inside one event pair.
+trials) once with each flush mode (a reading pass, the default, and a writing pass),
+triton.testing.do_bench (median), and 100 back-to-back calls inside one event pair.
 Reported per kernel: median and CV of each method across repeats; the harness's no-op
-(the kernel against itself) speedup; the measured ratio of a copy of 2B bytes over a copy of
-B bytes (the true ratio is 2 where bandwidth bound); and the overhead of a whole evaluation
-(run_harness on a small copy task) beyond its compile and timing stages.
+(the kernel against itself) speedup; each method's measured ratio of a copy of 2B bytes over a
+copy of B bytes (the true ratio is 2 where bandwidth bound); and the overhead of a whole
+evaluation (run_harness on a small copy task with a PyTorch reference) beyond its compile and
+timing stages: once in a child started cold, then in children a Standby started ahead.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import triton
 import triton.language as tl
 from arena.harness.backends.kernel import Kernel
 from arena.harness.device import open_device, select_backend
-from arena.harness.flush import Flusher
+from arena.harness.flush import MODES, Flusher
 from arena.harness.timing import Bench, measure_event_overhead, time_case
 
 REPEATS = 8
@@ -97,24 +99,24 @@ def harness_repeats(flusher: Flusher, n_a: int, n_b: int, size: int) -> dict:
     }
 
 
-def do_bench_repeats(size: int) -> dict:
+def do_bench_repeats(size: int, n: int) -> dict:
     x, out = torch.randn(size, device="cuda"), torch.empty(size, device="cuda")
     values = [
-        triton.testing.do_bench(lambda: copy_into(x, out, size), return_mode="median") * 1000
+        triton.testing.do_bench(lambda: copy_into(x, out, n), return_mode="median") * 1000
         for _ in range(REPEATS)
     ]
     return {"median_us": statistics.median(values), "cv": cv(values)}
 
 
-def batched_repeats(size: int, calls: int = 100) -> dict:
+def batched_repeats(size: int, n: int, calls: int = 100) -> dict:
     x, out = torch.randn(size, device="cuda"), torch.empty(size, device="cuda")
     values = []
     for _ in range(REPEATS):
-        copy_into(x, out, size)
+        copy_into(x, out, n)
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
         for _ in range(calls):
-            copy_into(x, out, size)
+            copy_into(x, out, n)
         end.record()
         torch.cuda.synchronize()
         values.append(start.elapsed_time(end) * 1000 / calls)
@@ -122,18 +124,20 @@ def batched_repeats(size: int, calls: int = 100) -> dict:
 
 
 def evaluation_overhead() -> dict:
-    """run_harness on a copy task (one small case, one ~50 us timed case, 1 hidden seed): stages and wall."""
-    from arena.harness.launch import run_harness
+    """run_harness on a copy task (one small case, one ~50 us timed case, 1 hidden seed, a PyTorch
+    reference): wall and stages of a cold run, then of runs whose child a Standby started ahead
+    (each waits as long as a runner lane would: the previous evaluation's length)."""
+    from arena.harness.launch import Standby, run_harness
     from arena.harness.settings import HarnessSettings
     from arena.task.task import Case, Category, Entry, Task, TensorSpec
     from arena.task.tolerance import merge_tolerances
 
-    source = COPY_TASK
     runs = []
     with tempfile.TemporaryDirectory() as tmp:
         task_dir = Path(tmp) / "tasks" / "b" / "copy"
         task_dir.mkdir(parents=True)
-        (task_dir / "kernel.py").write_text(source)
+        (task_dir / "kernel.py").write_text(COPY_TASK)
+        (task_dir / "reference.py").write_text("def copy(x):\n    return x.clone()\n")
         task = Task(
             address="tasks/b/copy:copy",
             name="copy",
@@ -144,7 +148,7 @@ def evaluation_overhead() -> dict:
             editable=("kernel.py",),
             entry=Entry("kernel.py", "copy"),
             signature="",
-            reference=None,
+            reference=Entry("reference.py", "copy"),
             inputs=(TensorSpec("x", ("N",)),),
             outputs=(TensorSpec("y", ("N",)),),
             scalars={},
@@ -163,21 +167,31 @@ def evaluation_overhead() -> dict:
             build="",
             bench="",
         )
-        for _ in range(2):
-            begin = time.perf_counter()
-            result = run_harness(task, None, Path(tmp), HarnessSettings(timeout_s=300))
-            wall = time.perf_counter() - begin
-            stages = {s.name: s.seconds for s in result.stages}
-            runs.append(
-                {
-                    "status": result.status,
-                    "wall_s": wall,
-                    "stages_s": stages,
-                    "overhead_s": wall - stages.get("compile", 0.0) - stages.get("time", 0.0),
-                    "errors": list(result.errors)[:2],
-                    "logs": {st.name: st.log for st in result.stages},
-                }
-            )
+        standby = Standby()
+        try:
+            for kind in ("cold", "cold", "standby", "standby", "standby"):
+                begin = time.perf_counter()
+                result = run_harness(
+                    task, None, Path(tmp), HarnessSettings(timeout_s=300), standby if kind == "standby" else None
+                )
+                wall = time.perf_counter() - begin
+                stages = {s.name: s.seconds for s in result.stages}
+                runs.append(
+                    {
+                        "kind": kind,
+                        "status": result.status,
+                        "wall_s": round(wall, 3),
+                        "stages_s": stages,
+                        "overhead_s": round(wall - stages.get("compile", 0.0) - stages.get("time", 0.0), 3),
+                        "errors": list(result.errors)[:2],
+                        "logs": {st.name: st.log for st in result.stages},
+                    }
+                )
+                if kind == "cold" and len(runs) == 2:
+                    standby.take().close()  # start the first waiting child; it gets a lane's wait
+                    time.sleep(wall)
+        finally:
+            standby.close()
     return {"runs": runs}
 
 
@@ -206,30 +220,51 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     device = open_device(select_backend("auto"), 0)
-    flusher = Flusher(device)
+    flushers = {mode: Flusher(device, mode) for mode in MODES}
     report: dict = {
         "gpu": torch.cuda.get_device_name(0),
         "torch": torch.__version__,
         "triton": triton.__version__,
-        "flush_bytes": flusher.nbytes,
-        "event_overhead_us": measure_event_overhead(flusher),
+        "flush_bytes": flushers["read"].nbytes,
+        "event_overhead_us": {mode: measure_event_overhead(f) for mode, f in flushers.items()},
         "kernels": {},
     }
     for name, size in SIZES.items():
-        entry = {
-            "bytes_copied": size * 4,
-            "harness_noop": harness_repeats(flusher, size, size, size),
-            "do_bench": do_bench_repeats(size),
-            "batched_100": batched_repeats(size),
-        }
+        entry: dict = {"bytes_copied": size * 4}
+        for mode, flusher in flushers.items():
+            entry[f"harness_noop_{mode}"] = harness_repeats(flusher, size, size, size)
+        entry["do_bench"] = do_bench_repeats(size, size)
+        entry["batched_100"] = batched_repeats(size, size)
         if name != "5us":  # copy of 2B bytes over copy of B bytes: true ratio 2 when bandwidth bound
-            entry["harness_ratio_2x"] = harness_repeats(flusher, size // 2, size, size)
+            for mode, flusher in flushers.items():
+                entry[f"harness_ratio_2x_{mode}"] = harness_repeats(flusher, size // 2, size, size)
+            entry["do_bench_half"] = do_bench_repeats(size, size // 2)
+            entry["batched_100_half"] = batched_repeats(size, size // 2)
+            entry["ratio_2x"] = {
+                "do_bench": entry["do_bench"]["median_us"] / entry["do_bench_half"]["median_us"],
+                "batched_100": entry["batched_100"]["median_us"] / entry["batched_100_half"]["median_us"],
+                **{m: entry[f"harness_ratio_2x_{m}"]["ratio_mean"] for m in MODES},
+            }
         report["kernels"][name] = entry
-        print(name, json.dumps(entry, default=str)[:600], flush=True)
+        print(name, json.dumps(_headline(entry), default=str), flush=True)
     report["evaluation"] = evaluation_overhead()
-    print(json.dumps(report["evaluation"]), flush=True)
+    print(json.dumps([{k: r[k] for k in ("kind", "status", "wall_s", "overhead_s", "stages_s")} for r in report["evaluation"]["runs"]]), flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1))
+
+
+def _headline(entry: dict) -> dict:
+    """Median and CV per method, no-op ratios and 2x ratios: the line printed per kernel."""
+    line = {
+        key: (round(value["median_us"], 3), f"{100 * value['cv']:.3f}%")
+        for key, value in entry.items()
+        if isinstance(value, dict) and "cv" in value
+    }
+    for mode in MODES:
+        noop = entry[f"harness_noop_{mode}"]
+        line[f"noop_ratio_{mode}"] = (round(noop["ratio_mean"], 5), f"{100 * noop['ratio_cv']:.3f}%")
+    line["ratio_2x"] = entry.get("ratio_2x")
+    return line
 
 
 if __name__ == "__main__":

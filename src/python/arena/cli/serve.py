@@ -12,6 +12,7 @@ from arena.runner.auth import load_tokens
 from arena.runner.devices import discover_lanes, parse_lanes
 from arena.runner.executors.base import Executor
 from arena.runner.executors.docker import DockerExecutor
+from arena.runner.executors.local import LocalExecutor
 from arena.runner.executors.remote import RemoteExecutor
 from arena.runner.runner import open_runner
 
@@ -48,8 +49,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--remote-instance", default="", help="REAPI instance name")
 
 
-def build_executor(args: argparse.Namespace) -> Executor | None:
-    """The executor --executor names; None: the runner's own local harness."""
+def build_executor(args: argparse.Namespace) -> Executor:
+    """The executor --executor names."""
     if args.executor == "docker":
         return DockerExecutor.from_repo(args.repo_root)
     if args.executor == "remote":
@@ -58,7 +59,7 @@ def build_executor(args: argparse.Namespace) -> Executor | None:
         return RemoteExecutor(
             endpoint=args.remote, gpu=args.remote_gpu, image=args.remote_image, instance=args.remote_instance
         )
-    return None
+    return LocalExecutor()
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,7 +1,8 @@
 """The harness child: one fresh process that builds, checks and times one candidate.
 
-Order matters: read the job (task, settings, paths, secret seed, result key) from stdin;
-draw every input set and compute every reference output; load the trusted baseline; take the
+Order matters: import torch and the harness's own modules (this may happen long before the
+job exists: see launch.Standby); read the job (task, settings, paths, secret seed, result key)
+from stdin; draw every input set and compute every reference output; load the trusted baseline; take the
 identity snapshot; only then import or build the candidate. The result leaves as one signed
 frame on the descriptor the parent opened, which is then closed. This module is the only
 place that catches broad exceptions: whatever the candidate does becomes a status.
@@ -41,10 +42,23 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
 
 
+def _preload() -> None:
+    """What every job needs, imported before the job arrives (and before any candidate code, so
+    timing.py seizes the clock functions as torch defines them). Not Triton: its language
+    functions are made interpreted or compiled when it is imported, and only the job says which."""
+    import torch  # noqa: F401
+
+    from arena.harness import check, device, inputs, timing  # noqa: F401
+
+
 def main() -> None:
     _die_with_parent()
-    job = json.loads(sys.stdin.buffer.read())
+    _preload()
+    request = sys.stdin.buffer.read()
     sys.stdin.close()
+    if not request:  # a standby closed without a job
+        os._exit(0)
+    job = json.loads(request)
     key = bytes.fromhex(job.pop("key"))
     fd = int(job.pop("result_fd"))
     os.set_inheritable(fd, False)  # builds and any grandchild never get the result descriptor
@@ -183,9 +197,29 @@ class Run:
             self.stage = "time"
             self._time(families, baseline, candidate)
             self._guard(snapshot, threads)
+            self._profile(candidate, families)
             if self.task.category.value == "repository" and self.task.bench:
                 self._run_own_bench()
         return self.finish("PASSED", [])
+
+    def _profile(self, candidate: Any, families: list[list[Member]]) -> None:
+        """One more call of the candidate under the profiler: all of its GPU work on our stream."""
+        from arena.harness.profile import describe, off_stream, profile_call
+
+        timed = [f[0] for f in families if f[0].case.timed]
+        if not timed:
+            return
+        self.stage, member = "profile", timed[0]
+        working = [t.clone() for t in member.inputs]
+        operations = profile_call(lambda: self._call(candidate, member, working), self.device.torch_device)
+        escaped = off_stream(operations)
+        self._end_stage("profile", not escaped, f"case {member.case.name}: {describe(operations)}")
+        if escaped:
+            raise Verdict(
+                "CHEAT_DETECTED",
+                f"{len(escaped)} GPU operation(s) of the candidate ran off the harness's stream, where its "
+                f"events do not see them (first: {escaped[0].kind} {escaped[0].name[:120]})",
+            )
 
     def _run_own_bench(self) -> None:
         """A repository's own benchmark, once on the candidate after timing: recorded, not scored."""

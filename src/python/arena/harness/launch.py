@@ -1,11 +1,14 @@
 """The parent side: run one candidate in a fresh child process and read back its signed result.
 
 The parent owns time and output. It checks the candidate's source statically, lays out the
-task, baseline and candidate in a fresh temporary folder, starts `python -m arena.harness.child`
-in its own process group with a scrubbed environment, feeds it the job on stdin (with a per-run
-HMAC key and the secret seed), drains its stdout/stderr into bounded tails, and kills the whole
-group at the deadline. The only result it believes is one frame on the result pipe signed with
-that run's key; it parses it with HarnessResult.from_json and never unpickles anything.
+task, baseline and candidate in the child's fresh temporary folder, hands the child its job on
+stdin (with a per-run HMAC key and the secret seed), drains its stdout/stderr into bounded tails,
+and kills the whole group at the deadline. The only result it believes is one frame on the result
+pipe signed with that run's key; it parses it with HarnessResult.from_json and never unpickles
+anything.
+
+A child may be started before its job is known (a Standby): it imports torch and waits on stdin,
+so an evaluation does not pay for the import. It is still used for exactly one job.
 """
 
 from __future__ import annotations
@@ -51,12 +54,18 @@ _PASS_ENV = (
 )
 _TRUSTED = ("harness", "task", "candidate")  # arena packages whose sources must not change during a run
 TRUSTED_ROOT = Path(__file__).resolve().parent.parent  # the arena package folder
+_DIRS = ("task", "baseline", "candidate", "work", "home", "triton")  # the child's folders
 
 
 def run_harness(
-    task: Task, candidate: Candidate | None, repo_root: Path, settings: HarnessSettings
+    task: Task,
+    candidate: Candidate | None,
+    repo_root: Path,
+    settings: HarnessSettings,
+    standby: Standby | None = None,
 ) -> HarnessResult:
-    """Compile, check and time `candidate` (None: the baseline, a no-op) in a fresh process."""
+    """Compile, check and time `candidate` (None: the baseline, a no-op) in a fresh process,
+    the one `standby` has ready when given, else one started now."""
     baseline = baseline_candidate(task, repo_root)
     candidate = candidate or baseline
     findings = check_candidate(candidate.files, baseline.files, task.forbidden)
@@ -65,10 +74,9 @@ def run_harness(
             status="CHEAT_DETECTED", compiled=False, correct=False, errors=tuple(map(str, findings))
         )
     secret = settings.secret_seed if settings.secret_seed is not None else secrets.randbits(63)
-    trusted_digest = _trusted_digest()
-    with tempfile.TemporaryDirectory(prefix="arena-run-") as tmp:
-        work = Path(tmp)
-        dirs = _lay_out(task, candidate, repo_root, work)
+    child = standby.take() if standby is not None else Child()
+    try:
+        dirs = _lay_out(task, candidate, repo_root, child.work)
         key = secrets.token_bytes(32)
         job = {
             "task": task_to_dict(task),
@@ -76,11 +84,115 @@ def run_harness(
             "dirs": dirs,
             "secret_seed": secret,
             "key": key.hex(),
+            "result_fd": child.result_fd_in_child,
         }
-        result = _run_child(job, key, work, settings)
-    if _trusted_digest() != trusted_digest:
+        result = child.run(job, key, settings.timeout_s)
+    finally:
+        child.close()
+    if _trusted_digest() != child.trusted_digest:
         return _failure("CHEAT_DETECTED", "the harness's own source files changed during the run")
     return _check_case_names(result, task, settings)
+
+
+class Child:
+    """One started `python -m arena.harness.child`, in its own session and temporary folder,
+    waiting for its job on stdin. Used for one job, then closed."""
+
+    def __init__(self) -> None:
+        self._folder = tempfile.TemporaryDirectory(prefix="arena-run-")
+        self.work = Path(self._folder.name)
+        for name in _DIRS:
+            (self.work / name).mkdir()
+        self.trusted_digest = _trusted_digest()  # the sources this child imports
+        self.result_fd, write_fd = os.pipe()
+        self.result_fd_in_child = write_fd  # pass_fds keeps the number
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "arena.harness.child"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                pass_fds=(write_fd,),
+                start_new_session=True,
+                cwd=self.work / "work",
+                env=_child_env(self.work),
+            )
+        except BaseException:
+            os.close(self.result_fd)
+            self._folder.cleanup()
+            raise
+        finally:
+            os.close(write_fd)  # the child holds the only write end now
+        self._closed = False
+
+    def ready(self) -> bool:
+        """Still waiting for a job, and started from the harness sources on disk now."""
+        return self.process.poll() is None and self.trusted_digest == _trusted_digest()
+
+    def run(self, job: dict, key: bytes, timeout_s: float) -> HarnessResult:  # type: ignore[type-arg]
+        """Hand over `job`, wait for the signed result until `timeout_s` from now."""
+        assert self.process.stdin is not None
+        try:
+            self.process.stdin.write(json.dumps(job).encode())
+            self.process.stdin.close()
+        except BrokenPipeError:
+            pass
+        streams, timed_out = _drain(self.process, self.result_fd, time.monotonic() + timeout_s)
+        log = _log_tail(streams["stdout"], streams["stderr"])
+        if timed_out:
+            return _failure("TIMEOUT", f"no result within {timeout_s:g} s; the process group was killed", log)
+        if not streams["result"]:
+            return _failure(
+                "RUNTIME_ERROR", f"the child {_describe_exit(self.process.returncode)} without a result", log
+            )
+        try:
+            return HarnessResult.from_json(open_frame(key, bytes(streams["result"])))
+        except ChannelError as error:
+            return _failure("CHEAT_DETECTED", f"result channel tampered with: {error}", log)
+        except (ValueError, KeyError, TypeError) as error:
+            return _failure("CHEAT_DETECTED", f"signed result does not parse: {type(error).__name__}", log)
+
+    def close(self) -> None:
+        """Kill the child's whole group, close the pipes, delete the folder (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        _kill_group(self.process)
+        self.process.wait()
+        for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+        os.close(self.result_fd)
+        self._folder.cleanup()
+
+
+class Standby:
+    """Keeps one Child started ahead of the next job. take() returns it (or a new one when it
+    died or the harness sources changed since it started) and starts the next at once, so its
+    `import torch` overlaps the job in hand.
+
+    Use one Standby from one long-lived thread: Linux delivers a child's parent-death signal
+    when the thread that started it exits (the child asks for it), and that would kill a
+    child started on a short-lived thread.
+    """
+
+    def __init__(self) -> None:
+        self._next: Child | None = None
+
+    def take(self) -> Child:
+        child, self._next = self._next, None
+        if child is None or not child.ready():
+            if child is not None:
+                child.close()
+            child = Child()
+        self._next = Child()
+        return child
+
+    def close(self) -> None:
+        if self._next is not None:
+            self._next.close()
+            self._next = None
 
 
 def _lay_out(task: Task, candidate: Candidate, repo_root: Path, work: Path) -> dict[str, str]:
@@ -88,9 +200,7 @@ def _lay_out(task: Task, candidate: Candidate, repo_root: Path, work: Path) -> d
     the reference (a candidate cannot import the oracle), candidate/ overlaid with its files."""
     source = repo_root / task.task_dir
     reference = task.reference.file if task.reference is not None else None
-    dirs = {name: work / name for name in ("task", "baseline", "candidate", "work", "home", "triton")}
-    for path in dirs.values():
-        path.mkdir()
+    dirs = {name: work / name for name in _DIRS}
     for name in task.all_files():
         for target in ("task", "baseline", "candidate"):
             if target != "task" and name == reference and name not in task.baseline:
@@ -105,7 +215,7 @@ def _lay_out(task: Task, candidate: Candidate, repo_root: Path, work: Path) -> d
     return {name: str(path) for name, path in dirs.items()}
 
 
-def _child_env(work: Path, settings: HarnessSettings) -> dict[str, str]:
+def _child_env(work: Path) -> dict[str, str]:
     env = {k: os.environ[k] for k in _PASS_ENV if k in os.environ}
     env.update(
         # Absolute: the child runs in the work folder, and test runners put relative entries here.
@@ -117,50 +227,7 @@ def _child_env(work: Path, settings: HarnessSettings) -> dict[str, str]:
         PYTHONNOUSERSITE="1",
         PYTHONUNBUFFERED="1",
     )
-    if settings.backend == "cpu":
-        env["TRITON_INTERPRET"] = "1"
     return env
-
-
-def _run_child(job: dict, key: bytes, work: Path, settings: HarnessSettings) -> HarnessResult:  # type: ignore[type-arg]
-    read_fd, write_fd = os.pipe()
-    job["result_fd"] = write_fd
-    try:
-        child = subprocess.Popen(
-            [sys.executable, "-m", "arena.harness.child"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            pass_fds=(write_fd,),
-            start_new_session=True,
-            cwd=work / "work",
-            env=_child_env(work, settings),
-        )
-    finally:
-        os.close(write_fd)  # the child holds the only write end now
-    try:
-        assert child.stdin is not None
-        child.stdin.write(json.dumps(job).encode())
-        child.stdin.close()
-    except BrokenPipeError:
-        pass
-    streams, timed_out = _drain(child, read_fd, time.monotonic() + settings.timeout_s)
-    os.close(read_fd)
-    log = _log_tail(streams["stdout"], streams["stderr"])
-    if timed_out:
-        return _failure(
-            "TIMEOUT", f"no result within {settings.timeout_s:g} s; the process group was killed", log
-        )
-    if not streams["result"]:
-        return _failure(
-            "RUNTIME_ERROR", f"the child {_describe_exit(child.returncode)} without a result", log
-        )
-    try:
-        return HarnessResult.from_json(open_frame(key, bytes(streams["result"])))
-    except ChannelError as error:
-        return _failure("CHEAT_DETECTED", f"result channel tampered with: {error}", log)
-    except (ValueError, KeyError, TypeError) as error:
-        return _failure("CHEAT_DETECTED", f"signed result does not parse: {type(error).__name__}", log)
 
 
 def _drain(child: subprocess.Popen[bytes], result_fd: int, deadline: float) -> tuple[dict[str, bytearray], bool]:

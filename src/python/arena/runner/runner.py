@@ -74,6 +74,9 @@ class Runner:
         """Stop the workers and close the state; jobs still running resume at the next start."""
         self._queue.stop(timeout_s)
         self._database.close()
+        close = getattr(self._executor, "close", None)  # a local executor's waiting children
+        if close is not None:
+            close()
 
     def list_tasks(self, identity: Identity, category: str = "") -> tuple[TaskView, ...]:
         return tuple(
@@ -209,7 +212,11 @@ def open_runner(
     store_path: Path | None = None,
     **options: Any,
 ) -> Runner:
-    """A started runner with the real pipeline on this machine's lanes (scores cached in state_dir)."""
+    """A started runner with the real pipeline on this machine's lanes (scores cached in state_dir),
+    evaluating through `executor` (default: this host, a child started ahead on each lane)."""
+    from arena.runner.executors.local import LocalExecutor
+
+    options["executor"] = options.get("executor") or LocalExecutor()
     return Runner(
         repo_root,
         state_dir,

@@ -16,6 +16,7 @@ from arena.cli import serve
 from arena.cli.main import main
 from arena.client.client import Client
 from arena.errors import ArenaError
+from arena.runner.executors.local import LocalExecutor
 from arena.runner.executors.remote import RemoteExecutor
 
 # The committed third_party/rocm/image.lock before anyone has resolved it: the tag, no digest.
@@ -103,7 +104,7 @@ def _serve_args(repo_root: Path, *extra: str) -> argparse.Namespace:
 
 
 def test_the_executor_flag_picks_where_evaluations_run(tmp_path: Path) -> None:
-    assert serve.build_executor(_serve_args(tmp_path)) is None  # local: the runner's own harness
+    assert isinstance(serve.build_executor(_serve_args(tmp_path)), LocalExecutor)
     remote = serve.build_executor(
         _serve_args(tmp_path, "--executor", "remote", "--remote", "pool:8980", "--remote-image", "r@sha256:ab")
     )

@@ -20,6 +20,8 @@ def test_noop_on_gpu_has_timings(run_candidate, tmp_path):
     assert (
         result.environment["backend"] in ("cuda", "rocm") and result.environment["flush_bytes"] >= 256 << 20
     )
+    profile = next(s for s in result.stages if s.name == "profile")  # one call under the profiler
+    assert profile.ok and "_add_kernel" in profile.log, profile.log
 
 
 def test_wrong_candidate_on_gpu(run_candidate):
@@ -40,3 +42,20 @@ def test_hip_unwritten_output_fails(run_candidate):
 
     result = run_candidate(HIP_ADD.replace("if (i < n)", "if (i < n / 2)"), hip=True, backend="auto")
     assert result.status == "INCORRECT"
+
+
+def test_the_profiler_sees_work_on_a_side_stream():
+    from arena.harness.profile import off_stream, profile_call
+
+    x, side = torch.ones(1 << 20, device="cuda"), torch.cuda.Stream()
+
+    def call() -> None:
+        x.add_(1)
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            x.mul_(2)
+
+    operations = profile_call(call, x.device)
+    escaped = off_stream(operations)
+    assert len(operations) == 3 and len(escaped) == 1, operations
+    assert escaped[0].stream != operations[0].stream == operations[1].stream

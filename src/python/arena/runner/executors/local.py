@@ -1,21 +1,29 @@
-"""The local executor: the harness's own fresh child process on this host, on one GPU."""
+"""The local executor: the harness's own fresh child process on this host, on one GPU.
+
+Each thread that runs evaluations (a runner lane) keeps a harness child started ahead of its
+next job (arena.harness.launch.Standby), so a job does not wait for the child's `import torch`.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import threading
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from arena.candidate.candidate import Candidate
 from arena.evaluation.evaluation import Environment
 from arena.harness.result import HarnessResult
 from arena.harness.settings import HarnessSettings
-from arena.runner.executors.base import EXECUTOR_VERSION_KEY, with_environment
 from arena.task.task import Task
 
 
 @dataclass(frozen=True)
 class LocalExecutor:
     device: int | None = None  # the GPU index every run is pinned to; None: settings.device (the lane's)
+    standby: bool = True  # keep a child started ahead of each thread's next job
+    _standbys: dict[int, Any] = field(default_factory=dict, compare=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
 
     def run(
         self, task: Task, candidate: Candidate | None, repo_root: Path, settings: HarnessSettings
@@ -24,7 +32,23 @@ class LocalExecutor:
 
         if self.device is not None:
             settings = replace(settings, device=self.device)
-        return run_harness(task, candidate, repo_root, settings)
+        return run_harness(task, candidate, repo_root, settings, standby=self._standby())
+
+    def close(self) -> None:
+        """Stop every thread's waiting child (they also die with the thread that started them)."""
+        with self._lock:
+            standbys = list(self._standbys.values())
+            self._standbys.clear()
+        for standby in standbys:
+            standby.close()
+
+    def _standby(self) -> Any:
+        if not self.standby:
+            return None
+        from arena.harness.launch import Standby
+
+        with self._lock:
+            return self._standbys.setdefault(threading.get_ident(), Standby())
 
     def describe(self) -> dict[str, str]:
         described = {"executor": "local"}
@@ -33,5 +57,6 @@ class LocalExecutor:
         return described
 
     def environment(self, base: Environment) -> Environment:
-        """This host as probed, marked local (the versions are this host's packages)."""
-        return with_environment(base, {**base.versions, EXECUTOR_VERSION_KEY: "local"})
+        """This host as probed, unchanged: the same measurement as `arena evaluate` without a
+        runner makes, so the two share score-cache entries. Executors that run elsewhere mark it."""
+        return base

@@ -1,11 +1,17 @@
 # Attack 8: run the work on a side stream the harness's events do not cover.
-# Static: torch.cuda.Stream/stream/set_stream are forbidden. At run time (GPU only): every timed
-# call's output is validated on the harness stream right after its end event, and synchronized
-# wall-clock calls must agree with the event times.
-# Expected verdict: CHEAT_DETECTED (static); on a GPU, not PASSED for the run-time variant.
+# Static: torch.cuda.Stream/stream/set_stream are forbidden (forbidden_test.py). At run time (GPU
+# only), for names built so the static check cannot see them: every timed call's output is
+# validated on the harness stream right after its end event, synchronized wall-clock calls must
+# agree with the event times, and one call under the profiler must start all its GPU work on the
+# harness's stream (the check that catches small kernels, whose time the wall clock cannot resolve).
+# Expected verdict: CHEAT_DETECTED.
+
+import pytest
+import torch
 
 
-def test_side_stream_is_caught_statically(run_candidate):
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
+def test_side_stream_is_caught_at_run_time(run_candidate):
     result = run_candidate(
         """
         import torch
@@ -35,4 +41,8 @@ def test_side_stream_is_caught_statically(run_candidate):
     """,
         backend="cuda",
     )
-    assert result.status != "PASSED"
+    # The validator may already see the late output (INCORRECT); if not, the profiler must.
+    errors = " ".join(result.errors)
+    caught_by_profiler = result.status == "CHEAT_DETECTED" and "off the harness's stream" in errors
+    caught_by_validator = result.status == "INCORRECT" and "timed call" in errors
+    assert caught_by_profiler or caught_by_validator, (result.status, result.errors)

@@ -1,0 +1,64 @@
+"""One profiled call of the candidate: which GPU operations it started, and on which stream.
+
+Events time the harness's stream only, so work the candidate moves to another stream escapes
+them (cheat 8). After timing, one more call runs under torch.profiler (CUPTI on CUDA, roctracer
+on ROCm): every kernel, copy and fill it started must be on the harness's stream. A fill on the
+harness's stream, started first, gives that stream's id in the profiler's own numbering. The
+names of the kernels that ran go into the stage log, for review (cheat 2: a kernel written but
+never called shows up as absent). It runs after timing so the profiler cannot disturb a timed call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Sequence
+
+
+@dataclass(frozen=True)
+class GpuOperation:
+    name: str
+    kind: str  # the profiler's activity type: kernel, gpu_memcpy, gpu_memset, ...
+    stream: int
+    start_ns: int
+
+
+def profile_call(call: Callable[[], object], device: Any) -> list[GpuOperation]:
+    """The GPU operations of the marker fill and then `call`, in start order (marker first)."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    marker = torch.zeros(1, device=device)
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as profiler:
+        marker.fill_(1.0)
+        call()
+        torch.cuda.synchronize()
+    return gpu_operations(profiler.profiler.kineto_results.events())
+
+
+def gpu_operations(events: Iterable[Any]) -> list[GpuOperation]:
+    """The device-side profiler events, as GpuOperations sorted by start time."""
+    operations = [
+        GpuOperation(e.name(), str(e.activity_type()), int(e.device_resource_id()), int(e.start_ns()))
+        for e in events
+        if str(e.device_type()) != "DeviceType.CPU"
+    ]
+    return sorted(operations, key=lambda o: o.start_ns)
+
+
+def off_stream(operations: Sequence[GpuOperation]) -> list[GpuOperation]:
+    """The candidate's operations (everything after the marker) on any other stream than the marker's."""
+    if not operations:
+        return []
+    harness = operations[0].stream
+    return [o for o in operations[1:] if o.stream != harness]
+
+
+def describe(operations: Sequence[GpuOperation]) -> str:
+    """One line per distinct operation of the candidate: count, kind, stream, name."""
+    counts: dict[tuple[str, int, str], int] = {}
+    for o in operations[1:]:
+        counts[(o.kind, o.stream, o.name)] = counts.get((o.kind, o.stream, o.name), 0) + 1
+    lines = [f"{n} x {kind} on stream {stream}: {name[:160]}" for (kind, stream, name), n in counts.items()]
+    harness = f"harness stream {operations[0].stream}" if operations else "no GPU activity recorded"
+    return "\n".join([f"{len(operations) - 1 if operations else 0} GPU operation(s); {harness}", *lines])

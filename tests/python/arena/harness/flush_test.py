@@ -1,0 +1,45 @@
+"""The flush pass on CPU tensors: its size from the device, and what each mode touches."""
+
+import pytest
+import torch
+
+from arena.harness import flush as flush_module
+from arena.harness.device import Device
+
+CUDA_ON_CPU = Device("cuda", 0, torch.device("cpu"))  # the flush logic with host tensors
+
+
+@pytest.fixture
+def small_cache(monkeypatch):
+    monkeypatch.setattr(flush_module, "last_level_cache_bytes", lambda device: 3 << 20)
+    monkeypatch.setitem(flush_module._MIN_BYTES, "cuda", 1 << 20)
+
+
+def test_the_buffer_is_twice_the_cache_and_never_below_the_floor(small_cache, monkeypatch):
+    assert flush_module.flush_bytes(CUDA_ON_CPU) == 6 << 20
+    monkeypatch.setitem(flush_module._MIN_BYTES, "cuda", 8 << 20)
+    assert flush_module.flush_bytes(CUDA_ON_CPU) == 8 << 20
+    assert flush_module.flush_bytes(Device("rocm", 0, torch.device("cpu"))) == 512 << 20  # Infinity Cache x2
+
+
+def test_a_read_pass_reads_every_word_and_writes_none_of_the_buffer(small_cache):
+    flusher = flush_module.Flusher(CUDA_ON_CPU)
+    assert flusher.mode == "read" and flusher.nbytes == 6 << 20
+    flusher._buffer[-1] = 7  # only a pass that reaches the last word sees it
+    before = flusher._buffer.clone()
+    flusher.run()
+    assert int(flusher._sink) == 7
+    assert torch.equal(flusher._buffer, before)
+
+
+def test_a_write_pass_rewrites_the_whole_buffer_with_a_new_value_each_time(small_cache):
+    flusher = flush_module.Flusher(CUDA_ON_CPU, mode="write")
+    flusher.run()
+    assert bool((flusher._buffer == 1).all())
+    flusher.run()
+    assert bool((flusher._buffer == 0).all())
+
+
+def test_an_unknown_mode_is_refused(small_cache):
+    with pytest.raises(ValueError, match="flush mode 'evict'"):
+        flush_module.Flusher(CUDA_ON_CPU, mode="evict")

@@ -1,0 +1,51 @@
+"""Reading the profiler's events (fake events on CPU; the real profiler runs in gpu_test.py)."""
+
+from arena.harness.profile import GpuOperation, describe, gpu_operations, off_stream
+
+
+class _Event:
+    def __init__(self, name: str, device: str, stream: int, start: int, kind: str = "kernel") -> None:
+        self._values = (name, device, stream, start, kind)
+
+    def name(self) -> str:
+        return self._values[0]
+
+    def device_type(self) -> str:
+        return self._values[1]
+
+    def device_resource_id(self) -> int:
+        return self._values[2]
+
+    def start_ns(self) -> int:
+        return self._values[3]
+
+    def activity_type(self) -> str:
+        return self._values[4]
+
+
+def test_device_events_are_kept_in_start_order_and_host_events_dropped():
+    events = [
+        _Event("_add_kernel", "DeviceType.CUDA", 7, 300),
+        _Event("aten::fill_", "DeviceType.CPU", 1234, 100),
+        _Event("fill marker", "DeviceType.CUDA", 7, 200),
+    ]
+    operations = gpu_operations(events)
+    assert [o.name for o in operations] == ["fill marker", "_add_kernel"]
+    assert operations[1] == GpuOperation("_add_kernel", "kernel", 7, 300)
+
+
+def test_work_on_another_stream_than_the_markers_is_off_stream():
+    marker = GpuOperation("fill", "kernel", 7, 1)
+    own = GpuOperation("_add_kernel", "kernel", 7, 2)
+    side = GpuOperation("_k", "kernel", 13, 3)
+    copy = GpuOperation("Memcpy DtoD", "gpu_memcpy", 21, 4)
+    assert off_stream([marker, own]) == []
+    assert off_stream([marker, own, side, copy]) == [side, copy]
+    assert off_stream([]) == []
+
+
+def test_the_log_counts_each_distinct_operation_of_the_candidate():
+    operations = [GpuOperation("fill", "kernel", 7, 0)] + [GpuOperation("_k", "kernel", 7, i) for i in (1, 2)]
+    text = describe(operations)
+    assert text.splitlines() == ["2 GPU operation(s); harness stream 7", "2 x kernel on stream 7: _k"]
+    assert describe([]).startswith("0 GPU operation(s); no GPU activity recorded")

@@ -1,0 +1,123 @@
+"""Children started ahead of their job (launch.Child, launch.Standby): ready early, used once."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from arena.harness import launch
+from arena.harness.launch import Child, Standby, run_harness
+from arena.harness.settings import HarnessSettings
+from arena_testing.harness_tasks import build_task
+
+SETTINGS = HarnessSettings(backend="cpu", timeout_s=120, cases=("small",))
+
+
+def _wait(predicate, timeout_s: float = 90.0) -> bool:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def _waits_for_its_job(child: Child) -> bool:
+    """Blocked reading a pipe: the only pipe a child reads is stdin, after its imports."""
+    wchan = Path(f"/proc/{child.process.pid}/wchan")
+    return wchan.exists() and "pipe_read" in wchan.read_text()
+
+
+def test_a_waiting_child_has_torch_imported_before_its_job_exists() -> None:
+    child = Child()
+    try:
+        assert _wait(lambda: _waits_for_its_job(child)), "the child never reached its job's read"
+        assert "libtorch_python" in Path(f"/proc/{child.process.pid}/maps").read_text()
+        assert child.ready()
+    finally:
+        child.close()
+    assert child.process.returncode is not None and not child.work.exists()
+
+
+def test_a_child_closed_without_a_job_exits_cleanly() -> None:
+    child = Child()
+    assert child.process.stdin is not None
+    child.process.stdin.close()
+    assert child.process.wait(timeout=120) == 0
+    child.close()
+
+
+def test_each_run_uses_the_waiting_child_once_and_starts_the_next(tmp_path: Path) -> None:
+    task, standby = build_task(tmp_path), Standby()
+    try:
+        first = run_harness(task, None, tmp_path, SETTINGS, standby=standby)
+        waiting = standby._next
+        assert first.status == "PASSED", first.errors
+        assert waiting is not None and waiting.ready()
+        second = run_harness(task, None, tmp_path, SETTINGS, standby=standby)
+        assert second.status == "PASSED", second.errors
+        assert waiting.process.returncode is not None and not waiting.work.exists()  # used, then gone
+        assert standby._next is not None and standby._next is not waiting
+    finally:
+        standby.close()
+    assert standby._next is None
+
+
+def test_a_dead_waiting_child_is_replaced(tmp_path: Path) -> None:
+    task, standby = build_task(tmp_path), Standby()
+    try:
+        standby.take().close()
+        waiting = standby._next
+        assert waiting is not None
+        waiting.process.kill()
+        waiting.process.wait()
+        result = run_harness(task, None, tmp_path, SETTINGS, standby=standby)
+        assert result.status == "PASSED", result.errors
+        assert not waiting.work.exists()
+    finally:
+        standby.close()
+
+
+def test_a_child_started_before_the_harness_sources_changed_is_not_used(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    standby = Standby()
+    try:
+        standby.take().close()
+        stale = standby._next
+        assert stale is not None
+        monkeypatch.setattr(launch, "_trusted_digest", lambda: "sources edited since")
+        fresh = standby.take()
+        assert fresh is not stale and stale.process.returncode is not None
+        assert fresh.trusted_digest == "sources edited since"
+        fresh.close()
+    finally:
+        standby.close()
+
+
+def test_a_child_dies_with_the_thread_that_started_it() -> None:
+    """Why a Standby belongs to one long-lived thread: Linux's parent-death signal follows the
+    starting thread, so a lane thread that ends takes its waiting child with it."""
+    standby = Standby()
+
+    def lane() -> None:
+        standby.take().close()
+        waiting = standby._next
+        assert waiting is not None and _wait(lambda: _waits_for_its_job(waiting))  # signal asked for
+
+    thread = threading.Thread(target=lane)
+    thread.start()
+    thread.join()
+    orphan = standby._next
+    assert orphan is not None
+    try:
+        assert _wait(lambda: orphan.process.poll() is not None, 30)
+        assert not orphan.ready()
+        child = standby.take()  # replaced, not handed out dead
+        assert child is not orphan and child.process.poll() is None
+        child.close()
+    finally:
+        standby.close()
