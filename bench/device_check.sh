@@ -6,16 +6,18 @@
 # multi_gpu.json (bench/multi_gpu.py) and summary.md (the key numbers, and each step's exit code).
 # Every step runs whatever happened before it; 124/137 in the steps table = cut by its timeout.
 #
-# Time budget, worst case (every timeout reached), on 2 H200s: 560 s < 570 s
+# Time budget, worst case (every timeout reached), on 2 H200s: 565 s < 570 s
 #   env                                                          20 s
-#   phase 1, two streams in parallel, one GPU each (CUDA_VISIBLE_DEVICES), ends at 280 s:
-#     GPU 0: timing_precision 270
-#     GPU 1: the GPU-only tests 70, triton2triton noop 110, repository noop 45 (its bench stage)
+#   phase 1, two streams in parallel, one GPU each (CUDA_VISIBLE_DEVICES), ends at 300 s:
+#     GPU 0: timing_precision 290 (PART=evaluation: its whole-evaluation part only, 60, then the
+#            triton2triton 140, hip2hip 50 and torch2hip 50 exemplars, faster candidates that get
+#            the profiled call)
+#     GPU 1: the GPU-only tests 120, triton2triton noop 110, repository noop 45 (its bench stage)
 #     (a step's timeout is cut to what is left of the phase; a step with < 6 s left is skipped)
 #   wait until no process holds a GPU (a killed step's harness child may run on briefly)  15 s
-#   multi_gpu.py (both GPUs, every triton2triton task twice; it stops itself at 215 s)  230 s
+#   multi_gpu.py (both GPUs, every triton2triton task twice; it stops itself at 200 s)  215 s
 #   summary                                                      15 s
-# With fewer than 2 GPUs the two streams run one after the other on GPU 0 within the same 280 s.
+# With fewer than 2 GPUs the two streams run one after the other on GPU 0 within the same 300 s.
 # SUITES=all adds every category's no-op and exemplar suites to phase 1 (they need a longer phase).
 set -u
 
@@ -64,7 +66,17 @@ suite() {
 
 stream_gpu0() {
   export ARENA_CACHE_DIR="$WORK/cache-0" # fresh: nothing served from an earlier run's cache
-  step "$WORK/gpu0.log" timing-precision 270 "$PY" bench/timing_precision.py --out "$OUT/timing.json"
+  if [ "${PART:-all}" = evaluation ]; then
+    step "$WORK/gpu0.log" timing-precision-evaluation 60 \
+      "$PY" bench/timing_precision.py --part evaluation --out "$OUT/timing.json"
+    for category in triton2triton:140 hip2hip:50 torch2hip:50; do
+      step "$WORK/gpu0.log" "suite-exemplars-${category%:*}" "${category#*:}" \
+        "$PY" -m arena.cli.main suite --category "${category%:*}" --exemplars --timeout 60 \
+        --json "$WORK/exemplars-${category%:*}.json"
+    done
+  else
+    step "$WORK/gpu0.log" timing-precision 290 "$PY" bench/timing_precision.py --out "$OUT/timing.json"
+  fi
   if [ "${SUITES:-}" = all ]; then
     suite "$WORK/gpu0.log" hip2hip 60 60
     suite "$WORK/gpu0.log" repository 45 45
@@ -73,7 +85,7 @@ stream_gpu0() {
 
 stream_gpu1() {
   export ARENA_CACHE_DIR="$WORK/cache-1"
-  step "$WORK/gpu1.log" gpu-tests 70 env PYTHONPATH=src/python:tests/python "$PY" -m pytest -q -p no:cacheprovider \
+  step "$WORK/gpu1.log" gpu-tests 120 env PYTHONPATH=src/python:tests/python "$PY" -m pytest -rA --tb=short -p no:cacheprovider \
     --import-mode=importlib tests/python/arena/harness/gpu_test.py \
     tests/python/arena/harness/cheats/cheat_side_stream_test.py \
     tests/python/arena/harness/cheats/cheat_warmup_detection_test.py
@@ -107,7 +119,7 @@ cat "$WORK/env.log" >>"$LOG"
 
 # --- phase 1: timing precision and the suites, one stream per GPU ---------------------------------
 GPUS=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
-PHASE_END=$(($(date +%s) + 280))
+PHASE_END=$(($(date +%s) + 300))
 if ((GPUS >= 2)); then
   (CUDA_VISIBLE_DEVICES=0 stream_gpu0) &
   A=$!
@@ -136,9 +148,9 @@ wait_idle() {
 }
 { declare -f wait_idle; echo wait_idle; } >"$WORK/wait_idle.sh"
 step "$LOG" wait-gpus-idle 15 bash "$WORK/wait_idle.sh"
-PHASE_END=$(($(date +%s) + 230))
-step "$LOG" multi-gpu 230 "$PY" bench/multi_gpu.py --category triton2triton --copies 2 --budget 0.5 \
-  --deadline-s 215 --out "$OUT/multi_gpu.json"
+PHASE_END=$(($(date +%s) + 215))
+step "$LOG" multi-gpu 215 "$PY" bench/multi_gpu.py --category triton2triton --copies 2 --budget 0.5 \
+  --deadline-s 200 --out "$OUT/multi_gpu.json"
 
 # --- summary ---------------------------------------------------------------------------------------
 PHASE_END=$(($(date +%s) + 15))

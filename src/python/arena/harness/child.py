@@ -203,15 +203,25 @@ class Run:
         return self.finish("PASSED", [])
 
     def _profile(self, candidate: Any, families: list[list[Member]]) -> None:
-        """One more call of the candidate under the profiler: all of its GPU work on our stream."""
-        from arena.harness.profile import describe, off_stream, profile_call
+        """One more call of the candidate under the profiler, when it was measured faster than the
+        baseline on some timed case: all of its GPU work must be on our stream."""
+        import statistics
 
-        timed = [f[0] for f in families if f[0].case.timed]
-        if not timed:
+        from arena.harness.profile import FASTER, describe, off_stream, profile_call
+
+        faster = [
+            o
+            for o in self.cases
+            if o.candidate_us and statistics.median(o.candidate_us) < FASTER * statistics.median(o.baseline_us)
+        ]
+        if not faster:
             return
-        self.stage, member = "profile", timed[0]
+        self.stage = "profile"
+        member = next(f[0] for f in families if f[0].case.name == faster[0].name)
         working = [t.clone() for t in member.inputs]
-        operations = profile_call(lambda: self._call(candidate, member, working), self.device.torch_device)
+        operations = profile_call(
+            lambda: self._call(candidate, member, working), self.device.torch_device, self._mark
+        )
         escaped = off_stream(operations)
         self._end_stage("profile", not escaped, f"case {member.case.name}: {describe(operations)}")
         if escaped:

@@ -1,17 +1,22 @@
 """One profiled call of the candidate: which GPU operations it started, and on which stream.
 
 Events time the harness's stream only, so work the candidate moves to another stream escapes
-them (cheat 8). After timing, one more call runs under torch.profiler (CUPTI on CUDA, roctracer
+them (cheat 8). After timing, when the candidate was measured faster than the baseline (hidden
+work gains nothing otherwise), one more call runs under torch.profiler (CUPTI on CUDA, roctracer
 on ROCm): every kernel, copy and fill it started must be on the harness's stream. A fill on the
 harness's stream, started first, gives that stream's id in the profiler's own numbering. The
 names of the kernels that ran go into the stage log, for review (cheat 2: a kernel written but
-never called shows up as absent). It runs after timing so the profiler cannot disturb a timed call.
+never called shows up as absent). It runs after timing so the profiler cannot disturb a timed
+call; it costs seconds (the profiler's start), which is why a candidate no faster than its
+baseline skips it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
+
+FASTER = 0.99  # a case whose candidate median is below this x the baseline's gets the profiled call
 
 
 @dataclass(frozen=True)
@@ -22,28 +27,44 @@ class GpuOperation:
     start_ns: int
 
 
-def profile_call(call: Callable[[], object], device: Any) -> list[GpuOperation]:
-    """The GPU operations of the marker fill and then `call`, in start order (marker first)."""
+def profile_call(
+    call: Callable[[], object], device: Any, mark: Callable[[str], None] = lambda label: None
+) -> list[GpuOperation]:
+    """The GPU operations of the marker fill and then `call`, in start order (marker first).
+    `mark` is told when the profiler has started, the call returned and the profiler stopped."""
     import torch
     from torch.profiler import ProfilerActivity, profile
 
     marker = torch.zeros(1, device=device)
     torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as profiler:
+    profiler = profile(activities=[ProfilerActivity.CUDA])
+    profiler.start()
+    mark("profiler started")
+    try:
         marker.fill_(1.0)
         call()
         torch.cuda.synchronize()
+        mark("profiled call returned")
+    finally:
+        profiler.stop()
+    mark("profiler stopped")
     return gpu_operations(profiler.profiler.kineto_results.events())
 
 
 def gpu_operations(events: Iterable[Any]) -> list[GpuOperation]:
     """The device-side profiler events, as GpuOperations sorted by start time."""
     operations = [
-        GpuOperation(e.name(), str(e.activity_type()), int(e.device_resource_id()), int(e.start_ns()))
+        GpuOperation(e.name(), _kind(e), int(e.device_resource_id()), int(e.start_ns()))
         for e in events
         if str(e.device_type()) != "DeviceType.CPU"
     ]
     return sorted(operations, key=lambda o: o.start_ns)
+
+
+def _kind(event: Any) -> str:
+    """The activity type where torch exposes it (2.13 on), else the device type."""
+    kind = getattr(event, "activity_type", None)
+    return str(kind()) if kind is not None else str(event.device_type()).removeprefix("DeviceType.").lower()
 
 
 def off_stream(operations: Sequence[GpuOperation]) -> list[GpuOperation]:

@@ -20,8 +20,7 @@ def test_noop_on_gpu_has_timings(run_candidate, tmp_path):
     assert (
         result.environment["backend"] in ("cuda", "rocm") and result.environment["flush_bytes"] >= 256 << 20
     )
-    profile = next(s for s in result.stages if s.name == "profile")  # one call under the profiler
-    assert profile.ok and "_add_kernel" in profile.log, profile.log
+    assert "profile" not in [s.name for s in result.stages]  # no faster than the baseline: not profiled
 
 
 def test_wrong_candidate_on_gpu(run_candidate):

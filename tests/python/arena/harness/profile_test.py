@@ -34,6 +34,20 @@ def test_device_events_are_kept_in_start_order_and_host_events_dropped():
     assert operations[1] == GpuOperation("_add_kernel", "kernel", 7, 300)
 
 
+class _OlderEvent(_Event):
+    """torch before 2.13: no activity_type()."""
+
+    def __getattribute__(self, name: str):  # type: ignore[no-untyped-def]
+        if name == "activity_type":
+            raise AttributeError(name)
+        return super().__getattribute__(name)
+
+
+def test_without_activity_types_the_device_type_names_the_kind():
+    (operation,) = gpu_operations([_OlderEvent("_k", "DeviceType.CUDA", 7, 1)])
+    assert operation == GpuOperation("_k", "cuda", 7, 1)
+
+
 def test_work_on_another_stream_than_the_markers_is_off_stream():
     marker = GpuOperation("fill", "kernel", 7, 1)
     own = GpuOperation("_add_kernel", "kernel", 7, 2)
