@@ -9,9 +9,13 @@
 import pytest
 import torch
 
+from arena_testing.harness_tasks import build_task
+
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
-def test_side_stream_is_caught_at_run_time(run_candidate):
+@pytest.mark.parametrize("n", [3000, 1 << 24])  # a kernel of ~2 us (the late output is rarely seen), ~40 us
+def test_side_stream_is_caught_at_run_time(run_candidate, tmp_path, n):
+    # The exact sum, on a side stream: the events see none of it, so it measures faster.
     result = run_candidate(
         """
         import torch
@@ -26,10 +30,7 @@ def test_side_stream_is_caught_at_run_time(run_candidate):
         def _k(x_ptr, y_ptr, z_ptr, n, BLOCK: tl.constexpr):
             o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
             m = o < n
-            acc = tl.load(x_ptr + o, mask=m)
-            for _ in range(200):
-                acc = acc * 1.0000001
-            tl.store(z_ptr + o, acc / 1.0000001 ** 200 + tl.load(y_ptr + o, mask=m), mask=m)
+            tl.store(z_ptr + o, tl.load(x_ptr + o, mask=m) + tl.load(y_ptr + o, mask=m), mask=m)
 
 
         def add(x, y):
@@ -40,6 +41,8 @@ def test_side_stream_is_caught_at_run_time(run_candidate):
             return z
     """,
         backend="cuda",
+        task=build_task(tmp_path, n=n),
+        budget_s_per_case=0.3,
     )
     # The validator may already see the late output (INCORRECT); if not, the profiler must.
     errors = " ".join(result.errors)
