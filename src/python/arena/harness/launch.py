@@ -180,6 +180,11 @@ class Standby:
     def __init__(self) -> None:
         self._next: Child | None = None
 
+    def warm(self) -> None:
+        """Start the waiting child now, if none is waiting (a lane about to take jobs)."""
+        if self._next is None:
+            self._next = Child()
+
     def take(self) -> Child:
         child, self._next = self._next, None
         if child is None or not child.ready():

@@ -70,8 +70,10 @@ class JobQueue:
         on_failure: OnFailure | None = None,
         max_pending: int = 256,
         poll_s: float = 0.5,
+        on_lane_start: Callable[[str], None] | None = None,
     ) -> None:
         self._database = database
+        self._on_lane_start = on_lane_start  # called on each worker's own thread before its first claim
         self._lanes = lanes
         self._run_job = run_job
         self._on_failure = on_failure
@@ -182,6 +184,11 @@ class JobQueue:
             self._changed.notify_all()
 
     def _work(self, lane: str) -> None:
+        if self._on_lane_start is not None:
+            try:
+                self._on_lane_start(lane)
+            except Exception:  # noqa: BLE001 - preparing is an optimisation; the lane still runs
+                log.exception("preparing lane %s failed", lane)
         try:
             while not self._stopping.is_set():
                 self._work_once(lane)

@@ -64,7 +64,14 @@ class Runner:
         self._tasks = {task.address: task for task in (tasks if tasks is not None else load_tasks(repo_root))}
         self._views: dict[str, TaskView] = {}
         self._database = Database(state_dir / STATE_FILE, durable=durable)
-        self._queue = JobQueue(self._database, lanes, self._run_job, self._refund, max_pending=max_pending)
+        self._queue = JobQueue(
+            self._database,
+            lanes,
+            self._run_job,
+            self._refund,
+            max_pending=max_pending,
+            on_lane_start=getattr(executor, "prepare", None),  # e.g. start a lane's first child now
+        )
 
     def start(self) -> Runner:
         self._queue.start()

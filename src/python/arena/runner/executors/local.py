@@ -1,7 +1,8 @@
 """The local executor: the harness's own fresh child process on this host, on one GPU.
 
 Each thread that runs evaluations (a runner lane) keeps a harness child started ahead of its
-next job (arena.harness.launch.Standby), so a job does not wait for the child's `import torch`.
+next job (arena.harness.launch.Standby), so a job does not wait for the child's `import torch`;
+the runner has each lane start its first one when the lane starts (prepare).
 """
 
 from __future__ import annotations
@@ -33,6 +34,12 @@ class LocalExecutor:
         if self.device is not None:
             settings = replace(settings, device=self.device)
         return run_harness(task, candidate, repo_root, settings, standby=self._standby())
+
+    def prepare(self, lane: str) -> None:
+        """Start the calling lane thread's first child now, so its first job does not wait for it."""
+        standby = self._standby()
+        if standby is not None:
+            standby.warm()
 
     def close(self) -> None:
         """Stop every thread's waiting child (they also die with the thread that started them)."""

@@ -45,3 +45,16 @@ def test_provenance_names_the_executor_and_keeps_the_hosts_environment() -> None
     local = LocalExecutor(device=1)
     assert local.describe() == {"executor": "local", "device": "1"}
     assert local.environment(host) == host  # the same cache entries as `arena evaluate` on this host
+
+
+def test_prepare_starts_the_threads_first_child_and_close_stops_it() -> None:
+    executor = LocalExecutor()
+    executor.prepare("cpu")
+    (standby,) = executor._standbys.values()
+    waiting = standby._next
+    assert waiting is not None and waiting.ready()
+    executor.prepare("cpu")  # already waiting: no second child
+    assert standby._next is waiting
+    executor.close()
+    assert waiting.process.returncode is not None and not waiting.work.exists()
+    assert LocalExecutor(standby=False)._standby() is None
