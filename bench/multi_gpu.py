@@ -227,9 +227,26 @@ def compare_runs(alone: RunRecord, busy: RunRecord) -> list[dict[str, Any]]:
     return rows
 
 
+def idle_spread(alone: RunRecord) -> dict[tuple[str, str], float]:
+    """Per (task, case): the largest relative difference between two copies of the same job
+    measured alone (same GPU, same inputs, no neighbour): how far two evaluations differ anyway."""
+    medians: dict[tuple[str, str], list[float]] = {}
+    for job in alone.jobs:
+        for case, timing in timed_baselines(job).items():
+            medians.setdefault((job.task, case), []).append(timing["median_us"])
+    return {key: max(values) / min(values) - 1.0 for key, values in medians.items() if len(values) > 1}
+
+
 def report_runs(alone: RunRecord, busy: RunRecord, gpus: int) -> dict[str, Any]:
     ratio = alone.wall_s / busy.wall_s if busy.wall_s > 0 else 0.0
     rows = compare_runs(alone, busy)
+    spread = idle_spread(alone)
+    for row in rows:
+        row["idle_spread"] = spread.get((row["task"], row["case"]))
+        # The control: a neighbour's effect is one that exceeds what two idle evaluations differ by.
+        row["within_idle_spread"] = row["agree"] or (
+            row["idle_spread"] is not None and abs(row["relative_difference"]) <= row["idle_spread"]
+        )
     cached = sum(1 for run in (alone, busy) for job in run.jobs if job.evaluation and job.evaluation["cached"])
     return {
         "gpus": gpus,
@@ -247,6 +264,7 @@ def report_runs(alone: RunRecord, busy: RunRecord, gpus: int) -> dict[str, Any]:
         # chips also carry the chips' own difference (clocks, binning), reported but not judged.
         "cases_compared": sum(1 for row in rows if row["same_gpu"]),
         "cases_agreeing": sum(1 for row in rows if row["same_gpu"] and row["agree"]),
+        "cases_within_idle_spread": sum(1 for row in rows if row["same_gpu"] and row["within_idle_spread"]),
         "cross_gpu_compared": sum(1 for row in rows if not row["same_gpu"]),
         "cross_gpu_agreeing": sum(1 for row in rows if not row["same_gpu"] and row["agree"]),
         "cases": rows,
@@ -273,19 +291,22 @@ def format_report(report: dict[str, Any]) -> str:
         f"baseline medians agreeing alone vs all busy, same GPU: {report['cases_agreeing']} of "
         f"{report['cases_compared']}; on two different GPUs (chip difference included, not judged): "
         f"{report.get('cross_gpu_agreeing')} of {report.get('cross_gpu_compared')}",
+        f"same GPU, within the floor or the spread of idle copies (the control): "
+        f"{report.get('cases_within_idle_spread')} of {report['cases_compared']}",
         "",
         "| task | case | lane alone / busy | alone median us [95% CI] | busy median us [95% CI]"
-        " | diff | floor | agree |",
-        "|---|---|---|---|---|---|---|---|",
+        " | diff | floor | idle spread | agree |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for row in report["cases"]:
         a, b = row["alone"], row["busy"]
+        spread = "-" if row.get("idle_spread") is None else f"{100 * row['idle_spread']:.2f}%"
         lines.append(
             f"| {row['task'].split(':')[0].removeprefix('tasks/')} | {row['case']} "
             f"| {row['lane_alone']} / {row['lane_busy']} "
             f"| {a['median_us']:.2f} [{a['ci_low_us']:.2f}, {a['ci_high_us']:.2f}] "
             f"| {b['median_us']:.2f} [{b['ci_low_us']:.2f}, {b['ci_high_us']:.2f}] "
-            f"| {100 * row['relative_difference']:+.2f}% | {100 * row['noise_floor']:.2f}% "
+            f"| {100 * row['relative_difference']:+.2f}% | {100 * row['noise_floor']:.2f}% | {spread} "
             f"| {'yes' if row['agree'] else 'NO'} |"
         )
     return "\n".join(lines)
@@ -523,6 +544,20 @@ def summarize(out: Path, work: Path) -> int:
     return 0
 
 
+def run_from_json(raw: dict[str, Any]) -> RunRecord:
+    jobs = tuple(JobRecord(**job) for job in raw["jobs"])
+    return RunRecord(lanes=tuple(raw["lanes"]), wall_s=raw["wall_s"], complete=raw["complete"], jobs=jobs)
+
+
+def report_from(path: Path) -> int:
+    """Print the report of a saved multi_gpu.json again, with this version's comparisons."""
+    document = json.loads(path.read_text())
+    runs = document["runs"]
+    report = report_runs(run_from_json(runs["one_gpu"]), run_from_json(runs["all_gpus"]), document["gpus"])
+    print(format_report(report), flush=True)
+    return 0
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--category", default="triton2triton")
@@ -535,6 +570,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=20261129, help="the secret seed both runs share")
     parser.add_argument("--fresh-seeds", action="store_true", help="draw a new secret seed per evaluation")
     parser.add_argument("--cpu-dry-run", action="store_true", help="check the plumbing on two cpu lanes")
+    parser.add_argument("--report-from", type=Path, metavar="JSON", help="recompute the report of a saved run")
     parser.add_argument("--summarize", type=Path, metavar="OUT", help="write OUT/summary.md and OUT/suites.json")
     parser.add_argument("--work", type=Path, help="with --summarize: the folder of suite JSONs and steps.tsv")
     return parser.parse_args(argv)
@@ -544,6 +580,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.summarize is not None:
         return summarize(args.summarize, args.work or args.summarize)
+    if args.report_from is not None:
+        return report_from(args.report_from)
     # timeout(1) sends SIGTERM: turn it into an exception so partial results are still written.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     return measure(args, find_repo_root(Path(__file__).resolve().parent))
