@@ -2,16 +2,21 @@
 
     PYTHONPATH=src/python python3 bench/multi_gpu.py --category triton2triton --out multi_gpu.json
     PYTHONPATH=src/python python3 bench/multi_gpu.py --cpu-dry-run --out dry.json
+    PYTHONPATH=src/python python3 bench/multi_gpu.py --report-from multi_gpu.json   (a saved run, again)
     PYTHONPATH=src/python python3 bench/multi_gpu.py --summarize OUT --work DIR   (bench/device_check.sh)
 
 Every task of the category is evaluated as a no-op (its baseline as the candidate) through the
 runner's own queue (arena.runner.runner.Runner, one worker lane per GPU, the local executor, a
 fresh non-durable state and a fresh score cache per run, so nothing is served from a cache):
 first on GPU 0 alone, then on every GPU at once, both runs with one secret seed (the same hidden
-inputs; --fresh-seeds draws new ones per evaluation). Reported: the wall time of each run, the
+inputs; --fresh-seeds draws new ones per evaluation), each after its lanes had 6 s to start their
+first harness child (a serving runner's lanes are warm). Reported: the wall time of each run, the
 throughput ratio (target >= 0.9 x GPUs), and per task and timed case whether the baseline median
-measured while every GPU was busy agrees with the one measured alone: their bootstrap 95%
-intervals overlap, or they differ by less than the larger of the two evaluations' noise floors.
+measured while every GPU was busy agrees with the one measured alone on the same GPU: their
+bootstrap 95% intervals overlap, or they differ by less than the larger of the two evaluations'
+noise floors. With --copies > 1 the copies measured alone also give a control: how far two
+evaluations of one job differ with no neighbour at all. Pairs on two different GPUs are listed
+but not judged (two chips differ by themselves).
 
 Without a GPU it says so, checks the plumbing with the CPU interpreter (two "cpu" lanes,
 check-only, one small Triton task submitted twice) and exits 0 when that works.

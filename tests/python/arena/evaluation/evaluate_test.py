@@ -1,4 +1,3 @@
-import importlib.util
 from dataclasses import replace
 from pathlib import Path
 
@@ -195,10 +194,6 @@ def test_merge_environment_keeps_the_parent_fingerprint() -> None:
     assert merged.versions == {"python": "3.11", "triton": "3.7"}
 
 
-_HAS_HARNESS = importlib.util.find_spec("arena.harness.launch") is not None
-
-
-@pytest.mark.skipif(not _HAS_HARNESS, reason="arena.harness.launch (run_harness) is not written yet")
 def test_the_real_harness_on_the_cpu_interpreter(add_repo: Path, tmp_path: Path) -> None:
     """The whole pipeline through run_harness: baseline, exemplar and wrong candidate, small case only."""
     task = load_task(add_repo, ADDRESS)
