@@ -9,7 +9,7 @@
 # Time budget, worst case (every timeout reached), on 2 H200s: 565 s < 570 s
 #   env                                                          20 s
 #   phase 1, two streams in parallel, one GPU each (CUDA_VISIBLE_DEVICES), ends at 300 s:
-#     GPU 0: timing_precision 290 (PART=evaluation: its whole-evaluation part only, 60, then the
+#     GPU 0: timing_precision 290 (PART=evaluation: its whole-evaluation and profiler parts, 60, then the
 #            triton2triton 140, hip2hip 50 and torch2hip 50 exemplars, faster candidates that get
 #            the profiled call)
 #     GPU 1: the GPU-only tests 120, triton2triton noop 110, repository noop 45 (its bench stage)
@@ -68,7 +68,7 @@ stream_gpu0() {
   export ARENA_CACHE_DIR="$WORK/cache-0" # fresh: nothing served from an earlier run's cache
   if [ "${PART:-all}" = evaluation ]; then
     step "$WORK/gpu0.log" timing-precision-evaluation 60 \
-      "$PY" bench/timing_precision.py --part evaluation --out "$OUT/timing.json"
+      "$PY" bench/timing_precision.py --part evaluation profiler --out "$OUT/timing.json"
     for category in triton2triton:140 hip2hip:50 torch2hip:50; do
       step "$WORK/gpu0.log" "suite-exemplars-${category%:*}" "${category#*:}" \
         "$PY" -m arena.cli.main suite --category "${category%:*}" --exemplars --timeout 60 \

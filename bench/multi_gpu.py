@@ -504,6 +504,8 @@ def summarize_timing(document: dict[str, Any] | None) -> list[str]:
                 f"| {name} | {method} | {value['median_us']:.2f} ({100 * value['cv']:.3f}%) | {noop} "
                 f"| {'' if twice is None else f'{twice:.3f}'} |"
             )
+    for index, run in enumerate(document.get("profiler", {}).get("runs", ())):
+        lines.append(f"- profiled call {index + 1} in one process: {run['total_s']:.3f} s; marks {run['marks']}")
     for run in document.get("evaluation", {}).get("runs", ()):
         lines.append(
             f"- whole evaluation ({run.get('kind')}): {run['status']}, wall {run['wall_s']:.2f} s, stages "

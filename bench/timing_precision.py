@@ -10,7 +10,8 @@ Reported per kernel: median and CV of each method across repeats; the harness's 
 (the kernel against itself) speedup; each method's measured ratio of a copy of 2B bytes over a
 copy of B bytes (the true ratio is 2 where bandwidth bound); and the overhead of a whole
 evaluation (run_harness on a small copy task with a PyTorch reference) beyond its compile and
-timing stages: once in a child started cold, then in children a Standby started ahead.
+timing stages: once in a child started cold, then in children a Standby started ahead; and what
+starting the profiler costs, the first time in a process and after (--part picks which parts).
 """
 
 from __future__ import annotations
@@ -195,6 +196,23 @@ def evaluation_overhead() -> dict:
     return {"runs": runs}
 
 
+def profiler_start_cost(calls: int = 3) -> dict:
+    """arena.harness.profile.profile_call on one small kernel, `calls` times in this process: is
+    the profiler's start (3-5 s inside a harness child) paid once per process or every time?"""
+    from arena.harness.profile import profile_call
+
+    x = torch.ones(1 << 20, device="cuda")
+    runs = []
+    for _ in range(calls):
+        begin = time.perf_counter()
+        marks: list = []
+        operations = profile_call(
+            lambda: x.add_(1), x.device, lambda label: marks.append((label, round(time.perf_counter() - begin, 4)))
+        )
+        runs.append({"total_s": round(time.perf_counter() - begin, 4), "marks": marks, "operations": len(operations)})
+    return {"runs": runs}
+
+
 COPY_TASK = """
 import torch
 import triton
@@ -218,7 +236,9 @@ def copy(x):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--part", choices=("all", "kernels", "evaluation"), default="all")
+    parser.add_argument(
+        "--part", nargs="+", choices=("kernels", "profiler", "evaluation"), default=["kernels", "profiler", "evaluation"]
+    )
     args = parser.parse_args()
     device = open_device(select_backend("auto"), 0)
     flushers = {mode: Flusher(device, mode) for mode in MODES}
@@ -230,7 +250,7 @@ def main() -> None:
         "event_overhead_us": {mode: measure_event_overhead(f) for mode, f in flushers.items()},
         "kernels": {},
     }
-    for name, size in SIZES.items() if args.part != "evaluation" else ():
+    for name, size in SIZES.items() if "kernels" in args.part else ():
         entry: dict = {"bytes_copied": size * 4}
         for mode, flusher in flushers.items():
             entry[f"harness_noop_{mode}"] = harness_repeats(flusher, size, size, size)
@@ -248,7 +268,9 @@ def main() -> None:
             }
         report["kernels"][name] = entry
         print(name, json.dumps(_headline(entry), default=str), flush=True)
-    report["evaluation"] = evaluation_overhead() if args.part != "kernels" else {"runs": []}
+    report["profiler"] = profiler_start_cost() if "profiler" in args.part else {"runs": []}
+    print(json.dumps(report["profiler"]), flush=True)
+    report["evaluation"] = evaluation_overhead() if "evaluation" in args.part else {"runs": []}
     print(json.dumps([{k: r[k] for k in ("kind", "status", "wall_s", "overhead_s", "stages_s")} for r in report["evaluation"]["runs"]]), flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1))
