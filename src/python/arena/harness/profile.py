@@ -13,6 +13,7 @@ baseline skips it.
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
@@ -25,6 +26,14 @@ class GpuOperation:
     kind: str  # the profiler's activity type: kernel, gpu_memcpy, gpu_memset, ...
     stream: int
     start_ns: int
+
+
+def first_faster_case(cases: Iterable[Any]) -> str | None:
+    """The first timed case (CaseOutcome) whose candidate median is below FASTER x the baseline's."""
+    for case in cases:
+        if case.candidate_us and statistics.median(case.candidate_us) < FASTER * statistics.median(case.baseline_us):
+            return str(case.name)
+    return None
 
 
 def profile_call(

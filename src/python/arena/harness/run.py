@@ -121,19 +121,13 @@ class Run:
     def _profile(self, candidate: Any, families: list[list[Member]]) -> None:
         """One more call of the candidate under the profiler, when it was measured faster than the
         baseline on some timed case: all of its GPU work must be on our stream."""
-        import statistics
+        from arena.harness.profile import describe, first_faster_case, off_stream, profile_call
 
-        from arena.harness.profile import FASTER, describe, off_stream, profile_call
-
-        faster = [
-            o
-            for o in self.cases
-            if o.candidate_us and statistics.median(o.candidate_us) < FASTER * statistics.median(o.baseline_us)
-        ]
-        if not faster:
+        faster = first_faster_case(self.cases)
+        if faster is None:
             return
         self.stage = "profile"
-        member = next(f[0] for f in families if f[0].case.name == faster[0].name)
+        member = next(f[0] for f in families if f[0].case.name == faster)
         working = [t.clone() for t in member.inputs]
         operations = profile_call(
             lambda: self._call(candidate, member, working), self.device.torch_device, self._mark

@@ -1,6 +1,7 @@
 """Reading the profiler's events (fake events on CPU; the real profiler runs in gpu_test.py)."""
 
-from arena.harness.profile import GpuOperation, describe, gpu_operations, off_stream
+from arena.harness.profile import GpuOperation, describe, first_faster_case, gpu_operations, off_stream
+from arena.harness.result import CaseOutcome
 
 
 class _Event:
@@ -63,3 +64,16 @@ def test_the_log_counts_each_distinct_operation_of_the_candidate():
     text = describe(operations)
     assert text.splitlines() == ["2 GPU operation(s); harness stream 7", "2 x kernel on stream 7: _k"]
     assert describe([]).startswith("0 GPU operation(s); no GPU activity recorded")
+
+
+def _case(name: str, baseline_us: tuple[float, ...], candidate_us: tuple[float, ...]) -> CaseOutcome:
+    return CaseOutcome(name=name, correct=True, timed=bool(candidate_us), baseline_us=baseline_us, candidate_us=candidate_us)
+
+
+def test_only_a_candidate_measured_faster_is_profiled():
+    untimed = _case("small", (), ())
+    same = _case("a", (100.0, 101.0, 99.0), (100.5, 99.5, 100.0))
+    barely = _case("b", (100.0,) * 3, (99.2,) * 3)  # inside the 1% margin
+    faster = _case("c", (100.0,) * 3, (98.0, 98.5, 97.0))
+    assert first_faster_case([untimed, same, barely]) is None
+    assert first_faster_case([untimed, same, faster, _case("d", (10.0,), (1.0,))]) == "c"
