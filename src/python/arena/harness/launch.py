@@ -206,6 +206,8 @@ def _lay_out(task: Task, candidate: Candidate, repo_root: Path, work: Path) -> d
     source = repo_root / task.task_dir
     reference = task.reference.file if task.reference is not None else None
     dirs = {name: work / name for name in _DIRS}
+    for path in dirs.values():
+        path.mkdir(exist_ok=True)  # a Child made them already; an executor's job folder has not
     for name in task.all_files():
         for target in ("task", "baseline", "candidate"):
             if target != "task" and name == reference and name not in task.baseline:
