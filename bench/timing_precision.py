@@ -4,7 +4,8 @@
 
 Triton copy kernels of about 5 us, 50 us and 500 us are timed three ways, each REPEATS times:
 the harness's own loop (arena.harness.timing: per-call events, flush, rotating inputs, A/B
-trials) once with each flush mode (a reading pass, the default, and a writing pass),
+trials) once with each flush mode (a reading pass, the default, and a writing pass) and once
+with the GPU-side spin fixed rather than sized from host timings,
 triton.testing.do_bench (median), and 100 back-to-back calls inside one event pair.
 Reported per kernel: median and CV of each method across repeats; the harness's no-op
 (the kernel against itself) speedup; each method's measured ratio of a copy of 2B bytes over a
@@ -32,6 +33,7 @@ from arena.harness.flush import MODES, Flusher
 from arena.harness.timing import Bench, measure_event_overhead, time_case
 
 REPEATS = 8
+FIXED_SPIN_US = 60.0  # above 2x the host's cost of one call on the H200 hosts seen so far
 SIZES = {"5us": 1 << 20, "50us": 24 << 20, "500us": 256 << 20}  # float32 elements copied
 
 
@@ -67,7 +69,7 @@ def iqr_mean(values: list[float]) -> float:
     return statistics.mean(ordered[quarter : len(ordered) - quarter])
 
 
-def harness_repeats(flusher: Flusher, n_a: int, n_b: int, size: int) -> dict:
+def harness_repeats(flusher: Flusher, n_a: int, n_b: int, size: int, spin_us: float | None = None) -> dict:
     x = torch.randn(size, device="cuda")
     shadows = [[x], [torch.randn(size, device="cuda")]]
     out = torch.empty(size, device="cuda")
@@ -75,7 +77,7 @@ def harness_repeats(flusher: Flusher, n_a: int, n_b: int, size: int) -> dict:
     medians_a, medians_b, calls, iqr_a, iqr_b = [], [], [], [], []
     for _ in range(REPEATS):
         bench = Bench(flusher, shadows, [[], []], [], {}, {})
-        timing = time_case(bench, base, cand, trials=3, budget_s=1.0)
+        timing = time_case(bench, base, cand, trials=3, budget_s=1.0, spin_us=spin_us)
         assert not timing.error, timing.error
         medians_a.append(statistics.median(timing.baseline_us))
         medians_b.append(statistics.median(timing.candidate_us))
@@ -254,6 +256,9 @@ def main() -> None:
         entry: dict = {"bytes_copied": size * 4}
         for mode, flusher in flushers.items():
             entry[f"harness_noop_{mode}"] = harness_repeats(flusher, size, size, size)
+        # The spin sized per run from host timings, against one fixed length: does the gap before
+        # a call move the absolute medians between repeats?
+        entry["harness_noop_read_fixed_spin"] = harness_repeats(flushers["read"], size, size, size, FIXED_SPIN_US)
         entry["do_bench"] = do_bench_repeats(size, size)
         entry["batched_100"] = batched_repeats(size, size)
         if name != "5us":  # copy of 2B bytes over copy of B bytes: true ratio 2 when bandwidth bound

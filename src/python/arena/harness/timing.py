@@ -146,7 +146,11 @@ class Bench:
             bad += mismatch_mask(g, want, tol).any()  # type: ignore[arg-type]
 
 
-def time_case(bench: Bench, baseline: Kernel, candidate: Kernel, trials: int, budget_s: float) -> CaseTiming:
+def time_case(
+    bench: Bench, baseline: Kernel, candidate: Kernel, trials: int, budget_s: float, spin_us: float | None = None
+) -> CaseTiming:
+    """Warm up, then `trials` A/B trials within `budget_s`. The GPU-side spin before each call is
+    sized from the host's measured cost of a call, unless `spin_us` fixes it (bench comparisons)."""
     rng = random.Random()
     sides = (baseline, candidate)
     for kernel in sides:
@@ -157,7 +161,8 @@ def time_case(bench: Bench, baseline: Kernel, candidate: Kernel, trials: int, bu
         calls = max(2, min(500, int(_WARMUP_S / max(wall / 2, 1e-7))))
         _, wall = bench.run(kernel, bench.order(calls, rng))
         walls.append(wall / calls)
-    spin_us = min(_MAX_SPIN_US, 2 * statistics.median(bench.host_us) + 5)
+    if spin_us is None:
+        spin_us = min(_MAX_SPIN_US, 2 * statistics.median(bench.host_us) + 5)
     bench.spin_cycles = int(spin_us * _cycles_per_us())
     n = max(_MIN_CALLS, min(_MAX_CALLS, int(budget_s / (2 * trials * max(walls)))))
     samples: dict[str, list[float]] = {"baseline": [], "candidate": []}

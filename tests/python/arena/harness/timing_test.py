@@ -88,3 +88,10 @@ def test_hidden_work_flags_wall_time_the_events_do_not_explain():
     hidden = timing.CaseTiming((100.0,) * 5, (5.0,) * 5, 120.0, 125.0, "")
     assert timing.hidden_work(honest) == ""
     assert "escapes the timed stream" in timing.hidden_work(hidden)
+
+
+def test_the_spin_is_sized_from_the_host_unless_fixed(bench):
+    timing.time_case(bench, double("baseline"), double("candidate"), trials=1, budget_s=0.01)
+    assert 5_000 <= bench.spin_cycles <= timing._MAX_SPIN_US * 1000  # 2 x host cost + 5 us, capped
+    timing.time_case(bench, double("baseline"), double("candidate"), trials=1, budget_s=0.01, spin_us=50.0)
+    assert bench.spin_cycles == 50_000  # 50 us at the fixture's 1000 cycles per us
