@@ -26,13 +26,13 @@ class Verdict(Exception):
         self.status = status
 
 
-
 def cut(text: str) -> str:
     return text if len(text) <= LOG_LIMIT else "...\n" + text[-LOG_LIMIT:]
 
 
-
 class Run:
+    """The job's state as the stages fill it in: stage logs, case outcomes, environment."""
+
     def __init__(self, job: dict[str, Any]) -> None:
         from arena.harness.settings import HarnessSettings
         from arena.task.codec import task_from_dict
@@ -56,7 +56,6 @@ class Run:
 
     # -- the pipeline -------------------------------------------------------------------------
     def execute(self) -> Any:
-
         from arena.harness.device import open_device, read_clock_sample, select_backend, start_clock_sample
 
         backend = select_backend(self.settings.backend)
@@ -64,7 +63,7 @@ class Run:
             os.environ["TRITON_INTERPRET"] = "1"  # before triton is first imported
         from arena.harness.environment import probe_environment
 
-        self._mark("torch imported")
+        self._mark("backend chosen")
         self.device = open_device(backend, self.settings.device)
         clock_sample = start_clock_sample(self.device)
         self._mark("device opened")
@@ -129,9 +128,16 @@ class Run:
         self.stage = "profile"
         member = next(f[0] for f in families if f[0].case.name == faster)
         working = [t.clone() for t in member.inputs]
-        operations = profile_call(
-            lambda: self._call(candidate, member, working), self.device.torch_device, self._mark
-        )
+        try:
+            operations = profile_call(
+                lambda: self._call(candidate, member, working), self.device.torch_device, self._mark
+            )
+        except Verdict:
+            raise
+        except Exception as error:  # the profiler cannot run (or the candidate broke it): not PASSED
+            raise Verdict(
+                "RUNTIME_ERROR", f"the profiled call failed (a faster candidate must pass it): {error}"
+            ) from error
         escaped = off_stream(operations)
         self._end_stage("profile", not escaped, f"case {member.case.name}: {describe(operations)}")
         if escaped:
