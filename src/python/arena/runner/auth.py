@@ -76,7 +76,8 @@ def load_tokens(path: Path | None = None, environ: Mapping[str, str] = os.enviro
 
 
 def new_token() -> str:
-    return secrets.token_urlsafe(32)
+    """256 random bits as hex: never starts with '-', so it is safe as a command-line argument."""
+    return secrets.token_hex(32)
 
 
 def digest_token(token: str) -> str:

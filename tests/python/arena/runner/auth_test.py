@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.runner.auth import Identity, load_tokens, parse_tokens
+from arena.runner.auth import Identity, load_tokens, new_token, parse_tokens
 from arena.runner.faults import Unauthenticated
 
 
@@ -43,3 +43,10 @@ def test_unknown_or_missing_tokens_are_unauthenticated(metadata: list[tuple[str,
     tokens = load_tokens(None, {"ARENA_TOKENS": "alice:a1"})
     with pytest.raises(Unauthenticated):
         tokens.identify(metadata)
+
+
+def test_new_tokens_are_distinct_and_safe_on_a_command_line() -> None:
+    """A url-safe token started with '-' one time in 64, and `--token -x...` then broke argparse."""
+    tokens = [new_token() for _ in range(1000)]
+    assert len(set(tokens)) == 1000
+    assert all(len(t) == 64 and not t.startswith("-") and int(t, 16) >= 0 for t in tokens)
