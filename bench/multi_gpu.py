@@ -85,8 +85,8 @@ class RunRecord:
 class LaneRecorder:
     """Wraps evaluate() to note which lane ran each job and when (the runner calls it once per job)."""
 
-    def __init__(self, origin: float) -> None:
-        self.origin = origin  # perf_counter() at time zero of the run
+    def __init__(self) -> None:
+        self.origin = time.perf_counter()  # time zero of the run; reset when the first job is submitted
         self._lock = threading.Lock()
         self._calls: dict[tuple[str, str], list[tuple[float, float, str]]] = {}  # -> (start, end, lane)
 
@@ -119,7 +119,7 @@ def run_once(
 ) -> RunRecord:
     """Every task (x copies) through a fresh runner on `lanes`; waits until done or `deadline` (monotonic)."""
     with tempfile.TemporaryDirectory(prefix="arena-multi-gpu-") as state:
-        recorder = LaneRecorder(0.0)
+        recorder = LaneRecorder()
         # Copies of one candidate share a cache key: with copies the cache is off, else it is fresh.
         store = SqliteStore(Path(state) / "scores.sqlite") if copies == 1 else None
         runner = Runner(

@@ -101,8 +101,7 @@ class Child:
     def __init__(self) -> None:
         self._folder = tempfile.TemporaryDirectory(prefix="arena-run-")
         self.work = Path(self._folder.name)
-        for name in _DIRS:
-            (self.work / name).mkdir()
+        make_folders(self.work)
         self.trusted_digest = _trusted_digest()  # the sources this child imports
         self.result_fd, write_fd = os.pipe()
         self.result_fd_in_child = write_fd  # pass_fds keeps the number
@@ -200,14 +199,19 @@ class Standby:
             self._next = None
 
 
+def make_folders(work: Path) -> None:
+    """The child's folders under `work`: task, baseline, candidate, work (its cwd), home, triton."""
+    for name in _DIRS:
+        (work / name).mkdir(exist_ok=True)
+
+
 def _lay_out(task: Task, candidate: Candidate, repo_root: Path, work: Path) -> dict[str, str]:
     """task/: every task file (the reference included); baseline/ and candidate/: the same without
-    the reference (a candidate cannot import the oracle), candidate/ overlaid with its files."""
+    the reference (a candidate cannot import the oracle), candidate/ overlaid with its files.
+    The folders exist already (make_folders)."""
     source = repo_root / task.task_dir
     reference = task.reference.file if task.reference is not None else None
     dirs = {name: work / name for name in _DIRS}
-    for path in dirs.values():
-        path.mkdir(exist_ok=True)  # a Child made them already; an executor's job folder has not
     for name in task.all_files():
         for target in ("task", "baseline", "candidate"):
             if target != "task" and name == reference and name not in task.baseline:

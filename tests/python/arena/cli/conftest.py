@@ -43,15 +43,14 @@ def fake_result(task, candidate, repo_root, settings) -> HarnessResult:  # type:
 
 @pytest.fixture
 def fake_harness(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    """Replaces run_harness for the commands, as evaluate calls it and as a runner's local executor
-    does; returns the list of (candidate, settings) it was called with."""
+    """Replaces run_harness for the commands (evaluate and a runner's local executor both look it up
+    in arena.harness.launch when they call it); returns the (candidate, settings) it was called with."""
     calls: list[Any] = []
 
     def runner(task, candidate, repo_root, settings, standby=None):  # type: ignore[no-untyped-def]
         calls.append((candidate, settings))
         return fake_result(task, candidate, repo_root, settings)
 
-    monkeypatch.setattr("arena.evaluation.evaluate._run_harness", runner)
     monkeypatch.setattr("arena.harness.launch.run_harness", runner)
     return calls
 

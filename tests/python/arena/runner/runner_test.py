@@ -17,7 +17,7 @@ from arena.runner.faults import InvalidRequest, NotFound, NotReady, StateBusy
 from arena.runner.queue import Progress
 from arena.runner.runner import Runner, job_id
 from arena.task.load import load_tasks
-from arena_testing.scale_task import SCALE_KERNEL, WRONG_KERNEL
+from arena_testing.scale_task import SCALE_ADDRESS, SCALE_KERNEL, WRONG_KERNEL, write_scale_repo
 
 ALICE = Identity("alice")
 BOB = Identity("bob")
@@ -236,44 +236,17 @@ def test_following_stops_when_the_caller_hangs_up(repo: Path, make_runner, kit) 
     raise AssertionError("the evaluation never finished")
 
 
-SCALE_BUILD = """
-kernel_task(
-    name="scale",
-    category="triton2triton",
-    description="y = 2 * x",
-    baseline=["kernel.py"],
-    entry="kernel.py:scale",
-    signature="scale(x: [N] float32) -> [N] float32",
-    reference="reference.py:scale",
-    sources=["reference.py"],
-    inputs=[{"name": "x", "shape": ["N"], "dtype": "float32"}],
-    outputs=[{"name": "y", "shape": ["N"], "dtype": "float32"}],
-    cases=[
-        {"name": "small", "dims": {"N": 300}, "dtype": "float32", "seed": 5},
-        {"name": "big", "dims": {"N": 1000000}, "dtype": "float32", "seed": 6, "timed": True},
-    ],
-    iterations=2,
-)
-"""
-
-
 def test_the_real_pipeline_through_the_runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """One evaluation with arena.evaluation.evaluate (the harness, Triton's interpreter on CPU)."""
     from arena.harness.settings import HarnessSettings
     from arena.runner.runner import open_runner
 
     monkeypatch.setenv("TRITON_INTERPRET", "1")
-    repo = tmp_path / "repo"
-    task_dir = repo / "tasks" / "triton2triton" / "scale"
-    task_dir.mkdir(parents=True)
-    (repo / "pants.toml").write_text("")
-    (task_dir / "BUILD").write_text(SCALE_BUILD)
-    (task_dir / "kernel.py").write_text(SCALE_KERNEL)
-    (task_dir / "reference.py").write_text("def scale(x):\n    return x * 2\n")
+    repo = write_scale_repo(tmp_path / "repo", iterations=2)
     settings = HarnessSettings(backend="cpu", timeout_s=240)
     runner = open_runner(repo, tmp_path / "state", lanes=("cpu",), settings=settings, durable=False)
     try:
-        address = "tasks/triton2triton/scale:scale"
+        address = SCALE_ADDRESS
         attempt = runner.open_attempt(ALICE, address)
         good = Candidate(address, {"kernel.py": SCALE_KERNEL.encode()})
         wrong = Candidate(address, {"kernel.py": WRONG_KERNEL.encode()})

@@ -1,9 +1,11 @@
 """Where the harness runs: one small interface, three places (this host, the pinned image, a pool).
 
 An executor takes the place of arena.harness.launch.run_harness in arena.evaluation.evaluate
-(its `runner=` argument): same arguments, same HarnessResult. It also says what it is, for
-provenance (`describe`), and how it changes the environment an evaluation records and the score
-cache is keyed by (`environment`): an evaluation in the pinned image is not the same
+(its `runner=` argument): same arguments, same HarnessResult. An executor may also define
+`prepare(lane)`, which the runner calls on each lane's thread as the lane starts, and `close()`,
+called when the runner stops (the local executor starts and stops its waiting children there).
+It also says what it is, for provenance (`describe`), and how it changes the environment an
+evaluation records and the score cache is keyed by (`environment`): an evaluation in the pinned image is not the same
 measurement as one on the bare host, so it must not share its cache entries.
 """
 

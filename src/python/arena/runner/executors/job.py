@@ -16,7 +16,7 @@ from typing import Any, Mapping
 from arena.candidate.candidate import Candidate, baseline_candidate
 from arena.harness.channel import ChannelError, open_frame
 from arena.harness.forbidden import check_candidate
-from arena.harness.launch import _check_case_names, _lay_out
+from arena.harness.launch import _check_case_names, _lay_out, make_folders
 from arena.harness.result import HarnessResult
 from arena.harness.settings import HarnessSettings
 from arena.task.codec import task_to_dict
@@ -45,6 +45,7 @@ def screen_candidate(
 
 def lay_out_job(task: Task, candidate: Candidate, repo_root: Path, folder: Path) -> None:
     """folder/{task,baseline,candidate}: the harness's own layout (the reference only in task/)."""
+    make_folders(folder)
     _lay_out(task, candidate, repo_root, folder)
 
 

@@ -12,37 +12,7 @@ from arena.candidate.candidate import Candidate
 from arena.task.load import load_task
 from arena.task.task import Task
 from arena_testing.buildgrid_server import buildgrid_server
-from arena_testing.scale_task import SCALE_KERNEL, WRONG_KERNEL
-
-SCALE_ADDRESS = "tasks/triton2triton/scale:scale"
-SCALE_BUILD = """
-kernel_task(
-    name="scale",
-    category="triton2triton",
-    description="y = 2 * x",
-    baseline=["kernel.py"],
-    entry="kernel.py:scale",
-    signature="scale(x: [N] float32) -> [N] float32",
-    reference="reference.py:scale",
-    sources=["reference.py"],
-    inputs=[{"name": "x", "shape": ["N"], "dtype": "float32"}],
-    outputs=[{"name": "y", "shape": ["N"], "dtype": "float32"}],
-    cases=[
-        {"name": "small", "dims": {"N": 300}, "dtype": "float32", "seed": 5},
-        {"name": "big", "dims": {"N": 1000000}, "dtype": "float32", "seed": 6, "timed": True},
-    ],
-)
-"""
-
-
-def write_scale_repo(root: Path) -> Path:
-    task_dir = root / "tasks" / "triton2triton" / "scale"
-    task_dir.mkdir(parents=True)
-    (root / "pants.toml").write_text("")
-    (task_dir / "BUILD").write_text(SCALE_BUILD)
-    (task_dir / "kernel.py").write_text(SCALE_KERNEL)
-    (task_dir / "reference.py").write_text("def scale(x):\n    return x * 2\n")
-    return root
+from arena_testing.scale_task import SCALE_ADDRESS, WRONG_KERNEL, write_scale_repo
 
 
 @pytest.fixture
