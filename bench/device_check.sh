@@ -2,8 +2,9 @@
 # The one command to run on the GPU machine, from the repository root:   bash bench/device_check.sh
 #
 # Writes 6 files under $OUT (default ./bench/out): env.txt, device_check.log (every step's output),
-# timing.json (bench/timing_precision.py), suites.json (every `arena suite` run's JSON, combined),
-# multi_gpu.json (bench/multi_gpu.py) and summary.md (the key numbers, and each step's exit code).
+# timing.json (bench/timing_precision.py; also timing-kernels.json, see PART below), suites.json
+# (every `arena suite` run's JSON, combined), multi_gpu.json (bench/multi_gpu.py) and summary.md
+# (the key numbers, and each step's exit code).
 # Every step runs whatever happened before it; 124/137 in the steps table = cut by its timeout.
 #
 # Time budget, worst case (every timeout reached), on 2 H200s: 565 s < 570 s
@@ -13,12 +14,15 @@
 #            triton2triton 140, hip2hip 50 and torch2hip 50 exemplars, faster candidates that get
 #            the profiled call)
 #     GPU 1: the GPU-only tests 120, triton2triton noop 110, repository noop 45 (its bench stage)
+#            (PART=evaluation: then the repository exemplars, 45, within what is left of the phase)
 #     (a step's timeout is cut to what is left of the phase; a step with < 6 s left is skipped)
 #   wait until no process holds a GPU (a killed step's harness child may run on briefly)  15 s
 #   multi_gpu.py (both GPUs, every triton2triton task twice; it stops itself at 200 s)  215 s
 #   summary                                                      15 s
 # With fewer than 2 GPUs the two streams run one after the other on GPU 0 within the same 300 s.
 # SUITES=all adds every category's no-op and exemplar suites to phase 1 (they need a longer phase).
+# PART=evaluation on 3+ GPUs: GPU 2 runs timing_precision's kernel and profiler parts in phase 1
+# (timing-kernels.json). MULTI_GPU=skip leaves out phase 2 (its own call can then use a longer budget).
 set -u
 
 OUT="${OUT:-./bench/out}"
@@ -83,6 +87,12 @@ stream_gpu0() {
   fi
 }
 
+# With PART=evaluation on 3 or more GPUs, the kernel part of timing_precision runs beside the rest.
+stream_gpu2() {
+  step "$WORK/gpu2.log" timing-precision-kernels 290 \
+    "$PY" bench/timing_precision.py --part kernels profiler --out "$OUT/timing-kernels.json"
+}
+
 stream_gpu1() {
   export ARENA_CACHE_DIR="$WORK/cache-1"
   step "$WORK/gpu1.log" gpu-tests 120 env PYTHONPATH=src/python:tests/python "$PY" -m pytest -rA --tb=short -p no:cacheprovider \
@@ -93,6 +103,11 @@ stream_gpu1() {
     "$PY" -m arena.cli.main suite --category triton2triton --timeout 60 --json "$WORK/noop-triton2triton.json"
   step "$WORK/gpu1.log" suite-noop-repository 45 \
     "$PY" -m arena.cli.main suite --category repository --timeout 60 --json "$WORK/noop-repository.json"
+  if [ "${PART:-all}" = evaluation ]; then
+    step "$WORK/gpu1.log" suite-exemplars-repository 45 \
+      "$PY" -m arena.cli.main suite --category repository --exemplars --timeout 60 \
+      --json "$WORK/exemplars-repository.json"
+  fi
   if [ "${SUITES:-}" = all ]; then
     suite "$WORK/gpu1.log" triton2triton 110 110
     suite "$WORK/gpu1.log" torch2hip 60 60
@@ -125,13 +140,18 @@ if ((GPUS >= 2)); then
   A=$!
   (CUDA_VISIBLE_DEVICES=1 stream_gpu1) &
   B=$!
-  wait "$A" "$B"
+  C=
+  if ((GPUS >= 3)) && [ "${PART:-all}" = evaluation ]; then
+    (CUDA_VISIBLE_DEVICES=2 stream_gpu2) &
+    C=$!
+  fi
+  wait "$A" "$B" $C
 else
   echo "== $GPUS GPU(s) seen by nvidia-smi: the two streams run one after the other" >>"$LOG"
   stream_gpu0
   stream_gpu1
 fi
-for log in "$WORK/gpu0.log" "$WORK/gpu1.log"; do
+for log in "$WORK/gpu0.log" "$WORK/gpu1.log" "$WORK/gpu2.log"; do
   [ -f "$log" ] && { echo "######## $(basename "$log")"; cat "$log"; } >>"$LOG"
 done
 
@@ -149,8 +169,12 @@ wait_idle() {
 { declare -f wait_idle; echo wait_idle; } >"$WORK/wait_idle.sh"
 step "$LOG" wait-gpus-idle 15 bash "$WORK/wait_idle.sh"
 PHASE_END=$(($(date +%s) + 215))
-step "$LOG" multi-gpu 215 "$PY" bench/multi_gpu.py --category triton2triton --copies 2 --budget 0.5 \
-  --deadline-s 200 --out "$OUT/multi_gpu.json"
+if [ "${MULTI_GPU:-run}" = skip ]; then # run it alone, at a longer budget, in a call of its own
+  printf 'multi-gpu\tskipped (MULTI_GPU=skip)\t0\n' >>"$STEPS"
+else
+  step "$LOG" multi-gpu 215 "$PY" bench/multi_gpu.py --category triton2triton --copies 2 --budget 0.5 \
+    --deadline-s 200 --out "$OUT/multi_gpu.json"
+fi
 
 # --- summary ---------------------------------------------------------------------------------------
 PHASE_END=$(($(date +%s) + 15))

@@ -52,6 +52,7 @@ from arena.task.task import Task
 TARGET_EFFICIENCY = 0.9  # throughput on N GPUs >= 0.9 x N x throughput on one
 DRY_RUN_TASK = "tasks/triton2triton/silu_and_mul:silu_and_mul"
 SUITE_FILES = ("exemplars", "noop")
+KERNELS_JSON = "timing-kernels.json"  # device_check.sh's kernel part, when a third GPU runs it
 LANE_WARM_S = 6.0  # after the runner starts, before the first job (not counted in the wall time)  # device_check.sh writes <kind>-<category>.json into --work
 
 
@@ -477,11 +478,11 @@ def summarize_suites(work: Path) -> tuple[dict[str, Any], list[str]]:
     return combined, lines
 
 
-def summarize_timing(document: dict[str, Any] | None) -> list[str]:
+def summarize_timing(document: dict[str, Any] | None, name: str = "timing.json") -> list[str]:
     if document is None:
-        return ["## Timing precision", "", "no timing.json (the step failed or was cut short: see device_check.log)"]
+        return [f"## Timing precision ({name})", "", f"no {name} (the step failed or was cut short: see device_check.log)"]
     lines = [
-        "## Timing precision",
+        f"## Timing precision ({name})",
         "",
         f"{document.get('gpu')}, torch {document.get('torch')}, triton {document.get('triton')}; "
         f"empty event pair after a flush {document.get('event_overhead_us')} us",
@@ -508,7 +509,8 @@ def summarize_timing(document: dict[str, Any] | None) -> list[str]:
         lines.append(f"- profiled call {index + 1} in one process: {run['total_s']:.3f} s; marks {run['marks']}")
     for run in document.get("evaluation", {}).get("runs", ()):
         lines.append(
-            f"- whole evaluation ({run.get('kind')}): {run['status']}, wall {run['wall_s']:.2f} s, stages "
+            f"- whole evaluation ({run.get('kind')}): {run['status']}, speedup {run.get('speedup')}, "
+            f"wall {run['wall_s']:.2f} s, stages "
             f"{ {k: round(v, 2) for k, v in run['stages_s'].items()} }, beyond compile + time {run['overhead_s']:.2f} s"
         )
     return lines
@@ -543,6 +545,7 @@ def summarize(out: Path, work: Path) -> int:
         ["# Device check summary", "", "```", environment.strip(), "```"],
         steps,
         summarize_timing(read_json(out / "timing.json")),
+        *([summarize_timing(read_json(out / KERNELS_JSON), KERNELS_JSON)] if (out / KERNELS_JSON).is_file() else []),
         suite_lines,
         summarize_multi_gpu(read_json(out / "multi_gpu.json")),
     ]

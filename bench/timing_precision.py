@@ -3,37 +3,43 @@
     PYTHONPATH=src/python python3 bench/timing_precision.py --out timing.json
 
 Triton copy kernels of about 5 us, 50 us and 500 us are timed three ways, each REPEATS times:
-the harness's own loop (arena.harness.timing: per-call events, flush, rotating inputs, A/B
-trials) once with each flush mode (a reading pass, the default, and a writing pass) and once
-with the GPU-side spin fixed rather than sized from host timings,
-triton.testing.do_bench (median), and 100 back-to-back calls inside one event pair.
-Reported per kernel: median and CV of each method across repeats; the harness's no-op
+the harness's own loop (arena.harness.timing: per-call events less the empty pair's, flush,
+rotating inputs, A/B trials) once with each flush mode (a reading pass, the default, and a
+writing pass), once as before the empty pair was taken off ("read_raw") and once keeping one
+set of working buffers for every repeat ("read_same_buffers"), triton.testing.do_bench (median),
+and 100 back-to-back calls inside one event pair. Reported per kernel: median and CV of each
+method across repeats (the harness's also per repeat and per trial, with the SM clock read
+during each repeat and where its working buffer sits within a 2 MiB page; --probe-l2-reset adds
+a same-buffers run without the persisting-L2 reset before each trial); the harness's no-op
 (the kernel against itself) speedup; each method's measured ratio of a copy of 2B bytes over a
 copy of B bytes (the true ratio is 2 where bandwidth bound); and the overhead of a whole
 evaluation (run_harness on a small copy task with a PyTorch reference) beyond its compile and
-timing stages: once in a child started cold, then in children a Standby started ahead; and what
-starting the profiler costs, the first time in a process and after (--part picks which parts).
+timing stages: once in a child started cold, then in children a Standby started ahead, the last
+two with a faster candidate (so with the profiled call); and what starting the profiler costs,
+the first time in a process and after (--part picks which parts, --sizes which kernels).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import Iterator
 
 import torch
 import triton
 import triton.language as tl
 from arena.harness.backends.kernel import Kernel
-from arena.harness.device import open_device, select_backend
+from arena.harness.device import Device, open_device, read_clock_sample, select_backend, start_clock_sample
 from arena.harness.flush import MODES, Flusher
 from arena.harness.timing import Bench, measure_event_overhead, time_case
 
 REPEATS = 8
-FIXED_SPIN_US = 60.0  # above 2x the host's cost of one call on the H200 hosts seen so far
+TRIALS = 3
 SIZES = {"5us": 1 << 20, "50us": 24 << 20, "500us": 256 << 20}  # float32 elements copied
 
 
@@ -69,17 +75,36 @@ def iqr_mean(values: list[float]) -> float:
     return statistics.mean(ordered[quarter : len(ordered) - quarter])
 
 
-def harness_repeats(flusher: Flusher, n_a: int, n_b: int, size: int, spin_us: float | None = None) -> dict:
+def harness_repeats(
+    device: Device,
+    flusher: Flusher,
+    event_overhead_us: float,
+    n_a: int,
+    n_b: int,
+    size: int,
+    same_buffers: bool = False,
+) -> dict:
+    """REPEATS timings of a copy of n_a against one of n_b elements. Each repeat gets a new Bench (new
+    working buffers, as each evaluation does) unless `same_buffers`."""
     x = torch.randn(size, device="cuda")
     shadows = [[x], [torch.randn(size, device="cuda")]]
     out = torch.empty(size, device="cuda")
     base, cand = kernel_of(n_a, out, "baseline"), kernel_of(n_b, out, "candidate")
-    medians_a, medians_b, calls, iqr_a, iqr_b = [], [], [], [], []
+    medians_a, medians_b, calls, iqr_a, iqr_b, clocks, offsets, per_trial = [], [], [], [], [], [], [], []
+    bench = Bench(flusher, shadows, [[], []], [], {}, {})
     for _ in range(REPEATS):
-        bench = Bench(flusher, shadows, [[], []], [], {}, {})
-        timing = time_case(bench, base, cand, trials=3, budget_s=1.0, spin_us=spin_us)
+        if not same_buffers:
+            bench = Bench(flusher, shadows, [[], []], [], {}, {})
+        offsets.append(bench.working[0].data_ptr() % (2 << 20))  # within a 2 MiB page
+        sample = start_clock_sample(device)  # read while the repeat runs: do clocks explain its median?
+        timing = time_case(bench, base, cand, trials=TRIALS, budget_s=1.0, event_overhead_us=event_overhead_us)
+        clocks.append(read_clock_sample(sample).get("clocks.sm"))
         assert not timing.error, timing.error
         medians_a.append(statistics.median(timing.baseline_us))
+        per_call = len(timing.baseline_us) // TRIALS  # the trials' samples, concatenated in order
+        per_trial.append(
+            [statistics.median(timing.baseline_us[t * per_call : (t + 1) * per_call]) for t in range(TRIALS)]
+        )
         medians_b.append(statistics.median(timing.candidate_us))
         iqr_a.append(iqr_mean(list(timing.baseline_us)))
         iqr_b.append(iqr_mean(list(timing.candidate_us)))
@@ -89,6 +114,10 @@ def harness_repeats(flusher: Flusher, n_a: int, n_b: int, size: int, spin_us: fl
     return {
         "median_us": statistics.median(medians_a),
         "cv": cv(medians_a),
+        "medians_us": medians_a,
+        "trial_medians_us": per_trial,
+        "sm_clock_mhz": clocks,
+        "working_offset_in_2mib": offsets,
         "calls_per_side": calls[0],
         "iqr_mean_us": statistics.median(iqr_a),
         "iqr_mean_cv": cv(iqr_a),
@@ -102,11 +131,23 @@ def harness_repeats(flusher: Flusher, n_a: int, n_b: int, size: int, spin_us: fl
     }
 
 
+@contextlib.contextmanager
+def _no_persisting_l2_reset() -> Iterator[None]:
+    """arena.harness.timing without its reset of persisting L2 before each trial (a probe, not a mode)."""
+    import arena.harness.timing as timing
+
+    kept = timing.disable_persisting_l2
+    timing.disable_persisting_l2 = lambda: ""
+    try:
+        yield
+    finally:
+        timing.disable_persisting_l2 = kept
+
+
 def do_bench_repeats(size: int, n: int) -> dict:
     x, out = torch.randn(size, device="cuda"), torch.empty(size, device="cuda")
     values = [
-        triton.testing.do_bench(lambda: copy_into(x, out, n), return_mode="median") * 1000
-        for _ in range(REPEATS)
+        triton.testing.do_bench(lambda: copy_into(x, out, n), return_mode="median") * 1000 for _ in range(REPEATS)
     ]
     return {"median_us": statistics.median(values), "cv": cv(values)}
 
@@ -129,7 +170,9 @@ def batched_repeats(size: int, n: int, calls: int = 100) -> dict:
 def evaluation_overhead() -> dict:
     """run_harness on a copy task (one small case, one ~50 us timed case, 1 hidden seed, a PyTorch
     reference): wall and stages of a cold run, then of runs whose child a Standby started ahead
-    (each waits as long as a runner lane would: the previous evaluation's length)."""
+    (each waits as long as a runner lane would: the previous evaluation's length), the last two
+    with a candidate twice as fast as the baseline, which therefore also gets the profiled call."""
+    from arena.candidate.candidate import Candidate
     from arena.harness.launch import Standby, run_harness
     from arena.harness.settings import HarnessSettings
     from arena.task.task import Case, Category, Entry, Task, TensorSpec
@@ -172,10 +215,17 @@ def evaluation_overhead() -> dict:
         )
         standby = Standby()
         try:
-            for kind in ("cold", "cold", "standby", "standby", "standby"):
+            # The baseline copies twice; the "faster" candidate once, so it gets the profiled call.
+            faster = Candidate(task.address, {"kernel.py": COPY_TASK.encode()})
+            (task_dir / "kernel.py").write_text(COPY_TASK.replace("    return y\n", COPY_AGAIN + "    return y\n"))
+            for kind in ("cold", "cold", "standby", "standby", "standby", "standby-faster", "standby-faster"):
                 begin = time.perf_counter()
                 result = run_harness(
-                    task, None, Path(tmp), HarnessSettings(timeout_s=300), standby if kind == "standby" else None
+                    task,
+                    faster if kind == "standby-faster" else None,
+                    Path(tmp),
+                    HarnessSettings(timeout_s=300),
+                    None if kind == "cold" else standby,
                 )
                 wall = time.perf_counter() - begin
                 stages = {s.name: s.seconds for s in result.stages}
@@ -186,6 +236,7 @@ def evaluation_overhead() -> dict:
                         "wall_s": round(wall, 3),
                         "stages_s": stages,
                         "overhead_s": round(wall - stages.get("compile", 0.0) - stages.get("time", 0.0), 3),
+                        "speedup": round(statistics.median(_ratios(result)), 3) if _ratios(result) else None,
                         "errors": list(result.errors)[:2],
                         "logs": {st.name: st.log for st in result.stages},
                     }
@@ -235,62 +286,89 @@ def copy(x):
 """
 
 
+COPY_AGAIN = "    _copy[(triton.cdiv(x.numel(), 4096),)](x, y, x.numel(), BLOCK=4096)\n"
+
+
+def _ratios(result) -> list[float]:  # type: ignore[no-untyped-def]
+    """Baseline over candidate median, per timed case."""
+    return [
+        statistics.median(c.baseline_us) / statistics.median(c.candidate_us) for c in result.cases if c.candidate_us
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--sizes", nargs="+", choices=tuple(SIZES), default=list(SIZES))
+    parser.add_argument("--probe-l2-reset", action="store_true", help="also time without the persisting-L2 reset")
     parser.add_argument(
-        "--part", nargs="+", choices=("kernels", "profiler", "evaluation"), default=["kernels", "profiler", "evaluation"]
+        "--part",
+        nargs="+",
+        choices=("kernels", "profiler", "evaluation"),
+        default=["kernels", "profiler", "evaluation"],
     )
     args = parser.parse_args()
     device = open_device(select_backend("auto"), 0)
     flushers = {mode: Flusher(device, mode) for mode in MODES}
+    overheads = {mode: measure_event_overhead(f) for mode, f in flushers.items()}
+    # Each flush mode as the harness runs it, and the reading one with nothing taken off.
+    variants = {**{m: (flushers[m], overheads[m]) for m in MODES}, "read_raw": (flushers["read"], 0.0)}
     report: dict = {
         "gpu": torch.cuda.get_device_name(0),
         "torch": torch.__version__,
         "triton": triton.__version__,
         "flush_bytes": flushers["read"].nbytes,
-        "event_overhead_us": {mode: measure_event_overhead(f) for mode, f in flushers.items()},
+        "event_overhead_us": overheads,
         "kernels": {},
     }
     for name, size in SIZES.items() if "kernels" in args.part else ():
+        if name not in args.sizes:
+            continue
         entry: dict = {"bytes_copied": size * 4}
-        for mode, flusher in flushers.items():
-            entry[f"harness_noop_{mode}"] = harness_repeats(flusher, size, size, size)
-        # The spin sized per run from host timings, against one fixed length: does the gap before
-        # a call move the absolute medians between repeats?
-        entry["harness_noop_read_fixed_spin"] = harness_repeats(flushers["read"], size, size, size, FIXED_SPIN_US)
+        for variant, (flusher, overhead) in variants.items():
+            entry[f"harness_noop_{variant}"] = harness_repeats(device, flusher, overhead, size, size, size)
+        # One set of working buffers for every repeat: is the spread between repeats their placement?
+        entry["harness_noop_read_same_buffers"] = harness_repeats(
+            device, flushers["read"], overheads["read"], size, size, size, same_buffers=True
+        )
+        if args.probe_l2_reset:  # the same, without the persisting-L2 reset before each trial
+            with _no_persisting_l2_reset():
+                entry["harness_noop_read_same_buffers_no_l2_reset"] = harness_repeats(
+                    device, flushers["read"], overheads["read"], size, size, size, same_buffers=True
+                )
         entry["do_bench"] = do_bench_repeats(size, size)
         entry["batched_100"] = batched_repeats(size, size)
         if name != "5us":  # copy of 2B bytes over copy of B bytes: true ratio 2 when bandwidth bound
-            for mode, flusher in flushers.items():
-                entry[f"harness_ratio_2x_{mode}"] = harness_repeats(flusher, size // 2, size, size)
+            for variant, (flusher, overhead) in variants.items():
+                entry[f"harness_ratio_2x_{variant}"] = harness_repeats(device, flusher, overhead, size // 2, size, size)
             entry["do_bench_half"] = do_bench_repeats(size, size // 2)
             entry["batched_100_half"] = batched_repeats(size, size // 2)
             entry["ratio_2x"] = {
                 "do_bench": entry["do_bench"]["median_us"] / entry["do_bench_half"]["median_us"],
                 "batched_100": entry["batched_100"]["median_us"] / entry["batched_100_half"]["median_us"],
-                **{m: entry[f"harness_ratio_2x_{m}"]["ratio_mean"] for m in MODES},
+                **{v: entry[f"harness_ratio_2x_{v}"]["ratio_mean"] for v in variants},
             }
         report["kernels"][name] = entry
-        print(name, json.dumps(_headline(entry), default=str), flush=True)
+        print(name, json.dumps(_headline(entry, variants), default=str), flush=True)
     report["profiler"] = profiler_start_cost() if "profiler" in args.part else {"runs": []}
     print(json.dumps(report["profiler"]), flush=True)
     report["evaluation"] = evaluation_overhead() if "evaluation" in args.part else {"runs": []}
-    print(json.dumps([{k: r[k] for k in ("kind", "status", "wall_s", "overhead_s", "stages_s")} for r in report["evaluation"]["runs"]]), flush=True)
+    keys = ("kind", "status", "wall_s", "overhead_s", "speedup", "stages_s")
+    print(json.dumps([{k: r[k] for k in keys} for r in report["evaluation"]["runs"]]), flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1))
 
 
-def _headline(entry: dict) -> dict:
+def _headline(entry: dict, variants: dict) -> dict:
     """Median and CV per method, no-op ratios and 2x ratios: the line printed per kernel."""
     line = {
         key: (round(value["median_us"], 3), f"{100 * value['cv']:.3f}%")
         for key, value in entry.items()
         if isinstance(value, dict) and "cv" in value
     }
-    for mode in MODES:
-        noop = entry[f"harness_noop_{mode}"]
-        line[f"noop_ratio_{mode}"] = (round(noop["ratio_mean"], 5), f"{100 * noop['ratio_cv']:.3f}%")
+    for variant in variants:
+        noop = entry[f"harness_noop_{variant}"]
+        line[f"noop_ratio_{variant}"] = (round(noop["ratio_mean"], 5), f"{100 * noop['ratio_cv']:.3f}%")
     line["ratio_2x"] = entry.get("ratio_2x")
     return line
 

@@ -84,7 +84,8 @@ def _rocm_gpu() -> dict[str, str]:
 
 
 def fingerprint_environment(environment: Environment) -> str:
-    """sha256 over every field but the fingerprint itself and the clocks (they vary run to run)."""
+    """sha256 over every field but the fingerprint itself, the clocks and the measurement (they vary
+    run to run)."""
     fields = {
         "backend": environment.backend,
         "gpu_name": environment.gpu_name,

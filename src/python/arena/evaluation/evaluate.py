@@ -163,6 +163,9 @@ def _invalid(header: Mapping[str, Any], digest: str, message: str) -> Evaluation
     )
 
 
+MEASUREMENT_KEYS = ("flush_bytes", "event_overhead_us")  # what the child reports of how it timed
+
+
 def _status(name: str) -> Status:
     try:
         return Status(name)
@@ -180,8 +183,12 @@ def merge_environment(parent: Environment, child: Mapping[str, object]) -> Envir
         name: str(child.get(name) or getattr(parent, name)) for name in ("backend", "gpu_name", "gpu_arch", "driver")
     }
     versions = {**parent.versions, **{k: str(v) for k, v in _mapping(child.get("versions")).items()}}
-    clocks = {k: str(v) for k, v in _mapping(child.get("clocks")).items()}
-    return replace(parent, **text, versions=versions, clocks=clocks)
+    clocks = {
+        **{k: str(v) for k, v in _mapping(child.get("clocks")).items()},
+        **{f"under_load.{k}": str(v) for k, v in _mapping(child.get("clocks_under_load")).items()},
+    }
+    measurement = {k: str(child[k]) for k in MEASUREMENT_KEYS if k in child}
+    return replace(parent, **text, versions=versions, clocks=clocks, measurement=measurement)
 
 
 def evaluation_from_result(result: HarnessResult, *, environment: Environment, **header: Any) -> Evaluation:

@@ -79,6 +79,7 @@ class Environment:
     image_digest: str = ""
     versions: Mapping[str, str] = field(default_factory=dict)  # torch, triton, python, nvcc, ...
     clocks: Mapping[str, str] = field(default_factory=dict)  # sampled clocks, temperature, power
+    measurement: Mapping[str, str] = field(default_factory=dict)  # flush_bytes, event_overhead_us
 
 
 @dataclass(frozen=True)

@@ -2,13 +2,13 @@
 
 Events time the harness's stream only, so work the candidate moves to another stream escapes
 them (cheat 8). After timing, when the candidate was measured faster than the baseline (hidden
-work gains nothing otherwise), one more call runs under torch.profiler (CUPTI on CUDA, roctracer
-on ROCm): every kernel, copy and fill it started must be on the harness's stream. A fill on the
+work gains nothing otherwise), one more call runs under the Kineto profiler (CUPTI on CUDA,
+roctracer on ROCm): every kernel, copy and fill it started must be on the harness's stream. A fill on the
 harness's stream, started first, gives that stream's id in the profiler's own numbering. The
 names of the kernels that ran go into the stage log, for review (cheat 2: a kernel written but
 never called shows up as absent). It runs after timing so the profiler cannot disturb a timed
-call; it costs seconds (the profiler's start), which is why a candidate no faster than its
-baseline skips it.
+call; the profiler's start (CUPTI or roctracer attaching) costs time, which is why a candidate no
+faster than its baseline skips it.
 """
 
 from __future__ import annotations
@@ -39,25 +39,32 @@ def first_faster_case(cases: Iterable[Any]) -> str | None:
 def profile_call(
     call: Callable[[], object], device: Any, mark: Callable[[str], None] = lambda label: None
 ) -> list[GpuOperation]:
-    """The GPU operations of the marker fill and then `call`, in start order (marker first).
-    `mark` is told when the profiler has started, the call returned and the profiler stopped."""
+    """The GPU operations of the marker fill and then `call`, in start order (marker first); none
+    on a CPU device. `mark` is told when the profiler has started, the call returned and the
+    profiler stopped."""
     import torch
-    from torch.profiler import ProfilerActivity, profile
+    from torch.autograd.profiler import profile
 
+    on_gpu = device.type != "cpu"  # ROCm's torch names its GPUs "cuda" too
+    synchronize = torch.cuda.synchronize if on_gpu else (lambda: None)
     marker = torch.zeros(1, device=device)
-    torch.cuda.synchronize()
-    profiler = profile(activities=[ProfilerActivity.CUDA])
-    profiler.start()
+    synchronize()
+    # The autograd profiler, not torch.profiler.profile: that one's start asks hasattr(torch,
+    # "_inductor"), which imports inductor, dynamo and triton (about 2 s) before profiling anything.
+    profiler = profile(use_cpu=not on_gpu, use_device="cuda" if on_gpu else None, use_kineto=True)
+    profiler.__enter__()
     mark("profiler started")
     try:
         marker.fill_(1.0)
         call()
-        torch.cuda.synchronize()
+        synchronize()
         mark("profiled call returned")
     finally:
-        profiler.stop()
+        profiler.__exit__(None, None, None)
     mark("profiler stopped")
-    return gpu_operations(profiler.profiler.kineto_results.events())
+    if profiler.kineto_results is None:
+        raise RuntimeError("the profiler returned no results")
+    return gpu_operations(profiler.kineto_results.events())
 
 
 def gpu_operations(events: Iterable[Any]) -> list[GpuOperation]:

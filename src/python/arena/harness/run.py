@@ -360,7 +360,8 @@ class Run:
 
         flusher = Flusher(self.device)
         clock_sample = start_clock_sample(self.device)  # sampled while the GPU is under load
-        self.environment.update(flush_bytes=flusher.nbytes, event_overhead_us=measure_event_overhead(flusher))
+        event_overhead_us = measure_event_overhead(flusher)
+        self.environment.update(flush_bytes=flusher.nbytes, event_overhead_us=event_overhead_us)
         for family in families:
             case = family[0].case
             if not case.timed:
@@ -377,7 +378,7 @@ class Run:
                 dict(case.dims),
             )
             timing = time_case(
-                bench, baseline, candidate, self.settings.trials, self.settings.budget_s_per_case
+                bench, baseline, candidate, self.settings.trials, self.settings.budget_s_per_case, event_overhead_us
             )
             if timing.error:
                 raise Verdict("INCORRECT", f"case {case.name}: {timing.error}")

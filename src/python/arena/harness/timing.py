@@ -8,8 +8,11 @@ the start event the GPU also spins for about twice the host's measured cost of o
 call is already queued when the start event runs: a slow or busy host cannot leak its launch
 latency into a short kernel's time. Warm-up
 is the same procedure (so indistinguishable), time-based, and discarded. n = clamp(budget /
-(2 * trials * wall per call), 10, 1000). A final pass of synchronized calls measures wall time,
-the cross-check against work hidden from the events (side streams, deferred work).
+(2 * trials * wall per call), 10, 1000). Each call's figure is its event time less the median
+time of an empty event pair under the same conditions (about 2.9 us on the H200: without this, a
+constant inflates every call and compresses every speedup). A final pass of synchronized calls
+measures wall time, the cross-check against work hidden from the events (side streams, deferred
+work).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ _WARMUP_S = 0.05
 _MIN_CALLS, _MAX_CALLS = 10, 1000
 _WALL_CALLS = 15
 _MAX_SPIN_US = 300.0
+_MIN_CALL_US = 0.1  # a call's figure after the empty pair is taken off: no kernel runs faster
 _calibration: list[float] = []
 # Seized: `elapsed_time` and `perf_counter` as they were before any candidate was imported.
 _elapsed_ms = torch.cuda.Event.elapsed_time
@@ -40,7 +44,7 @@ _clock = time.perf_counter
 
 @dataclass(frozen=True)
 class CaseTiming:
-    baseline_us: tuple[float, ...]  # per-call event times, trials concatenated
+    baseline_us: tuple[float, ...]  # per-call event times less the empty pair's, trials concatenated
     candidate_us: tuple[float, ...]
     baseline_wall_us: float  # median of synchronized calls (launch + sync included)
     candidate_wall_us: float
@@ -147,10 +151,10 @@ class Bench:
 
 
 def time_case(
-    bench: Bench, baseline: Kernel, candidate: Kernel, trials: int, budget_s: float, spin_us: float | None = None
+    bench: Bench, baseline: Kernel, candidate: Kernel, trials: int, budget_s: float, event_overhead_us: float
 ) -> CaseTiming:
-    """Warm up, then `trials` A/B trials within `budget_s`. The GPU-side spin before each call is
-    sized from the host's measured cost of a call, unless `spin_us` fixes it (bench comparisons)."""
+    """Warm up, then `trials` A/B trials within `budget_s`; `event_overhead_us` (measure_event_overhead)
+    is taken off every call's event time."""
     rng = random.Random()
     sides = (baseline, candidate)
     for kernel in sides:
@@ -161,8 +165,7 @@ def time_case(
         calls = max(2, min(500, int(_WARMUP_S / max(wall / 2, 1e-7))))
         _, wall = bench.run(kernel, bench.order(calls, rng))
         walls.append(wall / calls)
-    if spin_us is None:
-        spin_us = min(_MAX_SPIN_US, 2 * statistics.median(bench.host_us) + 5)
+    spin_us = min(_MAX_SPIN_US, 2 * statistics.median(bench.host_us) + 5)
     bench.spin_cycles = int(spin_us * _cycles_per_us())
     n = max(_MIN_CALLS, min(_MAX_CALLS, int(budget_s / (2 * trials * max(walls)))))
     samples: dict[str, list[float]] = {"baseline": [], "candidate": []}
@@ -171,7 +174,7 @@ def time_case(
         order = bench.order(n, rng)
         for kernel in sides:  # A then B within each trial: drift hits both alike
             times, _ = bench.run(kernel, order)
-            samples[kernel.label] += times
+            samples[kernel.label] += [max(t - event_overhead_us, _MIN_CALL_US) for t in times]
     wall_order = bench.order(_WALL_CALLS, rng)
     wall_us = {kernel.label: bench.run_synchronized(kernel, wall_order) for kernel in sides}
     torch.cuda.synchronize()
@@ -222,7 +225,8 @@ def _cycles_per_us() -> float:
 
 
 def measure_event_overhead(flusher: Flusher, count: int = 50) -> float:
-    """Median time (us) of an empty event pair after a flush: the floor of any per-call figure."""
+    """Median time (us) of an empty event pair after a flush, which is how a timed call's pair
+    starts too (right behind the GPU work queued before it): what time_case takes off each call."""
     stream = torch.cuda.current_stream()
     pairs = [
         (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(count)

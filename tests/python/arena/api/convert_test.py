@@ -46,7 +46,15 @@ def full_evaluation() -> Evaluation:
             points=20.0, speedup=0.0, reward=-1.0, fast_p={"1.0": False, "2.0": False}, noise_floor=0.02
         ),
         environment=Environment(
-            "f" * 64, "cuda", "H200", "sm_90", "580", "", {"torch": "2.11"}, {"sm_mhz": "1980"}
+            "f" * 64,
+            "cuda",
+            "H200",
+            "sm_90",
+            "580",
+            "",
+            {"torch": "2.11"},
+            {"sm_mhz": "1980"},
+            {"event_overhead_us": "2.912"},
         ),
         harness_version="h" * 64,
         errors=("review: speedup within noise",),

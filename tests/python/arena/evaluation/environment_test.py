@@ -19,6 +19,8 @@ def _fake_tool(folder: Path, name: str, output: str) -> None:
 def test_fingerprint_covers_identity_not_clocks() -> None:
     base = Environment(backend="cuda", gpu_name="NVIDIA H200", versions={"torch": "2.11"})
     assert fingerprint_environment(base) == fingerprint_environment(replace(base, clocks={"sm_mhz": "1500"}))
+    measured = replace(base, measurement={"event_overhead_us": "1.3"})
+    assert fingerprint_environment(base) == fingerprint_environment(measured)
     assert fingerprint_environment(base) == fingerprint_environment(replace(base, fingerprint="x"))
     for changed in (
         replace(base, gpu_name="NVIDIA H100"),

@@ -61,6 +61,9 @@ class FakeRunner:
                 "peak_bandwidth_gbs": 4800.0,
                 "versions": {"torch": "2.11"},
                 "clocks": {"sm_mhz": 1980},
+                "clocks_under_load": {"sm_mhz": 1755},
+                "flush_bytes": 268435456,
+                "event_overhead_us": 2.912,
             },
             timings_available=True,
         )
@@ -88,7 +91,8 @@ def test_a_miss_runs_the_harness_scores_and_stores(add_repo: Path, tmp_path: Pat
     # 3 * 4 * 2**24 bytes at 4800 GB/s = 41.9 us ideal; measured ~50 us.
     assert big.sol_fraction == pytest.approx(3 * 4 * (1 << 24) / 4800e9 / 50e-6, rel=0.02)
     assert evaluation.environment.fingerprint == GPU.fingerprint
-    assert evaluation.environment.clocks == {"sm_mhz": "1980"}
+    assert evaluation.environment.clocks == {"sm_mhz": "1980", "under_load.sm_mhz": "1755"}
+    assert evaluation.environment.measurement == {"flush_bytes": "268435456", "event_overhead_us": "2.912"}
     assert evaluation.environment.versions["torch"] == "2.11"
     assert len(evaluation.id) == 12 and len(evaluation.cache_key) == 64 and len(evaluation.harness_version) == 64
     assert store.get(evaluation.cache_key) == evaluation

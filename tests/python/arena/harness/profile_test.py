@@ -1,5 +1,9 @@
 """Reading the profiler's events (fake events on CPU; the real profiler runs in gpu_test.py)."""
 
+import os
+import subprocess
+import sys
+
 from arena.harness.profile import GpuOperation, describe, first_faster_case, gpu_operations, off_stream
 from arena.harness.result import CaseOutcome
 
@@ -77,3 +81,28 @@ def test_only_a_candidate_measured_faster_is_profiled():
     faster = _case("c", (100.0,) * 3, (98.0, 98.5, 97.0))
     assert first_faster_case([untimed, same, barely]) is None
     assert first_faster_case([untimed, same, faster, _case("d", (10.0,), (1.0,))]) == "c"
+
+
+_PROFILE_ON_CPU = """
+import sys, torch
+from arena.harness.profile import profile_call
+calls = []
+marks = []
+operations = profile_call(lambda: calls.append(torch.ones(4).sum()), torch.device("cpu"), marks.append)
+print(len(calls), len(operations), marks, "torch._inductor" in sys.modules)
+"""
+
+
+def test_starting_the_profiler_does_not_import_inductor():
+    """torch.profiler.profile's start imports inductor, dynamo and triton (seconds, in every
+    faster candidate's evaluation); ours must not. Run in a fresh process: imports are global."""
+    done = subprocess.run(
+        [sys.executable, "-c", _PROFILE_ON_CPU],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PYTHONPATH": os.pathsep.join(p for p in sys.path if p)},
+    )
+    assert done.returncode == 0, done.stderr
+    last = done.stdout.strip().splitlines()[-1]
+    assert last == "1 0 ['profiler started', 'profiled call returned', 'profiler stopped'] False", done.stdout

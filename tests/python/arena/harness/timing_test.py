@@ -45,7 +45,9 @@ def double(label: str) -> Kernel:
 
 
 def test_interleaved_trials_with_bounded_call_counts(bench):
-    result = timing.time_case(bench, double("baseline"), double("candidate"), trials=3, budget_s=0.05)
+    result = timing.time_case(
+        bench, double("baseline"), double("candidate"), trials=3, budget_s=0.05, event_overhead_us=0.0
+    )
     assert result.error == ""
     assert len(result.baseline_us) == len(result.candidate_us)
     assert 30 <= len(result.candidate_us) <= 3000 and len(result.candidate_us) % 3 == 0
@@ -66,7 +68,7 @@ def test_a_result_cached_on_the_pointer_fails_validation(bench):
         return cache.setdefault(inputs[0].data_ptr(), inputs[0] * 2)
 
     result = timing.time_case(
-        bench, double("baseline"), Kernel("candidate", cached, False), trials=1, budget_s=0.01
+        bench, double("baseline"), Kernel("candidate", cached, False), trials=1, budget_s=0.01, event_overhead_us=0.0
     )
     assert "timed call(s) of the candidate" in result.error
 
@@ -79,7 +81,7 @@ def test_a_wrong_type_fails(bench):
     )
     assert (
         "plain torch.Tensor"
-        in timing.time_case(bench, double("baseline"), lazy, trials=1, budget_s=0.01).error
+        in timing.time_case(bench, double("baseline"), lazy, trials=1, budget_s=0.01, event_overhead_us=0.0).error
     )
 
 
@@ -90,8 +92,20 @@ def test_hidden_work_flags_wall_time_the_events_do_not_explain():
     assert "escapes the timed stream" in timing.hidden_work(hidden)
 
 
-def test_the_spin_is_sized_from_the_host_unless_fixed(bench):
-    timing.time_case(bench, double("baseline"), double("candidate"), trials=1, budget_s=0.01)
+def test_the_spin_is_sized_from_the_host(bench):
+    timing.time_case(bench, double("baseline"), double("candidate"), trials=1, budget_s=0.01, event_overhead_us=0.0)
     assert 5_000 <= bench.spin_cycles <= timing._MAX_SPIN_US * 1000  # 2 x host cost + 5 us, capped
-    timing.time_case(bench, double("baseline"), double("candidate"), trials=1, budget_s=0.01, spin_us=50.0)
-    assert bench.spin_cycles == 50_000  # 50 us at the fixture's 1000 cycles per us
+
+
+def test_the_empty_pair_is_taken_off_every_call(bench, monkeypatch):
+    """Every event pair reads 100 us; with 2.5 us of empty-pair time each call is 97.5 us, and a
+    figure never drops below _MIN_CALL_US however large the overhead measured."""
+    monkeypatch.setattr(timing, "_elapsed_ms", lambda start, end: 0.1)
+    result = timing.time_case(
+        bench, double("baseline"), double("candidate"), trials=1, budget_s=0.01, event_overhead_us=2.5
+    )
+    assert set(result.baseline_us) == set(result.candidate_us) == {97.5}
+    result = timing.time_case(
+        bench, double("baseline"), double("candidate"), trials=1, budget_s=0.01, event_overhead_us=500.0
+    )
+    assert set(result.candidate_us) == {timing._MIN_CALL_US}
