@@ -51,9 +51,9 @@ from arena.task.task import Task
 
 TARGET_EFFICIENCY = 0.9  # throughput on N GPUs >= 0.9 x N x throughput on one
 DRY_RUN_TASK = "tasks/triton2triton/silu_and_mul:silu_and_mul"
-SUITE_FILES = ("exemplars", "noop")
+SUITE_FILES = ("exemplars", "noop")  # device_check.sh writes <kind>-<category>.json into --work
 KERNELS_JSON = "timing-kernels.json"  # device_check.sh's kernel part, when a third GPU runs it
-LANE_WARM_S = 6.0  # after the runner starts, before the first job (not counted in the wall time)  # device_check.sh writes <kind>-<category>.json into --work
+LANE_WARM_S = 6.0  # after the runner starts, before the first job (not counted in the wall time)
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from arena.task.task import Task
 Runner = Callable[[Task, "Candidate | None", Path, HarnessSettings], HarnessResult]
 # Statuses not worth keeping: a timeout may be the machine's fault, not the candidate's.
 _NOT_CACHED = frozenset({Status.TIMEOUT})
+MEASUREMENT_KEYS = ("flush_bytes", "event_overhead_us")  # what the child reports of how it timed
 
 
 class Store(Protocol):
@@ -161,9 +162,6 @@ def _invalid(header: Mapping[str, Any], digest: str, message: str) -> Evaluation
         score=score_evaluation(False, False, ()),
         errors=(message,),
     )
-
-
-MEASUREMENT_KEYS = ("flush_bytes", "event_overhead_us")  # what the child reports of how it timed
 
 
 def _status(name: str) -> Status:

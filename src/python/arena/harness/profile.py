@@ -3,8 +3,9 @@
 Events time the harness's stream only, so work the candidate moves to another stream escapes
 them (cheat 8). After timing, when the candidate was measured faster than the baseline (hidden
 work gains nothing otherwise), one more call runs under the Kineto profiler (CUPTI on CUDA,
-roctracer on ROCm): every kernel, copy and fill it started must be on the harness's stream. A fill on the
-harness's stream, started first, gives that stream's id in the profiler's own numbering. The
+roctracer on ROCm): every kernel, copy and fill it started must be on the harness's stream. A
+fill on the harness's stream, started first, gives that stream's id in the profiler's own
+numbering. The
 names of the kernels that ran go into the stage log, for review (cheat 2: a kernel written but
 never called shows up as absent). It runs after timing so the profiler cannot disturb a timed
 call; the profiler's start (CUPTI or roctracer attaching) costs time, which is why a candidate no
