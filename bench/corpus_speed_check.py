@@ -29,6 +29,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT / "src" / "python"))
 
 import torch  # noqa: E402
+
 from arena.harness.backends.python_entry import load_python_entry  # noqa: E402
 from arena.harness.check import mismatch_mask  # noqa: E402
 from arena.harness.inputs import make_inputs, make_scalars  # noqa: E402

@@ -34,6 +34,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src" / "python"))
 
 import torch  # noqa: E402
+
 from arena.task.load import read_build_file  # noqa: E402
 from arena.task.task import CASE_DTYPE, Case, Task, TensorSpec  # noqa: E402
 from arena.task.tolerance import tolerance_for  # noqa: E402

@@ -37,14 +37,13 @@ from typing import Any, Callable
 
 from arena.cache.sqlite_store import SqliteStore
 from arena.candidate.candidate import baseline_candidate
-from arena.candidate.digest import candidate_digest
 from arena.errors import ArenaError
 from arena.evaluation.evaluate import evaluate
 from arena.evaluation.evaluation import Evaluation
+from arena.executors.local import LocalExecutor
 from arena.harness.settings import HarnessSettings
 from arena.runner.auth import Identity
 from arena.runner.devices import CPU_LANE
-from arena.runner.executors.local import LocalExecutor
 from arena.runner.runner import Runner
 from arena.task.load import TASKS_FOLDER, find_repo_root, load_task, read_build_file
 from arena.task.task import Task
@@ -98,7 +97,7 @@ class LaneRecorder:
             end = time.perf_counter() - self.origin
             lane = CPU_LANE if cpu else str(settings.device)
             with self._lock:
-                self._calls.setdefault((task.address, candidate_digest(candidate)), []).append((begin, end, lane))
+                self._calls.setdefault((task.address, candidate.digest), []).append((begin, end, lane))
             return evaluation
 
         return recorded
@@ -152,7 +151,7 @@ def run_once(
             for task, copy, candidate, stream in submitted:
                 evaluation, error = follow(stream)
                 complete = complete and (evaluation is not None or bool(error and "deadline" not in error))
-                begin, end, lane = recorder.call(task.address, candidate_digest(candidate), copy)
+                begin, end, lane = recorder.call(task.address, candidate.digest, copy)
                 jobs.append(
                     JobRecord(
                         task=task.address,

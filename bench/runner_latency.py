@@ -18,6 +18,7 @@ import threading
 import time
 from pathlib import Path
 
+from arena.api.server import create_server
 from arena.cache.sqlite_store import SqliteStore
 from arena.candidate.candidate import Candidate
 from arena.client.client import Client
@@ -27,7 +28,6 @@ from arena.harness.result import HarnessResult
 from arena.harness.settings import HarnessSettings
 from arena.runner.auth import Tokens, parse_tokens
 from arena.runner.runner import Runner
-from arena.runner.server import create_server
 from arena.task.load import load_tasks
 
 TASK = "tasks/triton2triton/scale:scale"

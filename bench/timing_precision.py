@@ -33,6 +33,7 @@ from typing import Iterator
 import torch
 import triton
 import triton.language as tl
+
 from arena.harness.backends.kernel import Kernel
 from arena.harness.device import Device, open_device, read_clock_sample, select_backend, start_clock_sample
 from arena.harness.flush import MODES, Flusher

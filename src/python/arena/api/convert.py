@@ -1,6 +1,6 @@
 """The one translation between generated arena.v1 messages and the project's records.
 
-A to_pb/from_pb pair per noun. Nothing else outside runner/service.py and client/ imports *_pb2.
+A to_pb/from_pb pair per noun. Nothing else outside api/service.py and client/ imports *_pb2.
 The Task message is the agent's view (arena.runner.task_view.TaskView): it has no field for
 exemplars, the wrong candidate, the reference or hidden cases, so none can leak through it.
 """
@@ -13,13 +13,9 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
 from arena.candidate.candidate import Candidate
-from arena.candidate.digest import candidate_digest
 from arena.errors import InvalidCandidate
 from arena.evaluation.evaluation import Evaluation
-from arena.runner.attempts import Attempt
-from arena.runner.leaderboard import LeaderboardRow
-from arena.runner.queue import Progress
-from arena.runner.task_view import TaskView
+from arena.runner.records import Attempt, LeaderboardRow, Progress, TaskView
 from arena.task.task import Case, TensorSpec
 from arena.v1 import candidate_pb2, evaluation_pb2, runner_pb2, task_pb2
 
@@ -104,7 +100,7 @@ def case_from_pb(message: task_pb2.Case) -> Case:
 
 def candidate_to_pb(candidate: Candidate) -> candidate_pb2.Candidate:
     files = [task_pb2.File(path=path, content=content) for path, content in sorted(candidate.files.items())]
-    return candidate_pb2.Candidate(task=candidate.task, files=files, digest=candidate_digest(candidate))
+    return candidate_pb2.Candidate(task=candidate.task, files=files, digest=candidate.digest)
 
 
 def candidate_from_pb(message: candidate_pb2.Candidate) -> Candidate:

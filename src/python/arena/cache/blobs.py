@@ -15,7 +15,6 @@ import tempfile
 from pathlib import Path
 
 from arena.candidate.candidate import Candidate
-from arena.candidate.digest import candidate_digest
 
 FOLDER_NAME = "blobs"  # beside scores.sqlite
 
@@ -26,7 +25,7 @@ class CandidateStore:
 
     def put(self, candidate: Candidate) -> str:
         """Keep `candidate`'s files (once each); returns its candidate digest."""
-        digest = candidate_digest(candidate)
+        digest = candidate.digest
         manifest = self.root / "candidates" / f"{digest}.json"
         if manifest.exists():
             return digest
@@ -47,25 +46,7 @@ class CandidateStore:
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
         candidate = Candidate(task=task, files=files)
-        return candidate if candidate_digest(candidate) == digest else None
-
-
-def candidate_store_for(store: object) -> CandidateStore | None:
-    """The candidate store that goes with a score cache: its own `candidates` if it has one, else
-    a folder beside a file-backed store (SqliteStore.path); None for other stores."""
-    own = getattr(store, "candidates", None)
-    if isinstance(own, CandidateStore):
-        return own
-    path = getattr(store, "path", None)
-    return CandidateStore(Path(path).parent / FOLDER_NAME) if isinstance(path, (str, Path)) else None
-
-
-def keep_candidate(store: object, candidate: Candidate | None) -> None:
-    """Keep `candidate` beside `store` when that store has a candidate store (None: the baseline,
-    which the task itself keeps)."""
-    candidates = candidate_store_for(store) if candidate is not None else None
-    if candidates is not None and candidate is not None:
-        candidates.put(candidate)
+        return candidate if candidate.digest == digest else None
 
 
 def _write_atomically(path: Path, data: bytes) -> None:

@@ -1,5 +1,4 @@
-"""The score cache over a REAPI action cache and CAS (BuildGrid, Buildbarn, NativeLink), and the
-small CAS client the remote executor shares.
+"""The score cache over a REAPI action cache and CAS (BuildGrid, Buildbarn, NativeLink).
 
 A score is stored as the result of a pseudo-action: an Action whose Command names the cache key
 (`arena-score <key>`), with an empty input root. The Action's digest is the entry's address in the
@@ -7,149 +6,23 @@ action cache; its ActionResult has one output file, evaluation.json, whose bytes
 JSON) live in the CAS. Any REAPI server with an action cache that accepts updates can hold it, and
 every machine that reaches it shares the scores.
 
-The REAPI messages come from the `buildgrid` package (which bundles the generated
-build.bazel.remote.execution.v2 modules); it is imported only when a store or client is made.
+The REAPI client itself is arena.reapi.cas.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
-import uuid
-from typing import Any, Iterable
+from typing import Any
 
-from arena.errors import ArenaError
+from arena.candidate.candidate import Candidate
 from arena.evaluation.evaluation import Evaluation
+from arena.reapi.cas import Cas, ReapiUnavailable, digest_of, serialize
 
 OUTPUT_NAME = "evaluation.json"
 _BATCH_BYTES = 2 << 20  # blobs up to this go in batch calls; larger ones through ByteStream
 _CHUNK = 1 << 20
 _RPC_TIMEOUT_S = 60.0
-
-
-class ReapiUnavailable(ArenaError):
-    """The REAPI client modules are missing (install `buildgrid`) or the server cannot be reached."""
-
-
-def reapi_protos() -> tuple[Any, Any, Any, Any]:
-    """(remote_execution_pb2, its grpc stubs, bytestream_pb2, its grpc stubs) from buildgrid."""
-    try:
-        from buildgrid._protos.build.bazel.remote.execution.v2 import (
-            remote_execution_pb2,
-            remote_execution_pb2_grpc,
-        )
-        from buildgrid._protos.google.bytestream import bytestream_pb2, bytestream_pb2_grpc
-    except ImportError:
-        raise ReapiUnavailable(
-            "the REAPI client needs the `buildgrid` package (it bundles the REAPI messages): pip install buildgrid"
-        ) from None
-    return remote_execution_pb2, remote_execution_pb2_grpc, bytestream_pb2, bytestream_pb2_grpc
-
-
-def digest_of(data: bytes) -> Any:
-    re_pb2 = reapi_protos()[0]
-    return re_pb2.Digest(hash=hashlib.sha256(data).hexdigest(), size_bytes=len(data))
-
-
-def serialize(message: Any) -> bytes:
-    """Deterministic bytes, so the same message always has the same digest."""
-    return bytes(message.SerializeToString(deterministic=True))
-
-
-class Cas:
-    """Upload, download and action-cache calls on one REAPI instance, over one gRPC channel."""
-
-    def __init__(self, channel: Any, instance: str = "") -> None:
-        re_pb2, re_grpc, bs_pb2, bs_grpc = reapi_protos()
-        self.pb, self._bs_pb = re_pb2, bs_pb2
-        self.instance = instance
-        self._cas = re_grpc.ContentAddressableStorageStub(channel)
-        self._ac = re_grpc.ActionCacheStub(channel)
-        self._bytestream = bs_grpc.ByteStreamStub(channel)
-
-    def upload(self, blobs: Iterable[bytes]) -> None:
-        """Put every blob the server does not have yet (small ones in batches, large ones streamed)."""
-        by_hash = {hashlib.sha256(blob).hexdigest(): blob for blob in blobs}
-        request = self.pb.FindMissingBlobsRequest(
-            instance_name=self.instance, blob_digests=[digest_of(b) for b in by_hash.values()]
-        )
-        missing = [
-            by_hash[d.hash] for d in self._cas.FindMissingBlobs(request, timeout=_RPC_TIMEOUT_S).missing_blob_digests
-        ]
-        batch: list[bytes] = []
-        for blob in missing:
-            if len(blob) > _BATCH_BYTES:
-                self._write_stream(blob)
-                continue
-            if sum(map(len, batch)) + len(blob) > _BATCH_BYTES:
-                self._write_batch(batch)
-                batch = []
-            batch.append(blob)
-        if batch:
-            self._write_batch(batch)
-
-    def _write_batch(self, blobs: list[bytes]) -> None:
-        requests = [self.pb.BatchUpdateBlobsRequest.Request(digest=digest_of(b), data=b) for b in blobs]
-        reply = self._cas.BatchUpdateBlobs(
-            self.pb.BatchUpdateBlobsRequest(instance_name=self.instance, requests=requests),
-            timeout=_RPC_TIMEOUT_S,
-        )
-        failed = [r.digest.hash[:12] for r in reply.responses if r.status.code != 0]
-        if failed:
-            raise ReapiUnavailable(f"the CAS refused blobs {', '.join(failed)}")
-
-    def _write_stream(self, blob: bytes) -> None:
-        digest = digest_of(blob)
-        prefix = f"{self.instance}/" if self.instance else ""
-        name = f"{prefix}uploads/{uuid.uuid4()}/blobs/{digest.hash}/{digest.size_bytes}"
-        chunks = [blob[i : i + _CHUNK] for i in range(0, len(blob), _CHUNK)]
-        requests = (
-            self._bs_pb.WriteRequest(
-                resource_name=name if i == 0 else "",
-                write_offset=i * _CHUNK,
-                finish_write=i == len(chunks) - 1,
-                data=chunk,
-            )
-            for i, chunk in enumerate(chunks)
-        )
-        self._bytestream.Write(requests, timeout=_RPC_TIMEOUT_S)
-
-    def download(self, digest: Any) -> bytes:
-        """The blob's bytes, checked against its digest."""
-        if digest.size_bytes == 0:
-            return b""
-        if digest.size_bytes <= _BATCH_BYTES:
-            request = self.pb.BatchReadBlobsRequest(instance_name=self.instance, digests=[digest])
-            (response,) = self._cas.BatchReadBlobs(request, timeout=_RPC_TIMEOUT_S).responses
-            if response.status.code != 0:
-                raise ReapiUnavailable(f"the CAS has no blob {digest.hash[:12]}: {response.status.message}")
-            data = bytes(response.data)
-        else:
-            prefix = f"{self.instance}/" if self.instance else ""
-            name = f"{prefix}blobs/{digest.hash}/{digest.size_bytes}"
-            stream = self._bytestream.Read(self._bs_pb.ReadRequest(resource_name=name), timeout=_RPC_TIMEOUT_S)
-            data = b"".join(bytes(part.data) for part in stream)
-        if hashlib.sha256(data).hexdigest() != digest.hash:
-            raise ReapiUnavailable(f"the CAS returned other bytes for blob {digest.hash[:12]}")
-        return data
-
-    def get_action_result(self, action_digest: Any) -> Any | None:
-        import grpc
-
-        request = self.pb.GetActionResultRequest(instance_name=self.instance, action_digest=action_digest)
-        try:
-            return self._ac.GetActionResult(request, timeout=_RPC_TIMEOUT_S)
-        except grpc.RpcError as error:
-            if error.code() == grpc.StatusCode.NOT_FOUND:
-                return None
-            raise
-
-    def update_action_result(self, action_digest: Any, result: Any) -> None:
-        request = self.pb.UpdateActionResultRequest(
-            instance_name=self.instance, action_digest=action_digest, action_result=result
-        )
-        self._ac.UpdateActionResult(request, timeout=_RPC_TIMEOUT_S)
 
 
 class ReapiStore:
@@ -165,31 +38,59 @@ class ReapiStore:
     def close(self) -> None:
         self._channel.close()
 
-    def _action(self, key: str) -> tuple[Any, list[bytes]]:
+    def _action(self, key: str, kind: str = "arena-score") -> tuple[Any, list[bytes]]:
         """The pseudo-action standing for `key`: its digest and the blobs that define it."""
         pb = self._cas.pb
-        command = serialize(pb.Command(arguments=["arena-score", key], output_paths=[OUTPUT_NAME]))
+        command = serialize(pb.Command(arguments=[kind, key], output_paths=[OUTPUT_NAME]))
         root = serialize(pb.Directory())
         action = serialize(pb.Action(command_digest=digest_of(command), input_root_digest=digest_of(root)))
         return digest_of(action), [command, root, action]
 
     def get(self, key: str) -> Evaluation | None:
-        digest, _ = self._action(key)
-        result = self._cas.get_action_result(digest)
-        if result is None:
-            return None
-        for output in result.output_files:
-            if output.path == OUTPUT_NAME:
-                try:
-                    return Evaluation.from_dict(json.loads(self._cas.download(output.digest)))
-                except ReapiUnavailable:
-                    return None  # the CAS evicted the blob: a miss, evaluated again
-        return None
+        blob = self._read(key, "arena-score")
+        return Evaluation.from_dict(json.loads(blob)) if blob is not None else None
 
     def put(self, key: str, evaluation: Evaluation) -> None:
         """Store (or replace) the evaluation under `key`; it is stored as not cached."""
-        blob = json.dumps({**evaluation.to_dict(), "cached": False}, sort_keys=True).encode()
-        digest, blobs = self._action(key)
+        self._write(key, "arena-score", json.dumps({**evaluation.to_dict(), "cached": False}, sort_keys=True).encode())
+
+    def keep(self, candidate: Candidate) -> None:
+        """Keep the candidate's files in the CAS, found again by its digest (a manifest of paths to
+        file digests, the output of the pseudo-action `arena-candidate <digest>`)."""
+        files = sorted(candidate.files.items())
+        self._cas.upload([data for _, data in files])
+        manifest = {name: [digest_of(data).hash, len(data)] for name, data in files}
+        self._write(candidate.digest, "arena-candidate", json.dumps({"files": manifest}, sort_keys=True).encode())
+
+    def kept(self, digest: str, task: str) -> Candidate | None:
+        """The candidate with `digest`, as a candidate for `task`; None if not kept (or evicted)."""
+        blob = self._read(digest, "arena-candidate")
+        try:
+            manifest = json.loads(blob)["files"] if blob is not None else None
+            if manifest is None:
+                return None
+            pb = self._cas.pb
+            files = {
+                name: self._cas.download(pb.Digest(hash=str(sha), size_bytes=int(size)))
+                for name, (sha, size) in manifest.items()
+            }
+        except (ReapiUnavailable, ValueError, KeyError, TypeError, AttributeError):
+            return None
+        candidate = Candidate(task=task, files=files)
+        return candidate if candidate.digest == digest else None
+
+    def _read(self, key: str, kind: str) -> bytes | None:
+        result = self._cas.get_action_result(self._action(key, kind)[0])
+        for output in result.output_files if result is not None else ():
+            if output.path == OUTPUT_NAME:
+                try:
+                    return self._cas.download(output.digest)
+                except ReapiUnavailable:
+                    return None  # the CAS evicted the blob: a miss
+        return None
+
+    def _write(self, key: str, kind: str, blob: bytes) -> None:
+        digest, blobs = self._action(key, kind)
         self._cas.upload([*blobs, blob])
         pb = self._cas.pb
         metadata = pb.ExecutedActionMetadata(worker="arena-score-cache")

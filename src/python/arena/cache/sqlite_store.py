@@ -8,6 +8,8 @@ import time
 from contextlib import closing
 from pathlib import Path
 
+from arena.cache.blobs import FOLDER_NAME, CandidateStore
+from arena.candidate.candidate import Candidate
 from arena.evaluation.evaluation import Evaluation
 
 _SCHEMA = """
@@ -33,6 +35,7 @@ class SqliteStore:
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
+        self.candidates = CandidateStore(self.path.parent / FOLDER_NAME)  # kept files, by digest
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with closing(self._connect()) as db:
             db.execute("PRAGMA journal_mode=WAL")
@@ -67,3 +70,21 @@ class SqliteStore:
                 "SELECT evaluation FROM evaluations WHERE task = ? ORDER BY created, key", (task,)
             ).fetchall()
         return tuple(Evaluation.from_dict(json.loads(row[0])) for row in rows)
+
+    def find(self, reference: str) -> Evaluation | None:
+        """The evaluation stored under the key `reference`, else the newest with that id."""
+        with closing(self._connect()) as db:
+            row = db.execute(
+                "SELECT evaluation FROM evaluations WHERE key = ? OR json_extract(evaluation, '$.id') = ? "
+                "ORDER BY key = ? DESC, created DESC LIMIT 1",
+                (reference, reference, reference),
+            ).fetchone()
+        return Evaluation.from_dict(json.loads(row[0])) if row else None
+
+    def keep(self, candidate: Candidate) -> None:
+        """Keep the candidate's files beside the database (blobs/), so it can be run again."""
+        self.candidates.put(candidate)
+
+    def kept(self, digest: str, task: str) -> Candidate | None:
+        """The kept candidate with `digest`, as a candidate for `task`; None if not kept."""
+        return self.candidates.get(digest, task)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import json
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
@@ -17,13 +20,45 @@ from arena.candidate.allowlist import (
 from arena.errors import InvalidCandidate
 from arena.task.task import Task
 
+# Bump when the digest's encoding changes, so old digests can never collide with new ones.
+_DIGEST_VERSION = b"arena-candidate-v1\0"
+
 
 @dataclass(frozen=True)
 class Candidate:
-    """Files by path relative to the task folder; files left out are the baseline's."""
+    """Files by path relative to the task folder; files left out are the baseline's.
+
+    `digest` is its identity in caches and queues: a hash of the files, computed once here.
+    """
 
     task: str  # the task's address
     files: Mapping[str, bytes]
+    digest: str = field(init=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "files", dict(sorted(self.files.items())))
+        object.__setattr__(self, "digest", digest_files(self.files))
+
+
+def digest_files(files: Mapping[str, bytes]) -> str:
+    """Hex sha256 over every (path, bytes) pair in path order; the task address is not included."""
+    digest = hashlib.sha256(_DIGEST_VERSION)
+    for name in sorted(files):
+        path = name.encode("utf-8")
+        content = files[name]
+        # Length prefixes keep ("a", b"bc") and ("ab", b"c") apart.
+        digest.update(b"%d:%s%d:" % (len(path), path, len(content)))
+        digest.update(content)
+    return digest.hexdigest()
+
+
+def accept_candidate(task: Task, files: Mapping[str, bytes]) -> Candidate:
+    """A candidate for `task` from files that arrived as a map (over gRPC, from a queue): the one
+    check at that boundary; InvalidCandidate if a path or size breaks the rules."""
+    for name in files:
+        check_candidate_path(task, name)
+    check_candidate_sizes(dict(files))
+    return Candidate(task=task.address, files=files)
 
 
 def load_candidate(task: Task, directory: Path) -> Candidate:
@@ -50,7 +85,7 @@ def load_candidate(task: Task, directory: Path) -> Candidate:
                 )
             files[relative] = path.read_bytes()
     check_candidate_sizes(files)
-    return Candidate(task=task.address, files=dict(sorted(files.items())))
+    return Candidate(task=task.address, files=files)
 
 
 def baseline_candidate(task: Task, repo_root: Path) -> Candidate:
@@ -67,7 +102,7 @@ def baseline_candidate(task: Task, repo_root: Path) -> Candidate:
             files[entry] = path.read_bytes()
     if not files:
         raise InvalidCandidate(f"{task.address} has no editable files in its folder")
-    return Candidate(task=task.address, files=dict(sorted(files.items())))
+    return Candidate(task=task.address, files=files)
 
 
 def exemplar_candidates(task: Task, repo_root: Path) -> dict[str, Candidate]:
@@ -92,3 +127,14 @@ def write_candidate(candidate: Candidate, directory: Path) -> None:
         path = directory.joinpath(*parts)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(content)
+
+
+def candidate_to_json(candidate: Candidate) -> str:
+    """The candidate as one JSON text (files base64), for queues and files."""
+    files = {path: base64.b64encode(content).decode("ascii") for path, content in candidate.files.items()}
+    return json.dumps({"task": candidate.task, "files": files}, sort_keys=True)
+
+
+def candidate_from_json(text: str) -> Candidate:
+    raw = json.loads(text)
+    return Candidate(task=raw["task"], files={path: base64.b64decode(data) for path, data in raw["files"].items()})

@@ -15,8 +15,8 @@ from pathlib import Path
 from arena.cache.sqlite_store import SqliteStore
 from arena.candidate.candidate import baseline_candidate, load_candidate
 from arena.cli.remote import add_runner_arguments, open_client, runner_address
+from arena.environment.probe import probe_environment
 from arena.errors import InvalidCandidate, UnknownTask
-from arena.evaluation.environment import probe_environment
 from arena.evaluation.evaluate import evaluate, evaluate_directory, settings_for_machine
 from arena.evaluation.evaluation import Evaluation
 from arena.harness.settings import BACKENDS, HarnessSettings
@@ -37,9 +37,9 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--timeout",
         type=float,
-        default=HarnessSettings.timeout_s,
         metavar="S",
-        help="wall-clock limit of one evaluation in seconds",
+        help="wall-clock limit of one evaluation in seconds "
+        f"(default: the task's timeout, else {HarnessSettings.timeout_s:g})",
     )
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the score cache")
     parser.add_argument(
@@ -78,7 +78,7 @@ def open_store(repo_root: Path, disabled: bool = False) -> SqliteStore | None:
 def settings_from_args(args: argparse.Namespace, task: Task) -> HarnessSettings:
     """The run's settings; without a GPU only the small, non-timed cases are checked."""
     settings = HarnessSettings(
-        timeout_s=args.timeout,
+        timeout_s=task_timeout_s(task, args.timeout),
         check_only=args.check_only,
         backend=args.backend,
         # validate-task shares this function but not the timing options.
@@ -86,6 +86,13 @@ def settings_from_args(args: argparse.Namespace, task: Task) -> HarnessSettings:
         trials=getattr(args, "trials", HarnessSettings.trials),
     )
     return settings_for_machine(task, settings, probe_environment())
+
+
+def task_timeout_s(task: Task, requested: float | None) -> float:
+    """The harness timeout of `task`'s evaluations: the one asked for, else the task's, else the default."""
+    if requested is not None:
+        return requested
+    return task.timeout if task.timeout is not None else HarnessSettings.timeout_s
 
 
 def evaluate_remotely(args: argparse.Namespace, task: Task, settings: HarnessSettings) -> Evaluation:

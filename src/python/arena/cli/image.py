@@ -12,8 +12,8 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from arena.runner.executors.base import ExecutorError
-from arena.runner.executors.image import LOCK_PATH, read_lock, resolve_lock, write_lock
+from arena.executors.base import ExecutorError
+from arena.executors.image import LOCK_PATH, read_lock, resolve_lock, write_lock
 
 HELP = "show or resolve the pinned ROCm image (third_party/rocm/image.lock)"
 

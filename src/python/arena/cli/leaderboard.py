@@ -8,7 +8,7 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from arena.runner.leaderboard import LeaderboardRow
+from arena.runner.records import LeaderboardRow
 from arena.task.task import CATEGORIES
 
 HELP = "show the leaderboard: per agent and category, from submitted attempts"

@@ -12,21 +12,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import sqlite3
 import sys
-from contextlib import closing
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from arena.cache.blobs import candidate_store_for
+from arena.cache.sqlite_store import SqliteStore
 from arena.candidate.candidate import Candidate, baseline_candidate
-from arena.candidate.digest import candidate_digest
-from arena.cli.evaluate import caller_error, open_store, write_json
+from arena.cli.evaluate import caller_error, open_store, task_timeout_s, write_json
+from arena.environment.probe import probe_environment
 from arena.errors import ArenaError, UnknownTask
-from arena.evaluation.environment import probe_environment
-from arena.evaluation.evaluate import evaluate, settings_for_machine
-from arena.evaluation.evaluation import CaseResult, Evaluation
+from arena.evaluation.evaluate import Store, evaluate, settings_for_machine
+from arena.evaluation.evaluation import Evaluation
 from arena.harness.settings import BACKENDS, HarnessSettings
+from arena.scoring.records import CaseResult
 from arena.task.digest import task_digest
 from arena.task.load import load_task
 from arena.task.task import Task
@@ -65,7 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--json", metavar="FILE|-", help="write the comparison as JSON to FILE ('-': stdout)")
     parser.add_argument("--backend", choices=BACKENDS, default="auto", help="where to run (default: auto)")
-    parser.add_argument("--timeout", type=float, default=HarnessSettings.timeout_s, metavar="S")
+    parser.add_argument("--timeout", type=float, metavar="S", help="default: the task's timeout, else the harness's")
 
 
 class NotReproducible(ArenaError):
@@ -83,7 +81,8 @@ def run(args: argparse.Namespace) -> int:
     except NotReproducible as error:
         return caller_error(str(error))
     environment = probe_environment()
-    settings = rerun_settings(stored, task, HarnessSettings(backend=args.backend, timeout_s=args.timeout))
+    requested = HarnessSettings(backend=args.backend, timeout_s=task_timeout_s(task, args.timeout))
+    settings = rerun_settings(stored, task, requested)
     rerun = evaluate(task, candidate, repo_root, settings_for_machine(task, settings, environment), None)
     reproduction = compare_evaluations(stored, rerun)
     report = sys.stderr if args.json == "-" else sys.stdout
@@ -112,23 +111,17 @@ def load_stored(store_path: Path, reference: str) -> Evaluation:
     """The evaluation named by a JSON file, or by id or cache key in the SQLite score cache."""
     if reference.endswith(".json") and Path(reference).is_file():
         return Evaluation.from_dict(json.loads(Path(reference).read_text(encoding="utf-8")))
-    with closing(sqlite3.connect(store_path)) as db:
-        row = db.execute(
-            "SELECT evaluation FROM evaluations WHERE key = ? OR json_extract(evaluation, '$.id') = ? "
-            "ORDER BY created DESC LIMIT 1",
-            (reference, reference),
-        ).fetchone()
-    if row is None:
+    found = SqliteStore(store_path).find(reference) if store_path.exists() else None
+    if found is None:
         raise NotReproducible(f"no evaluation {reference!r} in the score cache {store_path}")
-    return Evaluation.from_dict(json.loads(row[0]))
+    return found
 
 
-def recover_candidate(stored: Evaluation, task: Task, repo_root: Path, store: object) -> Candidate | None:
+def recover_candidate(stored: Evaluation, task: Task, repo_root: Path, store: Store) -> Candidate | None:
     """The stored run's candidate (None: the baseline); NotReproducible if its files were not kept."""
-    if candidate_digest(baseline_candidate(task, repo_root)) == stored.candidate_digest:
+    if (baseline_candidate(task, repo_root)).digest == stored.candidate_digest:
         return None
-    candidates = candidate_store_for(store)
-    kept = candidates.get(stored.candidate_digest, task.address) if candidates is not None else None
+    kept = store.kept(stored.candidate_digest, task.address)
     if kept is None:
         raise NotReproducible(
             f"the files of candidate {stored.candidate_digest[:12]} (evaluation {stored.id}) were not kept "

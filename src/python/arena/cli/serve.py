@@ -8,12 +8,12 @@ import sys
 from pathlib import Path
 
 from arena.errors import ArenaError
+from arena.executors.base import Executor
+from arena.executors.docker import DockerExecutor
+from arena.executors.local import LocalExecutor
+from arena.executors.remote import RemoteExecutor
 from arena.runner.auth import load_tokens
 from arena.runner.devices import discover_lanes, parse_lanes
-from arena.runner.executors.base import Executor
-from arena.runner.executors.docker import DockerExecutor
-from arena.runner.executors.local import LocalExecutor
-from arena.runner.executors.remote import RemoteExecutor
 from arena.runner.runner import open_runner
 
 HELP = "run the runner: the gRPC service agents evaluate candidates through"
@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     executor = build_executor(args)
     # Imported here: the server needs the generated arena.v1 modules, which exist only after
     # codegen; every other `arena` command (and --help) must work without them.
-    from arena.runner.server import create_server, serve
+    from arena.api.server import create_server, serve
 
     state = args.state or args.repo_root / ".arena" / "runner"
     runner = open_runner(args.repo_root, state, lanes=lanes, max_pending=args.max_pending, executor=executor)

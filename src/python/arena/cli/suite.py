@@ -28,12 +28,11 @@ from arena.errors import ArenaError, InvalidCandidate, UnknownTask
 from arena.evaluation.evaluate import Store, evaluate, evaluate_directory
 from arena.evaluation.evaluation import Evaluation, Status
 from arena.harness.settings import HarnessSettings
-from arena.report.table import format_suite
+from arena.report.table import format_suite, task_outcome
 from arena.runner.auth import Identity
 from arena.runner.devices import discover_lanes
-from arena.runner.queue import Progress
+from arena.runner.records import Progress
 from arena.runner.runner import Evaluate, Runner
-from arena.scoring.score import task_outcome
 from arena.scoring.stats import summarize_suite
 from arena.task.load import load_tasks, parse_address
 from arena.task.task import CATEGORIES, Task
@@ -227,6 +226,10 @@ def run(args: argparse.Namespace) -> int:
     # With JSON on stdout, the human report goes to stderr so the JSON stays parseable.
     report = sys.stderr if args.json == "-" else sys.stdout
     print(f"{len(tasks)} {args.category} task(s)", file=report)
+    for task in tasks:
+        if task.skip:
+            print(f"skipped {task.address}: {task.skip}", file=report)
+    tasks = [task for task in tasks if not task.skip]
     for label, evaluation in evaluations(suite_requests(tasks, args), args):
         done.append((label, evaluation))
         speed = f"speedup {evaluation.score.geomean_speedup:.3f}" if evaluation.score.geomean_speedup else "untimed"

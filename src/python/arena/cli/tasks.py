@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.cli.remote import add_runner_arguments, open_client, runner_address
-from arena.runner.task_view import TaskView
+from arena.runner.records import TaskView
 from arena.task.digest import task_digest
 from arena.task.load import load_tasks
 from arena.task.task import CATEGORIES, Task

@@ -42,9 +42,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--timeout",
         type=float,
-        default=HarnessSettings.timeout_s,
         metavar="S",
-        help="wall-clock limit of each evaluation in seconds",
+        help="wall-clock limit of each evaluation in seconds "
+        f"(default: the task's timeout, else {HarnessSettings.timeout_s:g})",
     )
 
 
@@ -124,6 +124,10 @@ def run(args: argparse.Namespace) -> int:
     except ArenaError as error:
         print(f"FAIL  the declaration does not load: {error}")
         return 1
+    if task.skip:
+        # Skipped tasks are validated for form only: their candidates are not run.
+        print(f"{task.address}: valid declaration; skipped ({task.skip}), its candidates are not run")
+        return 0
     args.check_only = True
     settings = settings_from_args(args, task)
     if settings.cases:

@@ -11,26 +11,22 @@ import os
 import time
 from pathlib import Path
 from types import TracebackType
-from typing import Callable, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Callable, NoReturn, TypeVar
 
 import grpc
 
 from arena import errors
 from arena.api import convert
+from arena.api.wire import ERROR_KIND_KEY, MAX_RECEIVE_BYTES, MAX_SEND_BYTES
 from arena.candidate.candidate import Candidate
-from arena.client.embedded import EmbeddedRunner, start_embedded_runner
 from arena.errors import ArenaError
 from arena.evaluation.evaluation import Evaluation
-from arena.runner import faults
-from arena.runner.attempts import Attempt
-from arena.runner.leaderboard import LeaderboardRow
-from arena.runner.queue import Progress
-from arena.runner.runner import Runner
-from arena.runner.server import MAX_RECEIVE_BYTES, MAX_SEND_BYTES
-from arena.runner.service import ERROR_KIND_KEY
-from arena.runner.task_view import TaskView
-from arena.task.load import find_repo_root
+from arena.runner.records import Attempt, LeaderboardRow, Progress, TaskView
 from arena.v1 import runner_pb2, runner_pb2_grpc
+
+if TYPE_CHECKING:  # server code, loaded only when a runner is embedded
+    from arena.api.embedded import EmbeddedRunner
+    from arena.runner.runner import Runner
 
 RUNNER_VARIABLE = "ARENA_RUNNER"  # HOST:PORT of a runner
 TOKEN_VARIABLE = "ARENA_TOKEN"  # the agent's bearer token for it
@@ -40,12 +36,12 @@ UNARY_TIMEOUT_S = 60.0
 EVALUATE_RETRIES = 3
 # Status codes whose error class the runner did not name (e.g. a refused connection).
 CODE_ERRORS: dict[grpc.StatusCode, type[ArenaError]] = {
-    grpc.StatusCode.UNAUTHENTICATED: faults.Unauthenticated,
+    grpc.StatusCode.UNAUTHENTICATED: errors.Unauthenticated,
     grpc.StatusCode.PERMISSION_DENIED: errors.PermissionDenied,
-    grpc.StatusCode.NOT_FOUND: faults.NotFound,
-    grpc.StatusCode.INVALID_ARGUMENT: faults.InvalidRequest,
+    grpc.StatusCode.NOT_FOUND: errors.NotFound,
+    grpc.StatusCode.INVALID_ARGUMENT: errors.InvalidRequest,
     grpc.StatusCode.RESOURCE_EXHAUSTED: errors.BudgetExhausted,
-    grpc.StatusCode.UNAVAILABLE: faults.NotReady,
+    grpc.StatusCode.UNAVAILABLE: errors.NotReady,
 }
 Reply = TypeVar("Reply")
 
@@ -65,6 +61,10 @@ class Client:
         address = address or os.environ.get(RUNNER_VARIABLE, "")
         self._embedded: EmbeddedRunner | None = None
         if not address:
+            # Only now the server side is imported: an SDK that talks to a runner loads none of it.
+            from arena.api.embedded import start_embedded_runner
+            from arena.task.load import find_repo_root
+
             self._embedded = start_embedded_runner(repo_root or find_repo_root(), runner)
             address, token = self._embedded.address, self._embedded.token
         token = token or os.environ.get(TOKEN_VARIABLE, "")
@@ -159,7 +159,7 @@ class Client:
 def raise_arena_error(error: grpc.RpcError, address: str) -> NoReturn:
     """Raise the arena exception the runner raised, named in the call's trailing metadata."""
     names = [value for key, value in (error.trailing_metadata() or ()) if key == ERROR_KIND_KEY]
-    named = (getattr(errors, names[0], None) or getattr(faults, names[0], None)) if names else None
+    named = getattr(errors, names[0], None) if names else None
     if isinstance(named, type) and issubclass(named, ArenaError):
         kind: type[ArenaError] = named
     else:

@@ -1,6 +1,8 @@
-"""The evaluation pipeline: digests -> cache key -> (cache hit | harness -> score -> store).
+"""The evaluation pipeline: digests -> key -> (a stored evaluation | harness -> score -> store).
 
 This is the only module outside the harness that starts it (arena.harness.launch.run_harness).
+The store is anything with get/put/keep (arena.cache holds the real ones): this package defines
+what an evaluation is and how it is keyed, the cache only keeps them.
 """
 
 from __future__ import annotations
@@ -11,16 +13,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Protocol
 
-from arena.cache.blobs import keep_candidate
-from arena.cache.key import cache_key, harness_version
-from arena.candidate.allowlist import check_candidate_path, check_candidate_sizes
 from arena.candidate.candidate import Candidate, baseline_candidate, load_candidate
-from arena.candidate.digest import candidate_digest
+from arena.environment.environment import Environment, has_gpu
+from arena.environment.probe import probe_environment
 from arena.errors import InvalidCandidate, UnknownTask
-from arena.evaluation.environment import has_gpu, probe_environment
-from arena.evaluation.evaluation import Environment, Evaluation, Stage, Status
+from arena.evaluation.evaluation import Evaluation, Stage, Status
+from arena.evaluation.key import cache_key, code_version
 from arena.harness.result import HarnessResult
 from arena.harness.settings import HarnessSettings
+from arena.harness.version import harness_version
 from arena.scoring.score import review_flags, score_case, score_evaluation
 from arena.task.digest import task_digest
 from arena.task.task import Task
@@ -34,6 +35,11 @@ MEASUREMENT_KEYS = ("flush_bytes", "event_overhead_us")  # what the child report
 class Store(Protocol):
     def get(self, key: str) -> Evaluation | None: ...
     def put(self, key: str, evaluation: Evaluation) -> None: ...
+    def keep(self, candidate: Candidate) -> None:
+        """Keep the candidate's files, so a stored evaluation can be run again (arena reproduce)."""
+
+    def kept(self, digest: str, task: str) -> Candidate | None:
+        """The kept candidate with `digest` (as one for `task`), or None."""
 
 
 def _run_harness(task: Task, candidate: Candidate | None, repo_root: Path, settings: HarnessSettings) -> HarnessResult:
@@ -45,16 +51,6 @@ def _run_harness(task: Task, candidate: Candidate | None, repo_root: Path, setti
 def new_evaluation_id() -> str:
     """12 hex characters: short to show, unique enough for one cache."""
     return secrets.token_hex(6)
-
-
-def check_candidate(task: Task, candidate: Candidate) -> None:
-    """Raise InvalidCandidate unless every file is inside the allow-list and within the size limits.
-
-    load_candidate checks a folder; candidates can also arrive as file maps (over gRPC).
-    """
-    for name in candidate.files:
-        check_candidate_path(task, name)
-    check_candidate_sizes(dict(candidate.files))
 
 
 def settings_for_machine(task: Task, settings: HarnessSettings, environment: Environment) -> HarnessSettings:
@@ -92,22 +88,23 @@ def evaluate(
 ) -> Evaluation:
     """Evaluate `candidate` (None: the baseline itself, a no-op) on `task`.
 
-    A cache hit returns the stored evaluation marked cached; a broken or hostile candidate is an
-    Evaluation with a failing status, never an exception. `runner` replaces run_harness in tests.
+    `candidate` was accepted where it entered (load_candidate, accept_candidate): its paths and
+    sizes are not checked again here. A stored evaluation returns marked cached; a broken or
+    hostile candidate is an Evaluation with a failing status, never an exception. `runner`
+    replaces run_harness (an executor's run, or a fake in tests).
     """
     environment = environment or probe_environment()
     header = _header(task, repo_root, environment)
     try:
-        if candidate is not None:
-            check_candidate(task, candidate)
-        digest = candidate_digest(candidate if candidate is not None else baseline_candidate(task, repo_root))
+        digest = (candidate if candidate is not None else baseline_candidate(task, repo_root)).digest
     except InvalidCandidate as error:
         return _invalid(header, "", str(error))
     key = cache_key(
-        str(header["task_digest"]), digest, environment.fingerprint, harness_version(), settings, task.address
+        str(header["task_digest"]), digest, environment.fingerprint, code_version(), settings, task.address
     )
     if store is not None:
-        keep_candidate(store, candidate)  # its files, so `arena reproduce` can run it again
+        if candidate is not None:
+            store.keep(candidate)
         hit = store.get(key)
         if hit is not None:
             return replace(hit, cached=True)

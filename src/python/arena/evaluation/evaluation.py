@@ -7,9 +7,12 @@ score cache stores; `from_dict()` reads it back.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, fields
 from enum import Enum
 from typing import Any, Mapping
+
+from arena.environment.environment import Environment
+from arena.scoring.records import CaseResult, Score, Timing
 
 
 class Status(str, Enum):
@@ -27,69 +30,11 @@ class Status(str, Enum):
 
 
 @dataclass(frozen=True)
-class Timing:
-    """Robust statistics of one kernel's per-call device times on one case, in microseconds."""
-
-    median_us: float
-    mean_us: float
-    min_us: float
-    iqr_us: float
-    ci_low_us: float  # bootstrap 95% interval of the median
-    ci_high_us: float
-    samples: int  # kept after dropping 1.5 x IQR outliers
-    sem_us: float = 0.0  # standard error of the mean (not yet in the proto)
-
-
-@dataclass(frozen=True)
-class CaseResult:
-    """One case: its correctness and, when timed on a device, the candidate against the baseline."""
-
-    name: str
-    correct: bool
-    timed: bool
-    weight: float = 1.0
-    error: str = ""  # the first mismatch, with indices and values
-    baseline: Timing | None = None  # None when not timed or no device
-    candidate: Timing | None = None
-    speedup: float = 0.0  # baseline median / candidate median; 0 when not timed
-    speedup_ci_low: float = 0.0
-    speedup_ci_high: float = 0.0
-    within_noise: bool = False  # the speedup cannot be told apart from 1.0
-    sol_fraction: float = 0.0  # speed-of-light fraction of the candidate; 0 when unknown
-    hidden: bool = False  # a case drawn at evaluation time with a fresh seed
-
-
-@dataclass(frozen=True)
 class Stage:
     name: str  # compile | check | time
     ok: bool
     seconds: float
     log: str = ""  # cut to a fixed size by the harness
-
-
-@dataclass(frozen=True)
-class Environment:
-    """Where the evaluation ran; `fingerprint` (sha256 of the parent's probe) is part of the cache key."""
-
-    fingerprint: str = ""
-    backend: str = ""  # cuda | rocm | cpu-interpreter
-    gpu_name: str = ""
-    gpu_arch: str = ""
-    driver: str = ""
-    image_digest: str = ""
-    versions: Mapping[str, str] = field(default_factory=dict)  # torch, triton, python, nvcc, ...
-    clocks: Mapping[str, str] = field(default_factory=dict)  # sampled clocks, temperature, power
-    measurement: Mapping[str, str] = field(default_factory=dict)  # flush_bytes, event_overhead_us
-
-
-@dataclass(frozen=True)
-class Score:
-    points: float = 0.0  # the seed's: 20 compiled + 100 correct + 100 x speedup
-    speedup: float = 0.0  # mean of per-case ratios over timed cases (the seed's); 0 when not timed
-    geomean_speedup: float = 0.0  # weighted geometric mean of per-case ratios; 0 when not timed
-    reward: float = 0.0  # log geomean speedup; 0 for a no-op; a fixed penalty when incorrect
-    fast_p: Mapping[str, bool] = field(default_factory=dict)  # "1.0", "1.2", "2.0"
-    noise_floor: float = 0.0  # relative half-width under which a speedup is noise
 
 
 @dataclass(frozen=True)
@@ -110,6 +55,11 @@ class Evaluation:
     cache_key: str = ""
     cached: bool = False  # True when returned from the score cache
     created_unix_ms: int = 0
+
+    def __post_init__(self) -> None:
+        problem = contradiction(self.status, self.compiled, self.correct)
+        if problem:
+            raise ValueError(f"evaluation {self.id}: {problem}")
 
     @property
     def speedup(self) -> float:
@@ -137,6 +87,17 @@ class Evaluation:
             "errors": tuple(str(e) for e in raw.get("errors", ())),
         }
         return cls(**values)
+
+
+def contradiction(status: Status, compiled: bool, correct: bool) -> str:
+    """Why `status` with these flags cannot describe one evaluation ("" when it can)."""
+    if correct and not compiled:
+        return "correct but not compiled"
+    if correct != (status is Status.PASSED):
+        return f"status {status.value} with correct={correct}"
+    if compiled and status in (Status.COMPILE_ERROR, Status.INVALID_CANDIDATE):
+        return f"status {status.value} but compiled"
+    return ""
 
 
 def _known(record: type, raw: Mapping[str, Any]) -> dict[str, Any]:

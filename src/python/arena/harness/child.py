@@ -11,7 +11,6 @@ candidate does becomes a status.
 
 from __future__ import annotations
 
-import json
 import os
 import resource
 import sys
@@ -40,18 +39,19 @@ def _preload() -> None:
 def main() -> None:
     _die_with_parent()
     _preload()
+    from arena.harness.job import Job
     from arena.harness.run import Run, Verdict, cut
 
     request = sys.stdin.buffer.read()
     sys.stdin.close()
     if not request:  # a standby closed without a job
         os._exit(0)
-    job = json.loads(request)
-    key = bytes.fromhex(job.pop("key"))
-    fd = int(job.pop("result_fd"))
+    job = Job.from_json(request)
+    key, fd = job.key_bytes, job.result_fd
     os.set_inheritable(fd, False)  # builds and any grandchild never get the result descriptor
-    _set_limits(job["settings"]["backend"])
+    _set_limits(str(job.settings["backend"]))
     run = Run(job)
+    del job  # the key stays only in this frame's locals
     try:
         result = run.execute()
     except Verdict as verdict:

@@ -14,13 +14,9 @@ so an evaluation does not pay for the import. It is still used for exactly one j
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import hashlib
-import json
 import os
 import secrets
 import selectors
-import shutil
 import signal
 import subprocess
 import sys
@@ -28,16 +24,26 @@ import tempfile
 import time
 from pathlib import Path
 
-from arena.candidate.candidate import Candidate, baseline_candidate, write_candidate
+from arena.candidate.candidate import Candidate
 from arena.harness.channel import ChannelError, open_frame
-from arena.harness.forbidden import check_candidate
+from arena.harness.job import (
+    FOLDERS,
+    LOG_TAIL,
+    RESULT_LIMIT,
+    Job,
+    check_case_names,
+    failure,
+    lay_out,
+    log_tail,
+    make_folders,
+    new_job,
+    screen_candidate,
+)
 from arena.harness.result import HarnessResult
 from arena.harness.settings import HarnessSettings
-from arena.task.codec import task_to_dict
+from arena.harness.version import trusted_digest
 from arena.task.task import Task
 
-LOG_TAIL = 64 * 1024  # bytes kept of each of stdout and stderr
-RESULT_LIMIT = 64 << 20  # a result frame larger than this is not ours
 _PASS_ENV = (
     "PATH",
     "LANG",
@@ -52,9 +58,6 @@ _PASS_ENV = (
     "HIP_VISIBLE_DEVICES",
     "ROCR_VISIBLE_DEVICES",
 )
-_TRUSTED = ("harness", "task", "candidate")  # arena packages whose sources must not change during a run
-TRUSTED_ROOT = Path(__file__).resolve().parent.parent  # the arena package folder
-_DIRS = ("task", "baseline", "candidate", "work", "home", "triton")  # the child's folders
 
 
 def run_harness(
@@ -66,32 +69,21 @@ def run_harness(
 ) -> HarnessResult:
     """Compile, check and time `candidate` (None: the baseline, a no-op) in a fresh process,
     the one `standby` has ready when given, else one started now."""
-    baseline = baseline_candidate(task, repo_root)
-    candidate = candidate or baseline
-    findings = check_candidate(candidate.files, baseline.files, task.forbidden)
-    if findings:
-        return HarnessResult(
-            status="CHEAT_DETECTED", compiled=False, correct=False, errors=tuple(map(str, findings))
-        )
-    secret = settings.secret_seed if settings.secret_seed is not None else secrets.randbits(63)
+    chosen, refused = screen_candidate(task, candidate, repo_root)
+    if refused is not None:
+        return refused
     child = standby.take() if standby is not None else Child()
     try:
-        dirs = _lay_out(task, candidate, repo_root, child.work)
+        lay_out(task, chosen, repo_root, child.work)
         key = secrets.token_bytes(32)
-        job = {
-            "task": task_to_dict(task),
-            "settings": dataclasses.asdict(settings),
-            "dirs": dirs,
-            "secret_seed": secret,
-            "key": key.hex(),
-            "result_fd": child.result_fd_in_child,
-        }
-        result = child.run(job, key, settings.timeout_s)
+        dirs = {name: str(child.work / name) for name in FOLDERS}
+        job = new_job(task, settings, dirs, key, child.result_fd_in_child)
+        result = child.run(job, settings.timeout_s)
     finally:
         child.close()
-    if _trusted_digest() != child.trusted_digest:
-        return _failure("CHEAT_DETECTED", "the harness's own source files changed during the run")
-    return _check_case_names(result, task, settings)
+    if trusted_digest() != child.trusted_digest:
+        return failure("CHEAT_DETECTED", "the harness's own source files changed during the run")
+    return check_case_names(result, task, settings)
 
 
 class Child:
@@ -102,7 +94,7 @@ class Child:
         self._folder = tempfile.TemporaryDirectory(prefix="arena-run-")
         self.work = Path(self._folder.name)
         make_folders(self.work)
-        self.trusted_digest = _trusted_digest()  # the sources this child imports
+        self.trusted_digest = trusted_digest()  # the sources this child imports
         self.result_fd, write_fd = os.pipe()
         self.result_fd_in_child = write_fd  # pass_fds keeps the number
         try:
@@ -126,30 +118,30 @@ class Child:
 
     def ready(self) -> bool:
         """Still waiting for a job, and started from the harness sources on disk now."""
-        return self.process.poll() is None and self.trusted_digest == _trusted_digest()
+        return self.process.poll() is None and self.trusted_digest == trusted_digest()
 
-    def run(self, job: dict, key: bytes, timeout_s: float) -> HarnessResult:  # type: ignore[type-arg]
-        """Hand over `job`, wait for the signed result until `timeout_s` from now."""
+    def run(self, job: Job, timeout_s: float) -> HarnessResult:
+        """Hand over `job`, wait for the result signed with its key until `timeout_s` from now."""
         assert self.process.stdin is not None
         try:
-            self.process.stdin.write(json.dumps(job).encode())
+            self.process.stdin.write(job.to_json())
             self.process.stdin.close()
         except BrokenPipeError:
             pass
         streams, timed_out = _drain(self.process, self.result_fd, time.monotonic() + timeout_s)
-        log = _log_tail(streams["stdout"], streams["stderr"])
+        log = log_tail(bytes(streams["stdout"]), bytes(streams["stderr"]))
         if timed_out:
-            return _failure("TIMEOUT", f"no result within {timeout_s:g} s; the process group was killed", log)
+            return failure("TIMEOUT", f"no result within {timeout_s:g} s; the process group was killed", log)
         if not streams["result"]:
-            return _failure(
+            return failure(
                 "RUNTIME_ERROR", f"the child {_describe_exit(self.process.returncode)} without a result", log
             )
         try:
-            return HarnessResult.from_json(open_frame(key, bytes(streams["result"])))
+            return HarnessResult.from_json(open_frame(job.key_bytes, bytes(streams["result"])))
         except ChannelError as error:
-            return _failure("CHEAT_DETECTED", f"result channel tampered with: {error}", log)
+            return failure("CHEAT_DETECTED", f"result channel tampered with: {error}", log)
         except (ValueError, KeyError, TypeError) as error:
-            return _failure("CHEAT_DETECTED", f"signed result does not parse: {type(error).__name__}", log)
+            return failure("CHEAT_DETECTED", f"signed result does not parse: {type(error).__name__}", log)
 
     def close(self) -> None:
         """Kill the child's whole group, close the pipes, delete the folder (idempotent)."""
@@ -197,33 +189,6 @@ class Standby:
         if self._next is not None:
             self._next.close()
             self._next = None
-
-
-def make_folders(work: Path) -> None:
-    """The child's folders under `work`: task, baseline, candidate, work (its cwd), home, triton."""
-    for name in _DIRS:
-        (work / name).mkdir(exist_ok=True)
-
-
-def _lay_out(task: Task, candidate: Candidate, repo_root: Path, work: Path) -> dict[str, str]:
-    """task/: every task file (the reference included); baseline/ and candidate/: the same without
-    the reference (a candidate cannot import the oracle), candidate/ overlaid with its files.
-    The folders exist already (make_folders)."""
-    source = repo_root / task.task_dir
-    reference = task.reference.file if task.reference is not None else None
-    dirs = {name: work / name for name in _DIRS}
-    for name in task.all_files():
-        for target in ("task", "baseline", "candidate"):
-            if target != "task" and name == reference and name not in task.baseline:
-                continue
-            origin, destination = source / name, dirs[target] / name
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            if origin.is_dir():
-                shutil.copytree(origin, destination, dirs_exist_ok=True)
-            elif origin.is_file():
-                shutil.copyfile(origin, destination)
-    write_candidate(candidate, dirs["candidate"])
-    return {name: str(path) for name, path in dirs.items()}
 
 
 def _child_env(work: Path) -> dict[str, str]:
@@ -292,42 +257,3 @@ def _describe_exit(code: int | None) -> str:
     if code is not None and code < 0:
         return f"was killed by {signal.Signals(-code).name}"
     return f"exited with code {code}"
-
-
-def _log_tail(stdout: bytearray, stderr: bytearray) -> str:
-    text = ""
-    for name, data in (("stdout", stdout), ("stderr", stderr)):
-        if data:
-            tail = bytes(data[-4096:]).decode(errors="replace")
-            text += f"--- {name} (last {min(len(data), 4096)} bytes) ---\n{tail}\n"
-    return text
-
-
-def _failure(status: str, message: str, log: str = "") -> HarnessResult:
-    return HarnessResult(
-        status=status, compiled=False, correct=False, errors=tuple(e for e in (message, log) if e)
-    )
-
-
-def _check_case_names(result: HarnessResult, task: Task, settings: HarnessSettings) -> HarnessResult:
-    """A signed result may only name the declared cases and their hidden copies, each once."""
-    expected = [c.name for c in task.cases] + [
-        f"{c.name}~hidden{i}" for c in task.cases for i in range(settings.hidden_seeds)
-    ]
-    names = [c.name for c in result.cases]
-    if (
-        len(set(names)) != len(names)
-        or not set(names) <= set(expected)
-        or (result.status == "PASSED" and set(names) != set(expected))
-    ):
-        return _failure("CHEAT_DETECTED", "the result's cases do not match the task's")
-    return result
-
-
-def _trusted_digest() -> str:
-    """sha256 over the trusted packages' sources: a candidate that edits them is caught."""
-    digest = hashlib.sha256()
-    for package in _TRUSTED:
-        for path in sorted((TRUSTED_ROOT / package).rglob("*.py")):
-            digest.update(path.name.encode() + path.read_bytes())
-    return digest.hexdigest()

@@ -11,9 +11,12 @@ import dataclasses
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arena.harness.families import Member, case_outcome, make_families
+
+if TYPE_CHECKING:
+    from arena.harness.job import Job
 
 LOG_LIMIT = 16 * 1024
 
@@ -33,14 +36,16 @@ def cut(text: str) -> str:
 class Run:
     """The job's state as the stages fill it in: stage logs, case outcomes, environment."""
 
-    def __init__(self, job: dict[str, Any]) -> None:
+    def __init__(self, job: Job) -> None:
         from arena.harness.settings import HarnessSettings
         from arena.task.codec import task_from_dict
 
-        self.task = task_from_dict(job["task"])
-        self.settings = HarnessSettings(**job["settings"])
-        self.secret_seed = int(job.pop("secret_seed"))
-        self.dirs = {name: Path(path) for name, path in job["dirs"].items()}
+        self.task = task_from_dict(dict(job.task))
+        settings = dict(job.settings)
+        settings["cases"] = tuple(settings.get("cases", ()))
+        self.settings = HarnessSettings(**settings)
+        self.secret_seed = job.secret_seed
+        self.dirs = {name: Path(path) for name, path in job.dirs.items()}
         self.stage = "setup"
         self.compiled = False
         self.stages: list[Any] = []

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from arena.evaluation.evaluation import CaseResult, Evaluation, Status
-from arena.scoring.stats import SuiteSummary
+from arena.evaluation.evaluation import Evaluation, Status
+from arena.scoring.records import CaseResult
+from arena.scoring.stats import SuiteSummary, TaskOutcome
 
 NEEDS_GPU = "needs a GPU"
 
@@ -114,3 +115,14 @@ def format_suite(evaluations: Sequence[tuple[str, Evaluation]], summary: SuiteSu
     speed = f"{summary.geomean_speedup:.3f}" if summary.timed else "- (nothing timed)"
     totals = f"{summary.correct}/{summary.tasks} correct   geomean speedup {speed}"
     return f"{table}\n\n{totals}   {fast}"
+
+
+def task_outcome(evaluation: Evaluation) -> TaskOutcome:
+    """One evaluation as a row of a suite: correct, its geomean speedup, and whether that is noise."""
+    timed = [case for case in evaluation.cases if case.timed and case.speedup > 0]
+    return TaskOutcome(
+        task=evaluation.task,
+        correct=evaluation.correct,
+        speedup=evaluation.score.geomean_speedup,
+        within_noise=bool(timed) and all(case.within_noise for case in timed),
+    )

@@ -8,25 +8,10 @@ from __future__ import annotations
 
 import sqlite3
 import uuid
-from dataclasses import dataclass
 
-from arena.errors import BudgetExhausted, PermissionDenied
-from arena.runner.faults import InvalidRequest, NotFound
+from arena.errors import BudgetExhausted, InvalidRequest, NotFound, PermissionDenied
+from arena.runner.records import Attempt
 from arena.task.task import Task
-
-
-@dataclass(frozen=True)
-class Attempt:
-    """An attempt as agents see it."""
-
-    id: str
-    task: str  # the task's address
-    agent: str  # who opened it; only they may use it
-    deadline_unix_ms: int  # Evaluate is refused after this instant
-    iterations_left: int  # evaluations still allowed
-    submitted: bool = False  # Submit was called; the attempt is closed
-    final_evaluation: str = ""  # the evaluation Submit recorded
-    category: str = ""  # the task's category, kept for the leaderboard
 
 
 def open_attempt(conn: sqlite3.Connection, agent: str, task: Task, now_ms: int) -> Attempt:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from arena.runner.faults import Unauthenticated
+from arena.errors import Unauthenticated
 
 OPERATOR = "operator"
 AGENT_NAME = re.compile(r"[A-Za-z0-9_.@-]{1,64}")

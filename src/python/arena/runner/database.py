@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from arena.runner.faults import StateBusy
+from arena.errors import StateBusy
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS attempts (

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from arena.evaluation.evaluation import Evaluation
+from arena.runner.records import LeaderboardRow
 
 
 @dataclass(frozen=True)
@@ -22,18 +23,6 @@ class Submission:
     category: str
     task: str
     evaluation: Evaluation
-
-
-@dataclass(frozen=True)
-class LeaderboardRow:
-    agent: str
-    category: str
-    tasks: int  # tasks with a submitted evaluation
-    compile_rate: float  # fraction of those tasks whose candidate compiled
-    correct_rate: float  # fraction that passed every case
-    mean_speedup: float  # mean of the seed's per-task speedup over correct tasks; 0 when none
-    geomean_speedup: float  # geometric mean of per-task geomean speedups over correct tasks; 0 when none
-    mean_score: float  # mean of the seed's points (20 compiled + 100 correct + 100 x speedup) over all tasks
 
 
 def read_submissions(conn: sqlite3.Connection, category: str = "") -> list[Submission]:

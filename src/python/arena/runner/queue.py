@@ -8,7 +8,6 @@ Each lane runs one job at a time: one timing job per GPU.
 
 from __future__ import annotations
 
-import base64
 import json
 import logging
 import sqlite3
@@ -20,11 +19,11 @@ from functools import partial
 from typing import Callable, Iterator
 
 from arena import errors
-from arena.candidate.candidate import Candidate
-from arena.errors import ArenaError
+from arena.candidate.candidate import Candidate, candidate_from_json, candidate_to_json
+from arena.errors import ArenaError, JobFailed, NotFound, NotReady, QueueFull
 from arena.evaluation.evaluation import Evaluation
 from arena.runner.database import Database
-from arena.runner.faults import JobFailed, NotFound, NotReady, QueueFull
+from arena.runner.records import Progress
 
 log = logging.getLogger(__name__)
 
@@ -43,16 +42,6 @@ class Job:
     evaluation: Evaluation | None = None  # set once done
     error_kind: str = ""  # the ArenaError subclass once failed
     error: str = ""
-
-
-@dataclass(frozen=True)
-class Progress:
-    """One step of a job, as Evaluate streams it."""
-
-    stage: str  # queued | running | done
-    evaluation_id: str
-    queue_position: int = 0  # jobs ahead of this one while queued
-    evaluation: Evaluation | None = None  # set when done
 
 
 # run_job(job, lane) -> the Evaluation; raising ArenaError fails the job with that error.
@@ -262,16 +251,4 @@ def job_from_row(row: sqlite3.Row) -> Job:
         evaluation=Evaluation.from_dict(json.loads(row["evaluation"])) if row["evaluation"] else None,
         error_kind=row["error_kind"],
         error=row["error"],
-    )
-
-
-def candidate_to_json(candidate: Candidate) -> str:
-    files = {path: base64.b64encode(content).decode("ascii") for path, content in candidate.files.items()}
-    return json.dumps({"task": candidate.task, "files": files}, sort_keys=True)
-
-
-def candidate_from_json(text: str) -> Candidate:
-    raw = json.loads(text)
-    return Candidate(
-        task=raw["task"], files={path: base64.b64decode(data) for path, data in raw["files"].items()}
     )

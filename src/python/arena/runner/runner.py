@@ -13,23 +13,21 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from arena.cache.sqlite_store import SqliteStore
-from arena.candidate.candidate import Candidate
-from arena.candidate.digest import candidate_digest
-from arena.errors import PermissionDenied, UnknownTask
-from arena.evaluation.environment import probe_environment
-from arena.evaluation.evaluate import Store, check_candidate, evaluate
+from arena.candidate.candidate import Candidate, accept_candidate
+from arena.environment.probe import probe_environment
+from arena.errors import InvalidRequest, NotFound, NotReady, PermissionDenied, UnknownTask
+from arena.evaluation.evaluate import Store, evaluate
 from arena.evaluation.evaluation import Evaluation
+from arena.executors.base import Executor
 from arena.harness.settings import HarnessSettings
 from arena.runner import attempts
-from arena.runner.attempts import Attempt
 from arena.runner.auth import Identity
 from arena.runner.database import Database
 from arena.runner.devices import CPU_LANE, discover_lanes
-from arena.runner.executors.base import Executor
-from arena.runner.faults import InvalidRequest, NotFound, NotReady
-from arena.runner.leaderboard import LeaderboardRow, rank_submissions, read_submissions
-from arena.runner.queue import Job, JobQueue, Progress, error_of
-from arena.runner.task_view import TaskView, view_task
+from arena.runner.leaderboard import rank_submissions, read_submissions
+from arena.runner.queue import Job, JobQueue, error_of
+from arena.runner.records import Attempt, LeaderboardRow, Progress, TaskView
+from arena.runner.task_view import view_task
 from arena.task.digest import task_digest
 from arena.task.load import load_tasks, parse_address
 from arena.task.task import Task
@@ -116,8 +114,7 @@ class Runner:
         `is_active()` is false (the caller hung up); the job itself runs on.
         """
         task = self.find_task(candidate.task)
-        candidate = Candidate(task=task.address, files=candidate.files)
-        check_candidate(task, candidate)
+        candidate = accept_candidate(task, candidate.files)
         if not attempt_id and not identity.operator:
             raise PermissionDenied("evaluations outside an attempt are for operators; open an attempt first")
         job = Job(
@@ -183,6 +180,8 @@ class Runner:
         settings = self._settings
         if settings is not None and lane != CPU_LANE:
             settings = replace(settings, device=int(lane))
+        if settings is not None and task.timeout is not None:
+            settings = replace(settings, timeout_s=task.timeout)  # the task's own harness timeout
         if self._executor is None:
             return self._evaluate(task, job.candidate, self.repo_root, settings, self._store)
         return self._evaluate(
@@ -208,7 +207,7 @@ def job_id(agent: str, attempt_id: str, candidate: Candidate, task_digest: str =
 
     The task's digest is part of it: after a task changes, the same candidate is a new job.
     """
-    parts = (agent, attempt_id, candidate.task, task_digest, candidate_digest(candidate))
+    parts = (agent, attempt_id, candidate.task, task_digest, candidate.digest)
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
 
 
@@ -221,7 +220,7 @@ def open_runner(
 ) -> Runner:
     """A started runner with the real pipeline on this machine's lanes (scores cached in state_dir),
     evaluating through `executor` (default: this host, a child started ahead on each lane)."""
-    from arena.runner.executors.local import LocalExecutor
+    from arena.executors.local import LocalExecutor
 
     options["executor"] = options.get("executor") or LocalExecutor()
     return Runner(

@@ -2,35 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
 
 from arena.candidate.allowlist import IGNORED_FOLDERS
-from arena.task.task import Case, Task, TensorSpec
-
-
-@dataclass(frozen=True)
-class TaskView:
-    """The agent's copy of a task; mirrors arena.v1.Task."""
-
-    address: str
-    name: str
-    category: str
-    digest: str  # the task digest: a changed task is a different task
-    task_dir: str
-    description: str
-    signature: str
-    entry: str  # file:symbol
-    editable_files: tuple[str, ...]  # the allow-list a candidate's paths must fall in
-    baseline_files: Mapping[str, bytes]  # path relative to task_dir -> content
-    inputs: tuple[TensorSpec, ...]
-    outputs: tuple[TensorSpec, ...]
-    cases: tuple[Case, ...]  # the declared cases; hidden ones are drawn at evaluation time
-    forbidden: tuple[str, ...]
-    budget_seconds: int
-    iterations: int
-    archs: tuple[str, ...]
+from arena.runner.records import TaskView
+from arena.task.task import Task
 
 
 def view_task(task: Task, repo_root: Path, digest: str) -> TaskView:

@@ -13,12 +13,11 @@ import zlib
 from dataclasses import replace
 from typing import Mapping, Sequence
 
-from arena.evaluation.evaluation import CaseResult, Evaluation, Score, Timing
 from arena.harness.result import CaseOutcome
+from arena.scoring.records import CaseResult, Score, Timing
 from arena.scoring.stats import (
     FAST_P,
     Summary,
-    TaskOutcome,
     compare_samples,
     summarize_samples,
     weighted_geomean,
@@ -138,15 +137,4 @@ def score_evaluation(
         # A task is fast_p when correct, faster than p and not within noise of the baseline.
         fast_p={f"{p:.1f}": bool(compiled and correct and timed and not no_op and geomean > p) for p in FAST_P},
         noise_floor=max(noise_floors, default=0.0),
-    )
-
-
-def task_outcome(evaluation: Evaluation) -> TaskOutcome:
-    """One evaluation as a row of a suite: correct, its geomean speedup, and whether that is noise."""
-    timed = [case for case in evaluation.cases if case.timed and case.speedup > 0]
-    return TaskOutcome(
-        task=evaluation.task,
-        correct=evaluation.correct,
-        speedup=evaluation.score.geomean_speedup,
-        within_noise=bool(timed) and all(case.within_noise for case in timed),
     )

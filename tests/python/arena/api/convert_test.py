@@ -6,13 +6,11 @@ import pytest
 
 from arena.api import convert
 from arena.candidate.candidate import Candidate
-from arena.candidate.digest import candidate_digest
+from arena.environment.environment import Environment
 from arena.errors import InvalidCandidate
-from arena.evaluation.evaluation import CaseResult, Environment, Evaluation, Score, Stage, Status, Timing
-from arena.runner.attempts import Attempt
-from arena.runner.leaderboard import LeaderboardRow
-from arena.runner.queue import Progress
-from arena.runner.task_view import TaskView
+from arena.evaluation.evaluation import Evaluation, Stage, Status
+from arena.runner.records import Attempt, LeaderboardRow, Progress, TaskView
+from arena.scoring.records import CaseResult, Score, Timing
 from arena.task.task import Case, TensorSpec
 
 
@@ -79,7 +77,7 @@ def test_a_minimal_evaluation_round_trips() -> None:
 def test_candidate_round_trip_and_digest() -> None:
     candidate = Candidate("tasks/a/b:b", {"kernel.py": b"\x00binary\xff", "sub/x.h": b"#define X"})
     message = through_bytes(convert.candidate_to_pb(candidate))
-    assert message.digest == candidate_digest(candidate)
+    assert message.digest == candidate.digest
     assert convert.candidate_from_pb(message) == candidate
 
 

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from arena.cache.blobs import CandidateStore, candidate_store_for, keep_candidate
+from arena.cache.blobs import CandidateStore
 from arena.cache.sqlite_store import SqliteStore
 from arena.candidate.candidate import Candidate
-from arena.candidate.digest import candidate_digest
 
 TASK = "tasks/x/y:y"
 
@@ -16,10 +15,10 @@ def test_a_kept_candidate_comes_back_whole_and_shares_file_blobs(tmp_path: Path)
     store = CandidateStore(tmp_path / "blobs")
     one = Candidate(TASK, {"kernel.py": b"a = 1\n", "util/helper.py": b"same\n"})
     two = Candidate(TASK, {"kernel.py": b"a = 2\n", "util/helper.py": b"same\n"})
-    assert store.put(one) == candidate_digest(one)
+    assert store.put(one) == one.digest
     store.put(two)
-    assert store.get(candidate_digest(one), TASK) == one
-    assert store.get(candidate_digest(two), "tasks/other:other") == Candidate("tasks/other:other", two.files)
+    assert store.get(one.digest, TASK) == one
+    assert store.get(two.digest, "tasks/other:other") == Candidate("tasks/other:other", two.files)
     assert len(list((tmp_path / "blobs" / "files").iterdir())) == 3  # helper.py stored once
 
 
@@ -35,10 +34,9 @@ def test_a_missing_or_damaged_candidate_is_none(tmp_path: Path) -> None:
 
 def test_an_sqlite_cache_keeps_candidates_beside_itself(tmp_path: Path) -> None:
     scores = SqliteStore(tmp_path / "cache" / "scores.sqlite")
-    found = candidate_store_for(scores)
-    assert found is not None and found.root == tmp_path / "cache" / "blobs"
+    assert scores.candidates.root == tmp_path / "cache" / "blobs"
     candidate = Candidate(TASK, {"kernel.py": b"b = 1\n"})
-    keep_candidate(scores, candidate)
-    keep_candidate(scores, None)  # the baseline: nothing to keep
-    assert found.get(candidate_digest(candidate), TASK) == candidate
-    assert candidate_store_for(object()) is None
+    assert scores.kept(candidate.digest, TASK) is None
+    scores.keep(candidate)
+    assert scores.kept(candidate.digest, TASK) == candidate
+    assert scores.candidates.get(candidate.digest, TASK) == candidate

@@ -8,7 +8,8 @@ from typing import Iterator
 
 import pytest
 
-from arena.evaluation.evaluation import Evaluation, Score, Status
+from arena.evaluation.evaluation import Evaluation, Status
+from arena.scoring.records import Score
 from arena_testing.buildgrid_server import buildgrid_server
 
 pytestmark = pytest.mark.skipif(
@@ -66,7 +67,8 @@ def test_put_then_get_round_trips_through_the_action_cache(buildgrid: str) -> No
 def test_the_key_is_the_action_digest_and_large_blobs_stream(buildgrid: str) -> None:
     import grpc
 
-    from arena.cache.reapi_store import Cas, ReapiStore, digest_of
+    from arena.cache.reapi_store import ReapiStore
+    from arena.reapi.cas import Cas, digest_of
 
     store = ReapiStore(buildgrid, "arena")
     try:

@@ -2,7 +2,8 @@ import multiprocessing
 from pathlib import Path
 
 from arena.cache.sqlite_store import SqliteStore
-from arena.evaluation.evaluation import CaseResult, Evaluation, Score, Status, Timing
+from arena.evaluation.evaluation import Evaluation, Status
+from arena.scoring.records import CaseResult, Score, Timing
 
 
 def _evaluation(task: str = "tasks/t/a:a", digest: str = "d1", created: int = 1000) -> Evaluation:

@@ -8,7 +8,11 @@ import pytest
 from arena.candidate.allowlist import MAX_FILE_BYTES
 from arena.candidate.candidate import (
     Candidate,
+    accept_candidate,
     baseline_candidate,
+    candidate_from_json,
+    candidate_to_json,
+    digest_files,
     exemplar_candidates,
     load_candidate,
     write_candidate,
@@ -134,3 +138,30 @@ def test_write_then_load_round_trip(tmp_path: Path) -> None:
     with pytest.raises(InvalidCandidate):
         write_candidate(Candidate("t", {"../escape.py": b""}), tmp_path / "out2")
     assert not (tmp_path / "escape.py").exists()
+
+
+def test_accept_candidate_checks_file_maps_once_where_they_enter() -> None:
+    task = make_task()
+    accepted = accept_candidate(task, {"lib/b.py": b"b", "kernel.py": b"k"})
+    assert accepted.task == task.address and list(accepted.files) == ["kernel.py", "lib/b.py"]
+    refused: list[dict[str, bytes]] = [
+        {"reference.py": b"x"},
+        {"../kernel.py": b"x"},
+        {},
+        {"kernel.py": b"x" * (MAX_FILE_BYTES + 1)},
+    ]
+    for files in refused:
+        with pytest.raises(InvalidCandidate):
+            accept_candidate(task, files)
+
+
+def test_a_candidate_carries_its_digest() -> None:
+    a = Candidate("t", {"kernel.py": b"abc", "lib/x.py": b"x"})
+    assert a.digest == digest_files({"lib/x.py": b"x", "kernel.py": b"abc"}) and len(a.digest) == 64
+    assert Candidate("u", dict(a.files)).digest == a.digest  # the task is not part of it
+    assert Candidate("t", {"kernel.py": b"abd", "lib/x.py": b"x"}).digest != a.digest
+
+
+def test_candidate_json_round_trip() -> None:
+    candidate = Candidate("t", {"kernel.py": b"\x00\xff binary", "lib/x.py": b"x"})
+    assert candidate_from_json(candidate_to_json(candidate)) == candidate

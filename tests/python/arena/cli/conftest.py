@@ -66,8 +66,7 @@ def cpu_machine(monkeypatch: pytest.MonkeyPatch) -> Any:
     """Every probe sees a machine without a GPU, whatever runs the tests."""
     from dataclasses import replace
 
-    from arena.evaluation.environment import fingerprint_environment
-    from arena.evaluation.evaluation import Environment
+    from arena.environment.environment import Environment, fingerprint_environment
 
     cpu = Environment(backend="cpu-interpreter", versions={"python": "test"})
     cpu = replace(cpu, fingerprint=fingerprint_environment(cpu))
@@ -78,7 +77,7 @@ def cpu_machine(monkeypatch: pytest.MonkeyPatch) -> Any:
 
 @pytest.fixture
 def gpu_machine(monkeypatch: pytest.MonkeyPatch) -> Any:
-    from arena.evaluation.evaluation import Environment
+    from arena.environment.environment import Environment
 
     gpu = Environment(fingerprint="g" * 64, backend="cuda", gpu_name="NVIDIA H200", gpu_arch="sm_90")
     monkeypatch.setattr("arena.cli.evaluate.probe_environment", lambda: gpu)

@@ -17,7 +17,7 @@ ADD = "tasks/triton2triton/add:add"
 def remote(add_repo: Path, tmp_path: Path, fake_harness: list[Any], cpu_machine: Any) -> Iterator[Any]:
     """A runner in this process, serving gRPC on 127.0.0.1, with the fake harness behind it."""
     pytest.importorskip("arena.v1.runner_pb2", reason="the generated arena.v1 modules (Pants codegen)")
-    from arena.client.embedded import start_embedded_runner
+    from arena.api.embedded import start_embedded_runner
     from arena.runner.runner import open_runner
 
     served = start_embedded_runner(

@@ -12,8 +12,9 @@ import pytest
 
 from arena.cli import main as cli
 from arena.cli.reproduce import compare_case, compare_evaluations
-from arena.evaluation.evaluation import CaseResult, Evaluation, Status
+from arena.evaluation.evaluation import Evaluation, Status
 from arena.harness.result import HarnessResult
+from arena.scoring.records import CaseResult
 
 TASK = "tasks/triton2triton/add"
 
@@ -204,5 +205,6 @@ def test_the_case_verdicts() -> None:
 def test_an_evaluation_agrees_only_when_status_compiled_and_correct_agree() -> None:
     base = Evaluation("a", TASK, "t", "c", Status.PASSED, True, True, cases=(case(2.0, 1.9, 2.1),))
     assert compare_evaluations(base, replace(base, id="b")).agrees
-    assert not compare_evaluations(base, replace(base, id="b", status=Status.RUNTIME_ERROR)).agrees
-    assert not compare_evaluations(base, replace(base, id="b", compiled=False)).agrees
+    assert not compare_evaluations(base, replace(base, id="b", status=Status.RUNTIME_ERROR, correct=False)).agrees
+    wrong = replace(base, status=Status.INCORRECT, correct=False)
+    assert not compare_evaluations(wrong, replace(wrong, id="b", compiled=False)).agrees

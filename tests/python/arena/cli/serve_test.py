@@ -16,8 +16,8 @@ from arena.cli import serve
 from arena.cli.main import main
 from arena.client.client import Client
 from arena.errors import ArenaError
-from arena.runner.executors.local import LocalExecutor
-from arena.runner.executors.remote import RemoteExecutor
+from arena.executors.local import LocalExecutor
+from arena.executors.remote import RemoteExecutor
 
 # The committed third_party/rocm/image.lock before anyone has resolved it: the tag, no digest.
 UNRESOLVED_LOCK = {'digest': '', 'repository': 'rocm/pytorch', 'resolved': False, 'resolved_date': '', 'resolved_with': '', 'tag': 'rocm7.1.1_ubuntu24.04_py3.12_pytorch_release_2.10.0'}

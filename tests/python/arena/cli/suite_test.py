@@ -205,7 +205,7 @@ def test_a_remote_runner_over_grpc(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     pytest.importorskip("arena.v1.runner_pb2", reason="the generated arena.v1 modules (Pants codegen)")
-    from arena.client.embedded import start_embedded_runner
+    from arena.api.embedded import start_embedded_runner
     from arena.runner.runner import open_runner
 
     seen: list[str] = []

@@ -4,13 +4,12 @@ from pathlib import Path
 
 import pytest
 
+from arena.api.server import create_server
 from arena.candidate.candidate import Candidate
 from arena.client import client as client_module
 from arena.client.client import Client
-from arena.errors import PermissionDenied, UnknownTask
+from arena.errors import NotFound, NotReady, PermissionDenied, Unauthenticated, UnknownTask
 from arena.runner.auth import Tokens, parse_tokens
-from arena.runner.faults import NotFound, NotReady, Unauthenticated
-from arena.runner.server import create_server
 
 SOFTMAX = "tasks/triton2triton/softmax:softmax"
 

@@ -8,9 +8,9 @@ from typing import Any, Callable, Iterator
 import pytest
 
 from arena.candidate.candidate import Candidate
-from arena.candidate.digest import candidate_digest
-from arena.evaluation.evaluation import Evaluation, Score, Status
+from arena.evaluation.evaluation import Evaluation, Status
 from arena.runner.runner import Runner
+from arena.scoring.records import Score
 from arena.task.load import load_tasks
 from arena.task.task import Task
 
@@ -39,7 +39,7 @@ def fake_evaluate(task: Task, candidate: Candidate, root: Path, settings: Any, s
     speedup = float(candidate.files["kernel.py"])
     score = Score(points=120 + 100 * speedup, speedup=speedup, geomean_speedup=speedup)
     return Evaluation(
-        "x", task.address, "t", candidate_digest(candidate), Status.PASSED, True, True, score=score
+        "x", task.address, "t", candidate.digest, Status.PASSED, True, True, score=score
     )
 
 

@@ -6,11 +6,10 @@ import pytest
 
 from arena.cache.sqlite_store import SqliteStore
 from arena.candidate.candidate import Candidate, baseline_candidate, exemplar_candidates, wrong_candidate
-from arena.candidate.digest import candidate_digest
+from arena.environment.environment import Environment, fingerprint_environment
 from arena.errors import InvalidCandidate, UnknownTask
-from arena.evaluation.environment import fingerprint_environment
 from arena.evaluation.evaluate import evaluate, merge_environment, settings_for_machine
-from arena.evaluation.evaluation import Environment, Status
+from arena.evaluation.evaluation import Status
 from arena.harness.result import CaseOutcome, HarnessResult, StageLog
 from arena.harness.settings import HarnessSettings
 from arena.task.load import load_task
@@ -128,19 +127,29 @@ def test_a_no_op_has_the_baseline_digest_and_passes_none(add_repo: Path) -> None
     runner = FakeRunner()
     evaluation = _evaluate(add_repo, runner=runner)
     task = load_task(add_repo, ADDRESS)
-    assert evaluation.candidate_digest == candidate_digest(baseline_candidate(task, add_repo))
+    assert evaluation.candidate_digest == (baseline_candidate(task, add_repo)).digest
     assert runner.calls[0][0] is None
 
 
-def test_a_candidate_outside_the_allow_list_is_invalid(add_repo: Path) -> None:
-    runner = FakeRunner()
-    candidate = Candidate(ADDRESS, {"kernel.py": b"x", "reference.py": b"def add(x, y): return x"})
-    evaluation = _evaluate(add_repo, candidate=candidate, runner=runner)
-    assert evaluation.status is Status.INVALID_CANDIDATE
-    assert not evaluation.compiled and not evaluation.correct
-    assert "reference.py" in evaluation.errors[0]
-    assert runner.calls == []
-    assert evaluation.score.points == 0.0
+def test_a_change_to_the_scoring_code_misses(add_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The key covers the code that turns samples into a score, not only the harness: copy the
+    # arena package, change one line of scoring, and the same evaluation is computed again.
+    import shutil
+
+    import arena
+    from arena.evaluation import evaluate as evaluate_module
+    from arena.evaluation import key
+
+    copy = tmp_path / "arena"
+    shutil.copytree(Path(arena.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    store, runner = SqliteStore(tmp_path / "s.sqlite"), FakeRunner()
+    monkeypatch.setattr(evaluate_module, "code_version", lambda: key.code_version.__wrapped__(copy))
+    first = _evaluate(add_repo, store=store, runner=runner)
+    assert _evaluate(add_repo, store=store, runner=runner).cached and len(runner.calls) == 1
+    stats = copy / "scoring" / "stats.py"
+    stats.write_text(stats.read_text() + "\nOUTLIER_FENCE = 3.0\n")
+    again = _evaluate(add_repo, store=store, runner=runner)
+    assert not again.cached and len(runner.calls) == 2 and again.cache_key != first.cache_key
 
 
 def test_invalid_candidate_from_the_harness_becomes_a_status(add_repo: Path) -> None:

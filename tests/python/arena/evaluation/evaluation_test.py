@@ -1,14 +1,10 @@
 import json
 
-from arena.evaluation.evaluation import (
-    CaseResult,
-    Environment,
-    Evaluation,
-    Score,
-    Stage,
-    Status,
-    Timing,
-)
+import pytest
+
+from arena.environment.environment import Environment
+from arena.evaluation.evaluation import Evaluation, Stage, Status, contradiction
+from arena.scoring.records import CaseResult, Score, Timing
 
 
 def _evaluation() -> Evaluation:
@@ -115,3 +111,31 @@ def test_status_names_match_the_proto() -> None:
         "INVALID_CANDIDATE",
         "NEEDS_DEVICE",
     ]
+
+
+@pytest.mark.parametrize(
+    ("status", "compiled", "correct"),
+    [
+        (Status.PASSED, True, False),  # passed but not correct
+        (Status.INCORRECT, True, True),  # correct but not passed
+        (Status.PASSED, False, True),  # correct but not compiled
+        (Status.COMPILE_ERROR, True, False),
+        (Status.INVALID_CANDIDATE, True, False),
+    ],
+)
+def test_an_evaluation_whose_status_contradicts_its_flags_cannot_be_built(status, compiled, correct) -> None:
+    assert contradiction(status, compiled, correct)
+    with pytest.raises(ValueError, match="evaluation e1"):
+        Evaluation(id="e1", task="t", task_digest="d", candidate_digest="c", status=status, compiled=compiled, correct=correct)
+
+
+def test_consistent_flags_are_accepted() -> None:
+    for status, compiled, correct in [
+        (Status.PASSED, True, True),
+        (Status.INCORRECT, True, False),
+        (Status.COMPILE_ERROR, False, False),
+        (Status.TIMEOUT, False, False),
+        (Status.CHEAT_DETECTED, True, False),
+        (Status.NEEDS_DEVICE, True, False),
+    ]:
+        assert contradiction(status, compiled, correct) == ""

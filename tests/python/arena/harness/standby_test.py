@@ -96,7 +96,7 @@ def test_a_child_started_before_the_harness_sources_changed_is_not_used(
         standby.take().close()
         stale = standby._next
         assert stale is not None
-        monkeypatch.setattr(launch, "_trusted_digest", lambda: "sources edited since")
+        monkeypatch.setattr(launch, "trusted_digest", lambda: "sources edited since")
         fresh = standby.take()
         assert fresh is not stale and stale.process.returncode is not None
         assert fresh.trusted_digest == "sources edited since"

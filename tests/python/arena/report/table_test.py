@@ -1,5 +1,6 @@
-from arena.evaluation.evaluation import CaseResult, Evaluation, Score, Status, Timing
+from arena.evaluation.evaluation import Evaluation, Status
 from arena.report.table import format_evaluation, format_suite, format_table
+from arena.scoring.records import CaseResult, Score, Timing
 from arena.scoring.stats import SuiteSummary
 
 

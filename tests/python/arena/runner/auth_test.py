@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
+from arena.errors import Unauthenticated
 from arena.runner.auth import Identity, load_tokens, new_token, parse_tokens
-from arena.runner.faults import Unauthenticated
 
 
 def test_parse_tokens_reads_roles_comments_and_lines() -> None:

@@ -4,8 +4,9 @@ import math
 
 import pytest
 
-from arena.evaluation.evaluation import Evaluation, Score, Status
+from arena.evaluation.evaluation import Evaluation, Status
 from arena.runner.leaderboard import Submission, rank_submissions
+from arena.scoring.records import Score
 
 
 def evaluation(compiled: bool, correct: bool, speedup: float, points: float) -> Evaluation:

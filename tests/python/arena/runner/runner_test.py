@@ -10,11 +10,20 @@ from typing import Iterator
 import pytest
 
 from arena.candidate.candidate import Candidate
-from arena.errors import BudgetExhausted, InvalidCandidate, NoDevice, PermissionDenied, UnknownTask
+from arena.errors import (
+    BudgetExhausted,
+    InvalidCandidate,
+    InvalidRequest,
+    NoDevice,
+    NotFound,
+    NotReady,
+    PermissionDenied,
+    StateBusy,
+    UnknownTask,
+)
 from arena.evaluation.evaluation import Evaluation
 from arena.runner.auth import Identity
-from arena.runner.faults import InvalidRequest, NotFound, NotReady, StateBusy
-from arena.runner.queue import Progress
+from arena.runner.records import Progress
 from arena.runner.runner import Runner, job_id
 from arena.task.load import load_tasks
 from arena_testing.scale_task import SCALE_ADDRESS, SCALE_KERNEL, WRONG_KERNEL, write_scale_repo

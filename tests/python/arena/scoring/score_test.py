@@ -3,8 +3,8 @@ import math
 import numpy as np
 import pytest
 
-from arena.evaluation.evaluation import CaseResult
 from arena.harness.result import CaseOutcome
+from arena.scoring.records import CaseResult
 from arena.scoring.score import (
     PENALTY_REWARD,
     review_flags,

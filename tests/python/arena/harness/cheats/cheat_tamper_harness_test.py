@@ -4,6 +4,7 @@
 # Expected verdict: CHEAT_DETECTED.
 
 import arena.harness.launch as launch
+from arena.harness.version import TRUSTED_PACKAGES, packages_digest
 from arena_testing.harness_tasks import TRITON_ADD
 
 
@@ -11,7 +12,8 @@ def test_editing_trusted_sources_is_detected(run_candidate, tmp_path, monkeypatc
     trusted = tmp_path / "trusted"
     (trusted / "harness").mkdir(parents=True)
     (trusted / "harness" / "check.py").write_text("# trusted\n")
-    monkeypatch.setattr(launch, "TRUSTED_ROOT", trusted)
+    # The parent digests a copy the candidate can reach (the real sources may be read-only).
+    monkeypatch.setattr(launch, "trusted_digest", lambda: packages_digest(TRUSTED_PACKAGES, trusted))
     source = (
         TRITON_ADD
         + f"\nimport pathlib\npathlib.Path({str(trusted / 'harness' / 'check.py')!r}).write_text('# edited')\n"

@@ -1,0 +1,55 @@
+"""A runner inside the client's process, for when no runner address is configured.
+
+It serves on 127.0.0.1 (a port the OS picks) with a fresh operator token only this process knows.
+State lives in <repo>/.arena/runner; when another runner holds it, in a private folder beside it,
+removed on stop. The score cache, <repo>/.arena/scores.sqlite, is shared either way.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+
+from arena.api.server import STOP_GRACE_S, create_server
+from arena.errors import StateBusy
+from arena.runner.auth import Identity, Tokens, new_token
+from arena.runner.runner import Runner, open_runner
+
+LOCAL_AGENT = "local"
+
+
+@dataclass
+class EmbeddedRunner:
+    runner: Runner
+    server: grpc.Server
+    address: str
+    token: str
+    private_state: Path | None = None  # removed on stop
+
+    def stop(self) -> None:
+        self.server.stop(STOP_GRACE_S).wait(STOP_GRACE_S)
+        self.runner.stop()
+        if self.private_state is not None:
+            shutil.rmtree(self.private_state, ignore_errors=True)
+
+
+def start_embedded_runner(repo_root: Path, runner: Runner | None = None) -> EmbeddedRunner:
+    """Start `runner` (default: the real pipeline on this machine) behind a loopback server."""
+    private_state = None
+    if runner is None:
+        state = repo_root / ".arena"
+        store_path = state / "scores.sqlite"
+        try:
+            runner = open_runner(repo_root, state / "runner", store_path=store_path)
+        except StateBusy:
+            state.mkdir(parents=True, exist_ok=True)
+            private_state = Path(tempfile.mkdtemp(prefix="runner-", dir=state))
+            runner = open_runner(repo_root, private_state, store_path=store_path)
+    token = new_token()
+    server, port = create_server("127.0.0.1:0", runner, Tokens({token: Identity(LOCAL_AGENT, operator=True)}))
+    server.start()
+    return EmbeddedRunner(runner, server, f"127.0.0.1:{port}", token, private_state)

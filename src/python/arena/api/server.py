@@ -1,0 +1,47 @@
+"""The gRPC server: `create_server` binds (port 0 in tests) and `serve` runs until a signal."""
+
+from __future__ import annotations
+
+import signal
+import threading
+from concurrent import futures
+
+import grpc
+
+from arena.api.service import add_runner_service
+from arena.api.wire import MAX_RECEIVE_BYTES, MAX_SEND_BYTES
+from arena.runner.auth import Tokens
+from arena.runner.runner import Runner
+
+# Each Evaluate stream holds a thread while it waits for its job; calls beyond this are
+# refused with RESOURCE_EXHAUSTED rather than left waiting for a thread.
+MAX_WORKERS = 128
+STOP_GRACE_S = 5.0
+
+
+def create_server(
+    address: str, runner: Runner, tokens: Tokens, max_workers: int = MAX_WORKERS
+) -> tuple[grpc.Server, int]:
+    """A server for `runner` bound to `address` ("host:port"; port 0 picks one), not yet started."""
+    server = grpc.server(
+        futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="arena-rpc"),
+        maximum_concurrent_rpcs=max_workers,
+        options=[
+            ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
+            ("grpc.max_send_message_length", MAX_SEND_BYTES),
+        ],
+    )
+    add_runner_service(server, runner, tokens)
+    port = server.add_insecure_port(address)
+    if not port:
+        raise OSError(f"cannot listen on {address}")
+    return server, port
+
+
+def serve(server: grpc.Server) -> None:
+    """Start `server` and block until SIGINT or SIGTERM (or another thread stops it)."""
+    server.start()
+    if threading.current_thread() is threading.main_thread():
+        for number in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(number, lambda *_: server.stop(STOP_GRACE_S))
+    server.wait_for_termination()

@@ -1,0 +1,162 @@
+"""The gRPC servicer: each method converts the request, calls one Runner method, converts back.
+
+`status_code_of` is the one mapping from arena errors to gRPC status codes; anything else a
+method raises is logged and answered INTERNAL, so a fault never stops the server.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from typing import Any, Callable, Iterator, TypeVar
+
+import grpc
+
+from arena.api import convert
+from arena.api.wire import ERROR_KIND_KEY
+from arena.errors import (
+    ArenaError,
+    BudgetExhausted,
+    InvalidCandidate,
+    InvalidRequest,
+    JobFailed,
+    NoDevice,
+    NotFound,
+    NotReady,
+    PermissionDenied,
+    TaskDeclarationError,
+    Unauthenticated,
+    UnknownTask,
+)
+from arena.runner.auth import Identity, Tokens
+from arena.runner.runner import Runner
+from arena.v1 import evaluation_pb2, runner_pb2, runner_pb2_grpc, task_pb2
+
+log = logging.getLogger(__name__)
+
+# Looked up by the error's class, then its bases in order (QueueFull finds BudgetExhausted).
+STATUS_CODES: dict[type[ArenaError], grpc.StatusCode] = {
+    Unauthenticated: grpc.StatusCode.UNAUTHENTICATED,
+    PermissionDenied: grpc.StatusCode.PERMISSION_DENIED,
+    UnknownTask: grpc.StatusCode.NOT_FOUND,
+    NotFound: grpc.StatusCode.NOT_FOUND,
+    InvalidCandidate: grpc.StatusCode.INVALID_ARGUMENT,
+    InvalidRequest: grpc.StatusCode.INVALID_ARGUMENT,
+    BudgetExhausted: grpc.StatusCode.RESOURCE_EXHAUSTED,  # QueueFull too
+    NotReady: grpc.StatusCode.UNAVAILABLE,
+    NoDevice: grpc.StatusCode.FAILED_PRECONDITION,
+    TaskDeclarationError: grpc.StatusCode.FAILED_PRECONDITION,
+    JobFailed: grpc.StatusCode.INTERNAL,
+}
+
+Method = TypeVar("Method", bound=Callable[..., Any])
+
+
+def status_code_of(error: ArenaError) -> grpc.StatusCode:
+    for kind in type(error).__mro__:
+        if kind in STATUS_CODES:
+            return STATUS_CODES[kind]
+    return grpc.StatusCode.INTERNAL
+
+
+def abort_with_error(context: grpc.ServicerContext, error: ArenaError) -> None:
+    """Abort the call with the error's status code; the error's class name travels in trailing metadata."""
+    context.set_trailing_metadata(((ERROR_KIND_KEY, type(error).__name__),))
+    context.abort(status_code_of(error), str(error))
+
+
+def answer_errors(method: Method) -> Method:
+    """The servicer's edge: arena errors become their status codes, anything else INTERNAL."""
+
+    @functools.wraps(method)
+    def wrapper(self: RunnerServicer, request: Any, context: grpc.ServicerContext) -> Any:
+        try:
+            return method(self, request, context)
+        except ArenaError as error:
+            abort_with_error(context, error)
+        except Exception:
+            log.exception("%s failed", method.__name__)
+            context.abort(grpc.StatusCode.INTERNAL, "internal error in the runner")
+
+    return wrapper  # type: ignore[return-value]
+
+
+class RunnerServicer(runner_pb2_grpc.RunnerServicer):
+    def __init__(self, runner: Runner, tokens: Tokens) -> None:
+        self._runner = runner
+        self._tokens = tokens
+
+    def _identify(self, context: grpc.ServicerContext) -> Identity:
+        return self._tokens.identify(context.invocation_metadata())
+
+    @answer_errors
+    def ListTasks(
+        self, request: runner_pb2.ListTasksRequest, context: grpc.ServicerContext
+    ) -> runner_pb2.ListTasksResponse:
+        views = self._runner.list_tasks(self._identify(context), request.category)
+        return runner_pb2.ListTasksResponse(tasks=[convert.task_view_to_pb(view) for view in views])
+
+    @answer_errors
+    def GetTask(self, request: runner_pb2.GetTaskRequest, context: grpc.ServicerContext) -> task_pb2.Task:
+        return convert.task_view_to_pb(self._runner.get_task(self._identify(context), request.address))
+
+    @answer_errors
+    def OpenAttempt(
+        self, request: runner_pb2.OpenAttemptRequest, context: grpc.ServicerContext
+    ) -> runner_pb2.Attempt:
+        return convert.attempt_to_pb(self._runner.open_attempt(self._identify(context), request.task))
+
+    @answer_errors
+    def GetAttempt(
+        self, request: runner_pb2.GetAttemptRequest, context: grpc.ServicerContext
+    ) -> runner_pb2.Attempt:
+        return convert.attempt_to_pb(self._runner.get_attempt(self._identify(context), request.id))
+
+    @answer_errors
+    def Evaluate(
+        self, request: runner_pb2.EvaluateRequest, context: grpc.ServicerContext
+    ) -> Iterator[runner_pb2.EvaluateProgress]:
+        # Accepting (and refusing) happens in this call; only following the job streams.
+        progress = self._runner.evaluate(
+            self._identify(context),
+            request.attempt,
+            convert.candidate_from_pb(request.candidate),
+            context.is_active,
+        )
+        return self._stream(progress, context)
+
+    def _stream(
+        self, progress: Iterator[Any], context: grpc.ServicerContext
+    ) -> Iterator[runner_pb2.EvaluateProgress]:
+        try:
+            for step in progress:
+                yield convert.progress_to_pb(step)
+        except ArenaError as error:
+            abort_with_error(context, error)
+        except Exception:
+            log.exception("Evaluate failed while streaming")
+            context.abort(grpc.StatusCode.INTERNAL, "internal error in the runner")
+
+    @answer_errors
+    def Submit(self, request: runner_pb2.SubmitRequest, context: grpc.ServicerContext) -> runner_pb2.Attempt:
+        return convert.attempt_to_pb(
+            self._runner.submit(self._identify(context), request.attempt, request.evaluation)
+        )
+
+    @answer_errors
+    def GetEvaluation(
+        self, request: runner_pb2.GetEvaluationRequest, context: grpc.ServicerContext
+    ) -> evaluation_pb2.Evaluation:
+        return convert.evaluation_to_pb(self._runner.get_evaluation(self._identify(context), request.id))
+
+    @answer_errors
+    def Leaderboard(
+        self, request: runner_pb2.LeaderboardRequest, context: grpc.ServicerContext
+    ) -> runner_pb2.LeaderboardResponse:
+        rows = self._runner.leaderboard(self._identify(context), request.category)
+        return runner_pb2.LeaderboardResponse(rows=[convert.leaderboard_row_to_pb(row) for row in rows])
+
+
+def add_runner_service(server: grpc.Server, runner: Runner, tokens: Tokens) -> None:
+    """Serve `runner` on `server` (server.py stays free of generated code)."""
+    runner_pb2_grpc.add_RunnerServicer_to_server(RunnerServicer(runner, tokens), server)

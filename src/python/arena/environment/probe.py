@@ -1,0 +1,97 @@
+"""A cheap probe, in the parent, of the machine an evaluation will run on; its hash keys the cache.
+
+Nothing here imports torch or triton: versions come from package metadata, the GPU from the
+vendor's command-line tool. The harness child reports a fuller picture (clocks, peaks) afterwards.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+from dataclasses import replace
+from functools import lru_cache
+from importlib import metadata
+
+from arena.environment.environment import Environment, fingerprint_environment
+
+# Distributions whose versions change what a kernel computes or how fast it runs.
+PACKAGES = ("torch", "triton", "numpy", "hip-python", "cuda-python", "cuda-bindings")
+IMAGE_DIGEST_VARIABLE = "ARENA_IMAGE_DIGEST"
+_PROBE_TIMEOUT_S = 20
+
+
+def _command(argv: list[str]) -> str:
+    """The command's stdout, stripped; "" when it is missing, fails or hangs."""
+    if shutil.which(argv[0]) is None:
+        return ""
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=_PROBE_TIMEOUT_S, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
+def _versions() -> dict[str, str]:
+    versions = {"python": platform.python_version()}
+    for name in PACKAGES:
+        with contextlib.suppress(metadata.PackageNotFoundError):
+            versions[name] = metadata.version(name)
+    nvcc = re.search(r"release ([\d.]+)", _command(["nvcc", "--version"]))
+    if nvcc:
+        versions["nvcc"] = nvcc.group(1)
+    hipcc = re.search(r"HIP version: (\S+)", _command(["hipcc", "--version"]))
+    if hipcc:
+        versions["hipcc"] = hipcc.group(1)
+    return versions
+
+
+def _nvidia_gpu() -> dict[str, str]:
+    text = _command(["nvidia-smi", "--query-gpu=name,compute_cap,driver_version", "--format=csv,noheader"])
+    if not text:
+        return {}
+    name, _, rest = text.splitlines()[0].partition(",")
+    arch, _, driver = rest.partition(",")
+    arch = arch.strip()
+    return {
+        "backend": "cuda",
+        "gpu_name": name.strip(),
+        "gpu_arch": f"sm_{arch.replace('.', '')}" if arch else "",
+        "driver": driver.strip(),
+    }
+
+
+def _rocm_gpu() -> dict[str, str]:
+    text = _command(["rocm-smi", "--showproductname", "--json"])
+    if not text:
+        return {}
+    try:
+        cards = json.loads(text)
+        card = next(iter(cards.values()))
+    except (ValueError, StopIteration, AttributeError):
+        return {"backend": "rocm"}
+    return {
+        "backend": "rocm",
+        "gpu_name": str(card.get("Card Series") or card.get("Card series") or ""),
+        "gpu_arch": str(card.get("GFX Version") or ""),
+        "driver": _command(["cat", "/sys/module/amdgpu/version"]),
+    }
+
+
+@lru_cache(maxsize=1)
+def probe_environment() -> Environment:
+    """This machine as the parent sees it, fingerprinted; probed once per process."""
+    gpu = _nvidia_gpu() or _rocm_gpu() or {"backend": "cpu-interpreter"}
+    environment = Environment(
+        backend=gpu.get("backend", ""),
+        gpu_name=gpu.get("gpu_name", ""),
+        gpu_arch=gpu.get("gpu_arch", ""),
+        driver=gpu.get("driver", ""),
+        image_digest=os.environ.get(IMAGE_DIGEST_VARIABLE, ""),
+        versions=_versions(),
+    )
+    return replace(environment, fingerprint=fingerprint_environment(environment))

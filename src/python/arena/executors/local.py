@@ -1,0 +1,69 @@
+"""The local executor: the harness's own fresh child process on this host, on one GPU.
+
+Each thread that runs evaluations (a runner lane) keeps a harness child started ahead of its
+next job (arena.harness.launch.Standby), so a job does not wait for the child's `import torch`;
+the runner has each lane start its first one when the lane starts (prepare).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from arena.candidate.candidate import Candidate
+from arena.environment.environment import Environment
+from arena.harness.result import HarnessResult
+from arena.harness.settings import HarnessSettings
+from arena.task.task import Task
+
+
+@dataclass(frozen=True)
+class LocalExecutor:
+    device: int | None = None  # the GPU index every run is pinned to; None: settings.device (the lane's)
+    standby: bool = True  # keep a child started ahead of each thread's next job
+    _standbys: dict[int, Any] = field(default_factory=dict, compare=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
+
+    def run(
+        self, task: Task, candidate: Candidate | None, repo_root: Path, settings: HarnessSettings
+    ) -> HarnessResult:
+        from arena.harness.launch import run_harness  # the trusted parent; imported only when used
+
+        if self.device is not None:
+            settings = replace(settings, device=self.device)
+        return run_harness(task, candidate, repo_root, settings, standby=self._standby())
+
+    def prepare(self, lane: str) -> None:
+        """Start the calling lane thread's first child now, so its first job does not wait for it."""
+        standby = self._standby()
+        if standby is not None:
+            standby.warm()
+
+    def close(self) -> None:
+        """Stop every thread's waiting child (they also die with the thread that started them)."""
+        with self._lock:
+            standbys = list(self._standbys.values())
+            self._standbys.clear()
+        for standby in standbys:
+            standby.close()
+
+    def _standby(self) -> Any:
+        if not self.standby:
+            return None
+        from arena.harness.launch import Standby
+
+        with self._lock:
+            return self._standbys.setdefault(threading.get_ident(), Standby())
+
+    def describe(self) -> dict[str, str]:
+        described = {"executor": "local"}
+        if self.device is not None:
+            described["device"] = str(self.device)
+        return described
+
+    def environment(self, base: Environment) -> Environment:
+        """This host as probed, unchanged: the same measurement as `arena evaluate` without a
+        runner makes, so the two share score-cache entries. Executors that run elsewhere mark it."""
+        return base

@@ -1,0 +1,71 @@
+"""The runner's records as its callers see them: attempts, evaluation progress, task views and
+leaderboard rows. Plain data: the client SDK and arena.api.convert import these and nothing of
+the runner's machinery.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+from arena.evaluation.evaluation import Evaluation
+from arena.task.task import Case, TensorSpec
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """An attempt as agents see it."""
+
+    id: str
+    task: str  # the task's address
+    agent: str  # who opened it; only they may use it
+    deadline_unix_ms: int  # Evaluate is refused after this instant
+    iterations_left: int  # evaluations still allowed
+    submitted: bool = False  # Submit was called; the attempt is closed
+    final_evaluation: str = ""  # the evaluation Submit recorded
+    category: str = ""  # the task's category, kept for the leaderboard
+
+
+@dataclass(frozen=True)
+class Progress:
+    """One step of a job, as Evaluate streams it."""
+
+    stage: str  # queued | running | done
+    evaluation_id: str
+    queue_position: int = 0  # jobs ahead of this one while queued
+    evaluation: Evaluation | None = None  # set when done
+
+
+@dataclass(frozen=True)
+class TaskView:
+    """The agent's copy of a task; mirrors arena.v1.Task."""
+
+    address: str
+    name: str
+    category: str
+    digest: str  # the task digest: a changed task is a different task
+    task_dir: str
+    description: str
+    signature: str
+    entry: str  # file:symbol
+    editable_files: tuple[str, ...]  # the allow-list a candidate's paths must fall in
+    baseline_files: Mapping[str, bytes]  # path relative to task_dir -> content
+    inputs: tuple[TensorSpec, ...]
+    outputs: tuple[TensorSpec, ...]
+    cases: tuple[Case, ...]  # the declared cases; hidden ones are drawn at evaluation time
+    forbidden: tuple[str, ...]
+    budget_seconds: int
+    iterations: int
+    archs: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class LeaderboardRow:
+    agent: str
+    category: str
+    tasks: int  # tasks with a submitted evaluation
+    compile_rate: float  # fraction of those tasks whose candidate compiled
+    correct_rate: float  # fraction that passed every case
+    mean_speedup: float  # mean of the seed's per-task speedup over correct tasks; 0 when none
+    geomean_speedup: float  # geometric mean of per-task geomean speedups over correct tasks; 0 when none
+    mean_score: float  # mean of the seed's points (20 compiled + 100 correct + 100 x speedup) over all tasks

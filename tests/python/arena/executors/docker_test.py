@@ -1,0 +1,256 @@
+"""The docker executor: the exact argv, the refusal of an unresolved image, the job and result
+protocol through a stand-in `docker` that runs the real child on this host, and a real container
+when a docker daemon answers."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from arena.candidate.candidate import Candidate
+from arena.environment.environment import Environment
+from arena.executors.base import ExecutorError
+from arena.executors.docker import CONTAINER_DIRS, DockerExecutor
+from arena.executors.image import LOCK_PATH, ImageLock, write_lock
+from arena.harness.settings import HarnessSettings
+from arena.harness.version import ARENA_ROOT
+from arena.task.task import Task
+
+DIGEST = "sha256:" + "ab" * 32
+LOCK = ImageLock(
+    repository="rocm/pytorch",
+    tag="rocm7.1.1_ubuntu24.04_py3.12_pytorch_release_2.10.0",
+    digest=DIGEST,
+    resolved=True,
+    resolved_date="2025-01-01",
+    resolved_with="skopeo",
+)
+CPU = HarnessSettings(backend="cpu", timeout_s=240, device=3, cases=("small",))
+
+# A stand-in for the docker client: records its argv, answers `image inspect` and `kill`, and for
+# `run` plays the container on this host: container paths are mapped to the mounted host folders
+# and a scratch folder, and the real child runs with descriptor 3 opened on the result mount.
+FAKE_DOCKER = r"""
+import json, os, subprocess, sys, tempfile, time
+args = sys.argv[1:]
+with open(os.environ["FAKE_DOCKER_LOG"], "a") as log:
+    log.write(json.dumps(args) + "\n")
+if args[0] != "run":
+    sys.exit(0)
+if os.environ.get("FAKE_DOCKER_HANG"):
+    time.sleep(60)
+mounts, env, i = {}, {}, 1
+while i < len(args):
+    if args[i] == "-v":
+        host, inside, _ = args[i + 1].split(":")
+        mounts[inside] = host
+    elif args[i] == "-e":
+        name, _, value = args[i + 1].partition("=")
+        env[name] = value
+    i += 1
+scratch = tempfile.mkdtemp()
+def host(path):
+    for inside, outside in sorted(mounts.items(), key=lambda m: -len(m[0])):
+        if path == inside or path.startswith(inside + "/"):
+            return outside + path[len(inside):]
+    assert path.startswith("/tmp/"), path
+    return scratch + path[len("/tmp"):]
+job = json.loads(sys.stdin.buffer.read())
+job["dirs"] = {name: host(path) for name, path in job["dirs"].items()}
+for path in job["dirs"].values():
+    os.makedirs(path, exist_ok=True)
+env.update(PATH=os.environ["PATH"], PYTHONPATH=os.path.dirname(host("/arena/src/arena")))
+for name in ("HOME", "TMPDIR", "TRITON_CACHE_DIR"):
+    env[name] = host(env[name])
+fd = os.open(host("/arena/out/result"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+os.dup2(fd, 3)
+done = subprocess.run([sys.executable, "-m", "arena.harness.child"], input=json.dumps(job).encode(),
+                      env=env, pass_fds=(3,), cwd=job["dirs"]["work"])
+sys.exit(done.returncode)
+"""
+
+
+def flag_values(argv: list[str], flag: str) -> list[str]:
+    return [argv[i + 1] for i, arg in enumerate(argv[:-1]) if arg == flag]
+
+
+def test_the_argv_names_every_isolation_flag_and_the_image_by_digest(tmp_path: Path) -> None:
+    executor = DockerExecutor(LOCK, memory="48g", scratch="8g")
+    argv = executor.command(tmp_path, HarnessSettings(device=5), "arena-test")
+    assert argv[:4] == ["docker", "run", "--rm", "-i"]
+    assert flag_values(argv, "--name") == ["arena-test"]
+    assert flag_values(argv, "--device") == ["/dev/kfd", "/dev/dri"]
+    assert "video" in flag_values(argv, "--group-add")
+    assert flag_values(argv, "--network") == ["none"]
+    assert "--read-only" in argv
+    assert flag_values(argv, "--tmpfs") == ["/tmp:rw,exec,nosuid,size=8g"]
+    assert flag_values(argv, "--memory") == ["48g"] and flag_values(argv, "--memory-swap") == ["48g"]
+    assert flag_values(argv, "--pull") == ["never"]
+    assert flag_values(argv, "--cap-drop") == ["ALL"]
+    assert flag_values(argv, "--security-opt") == ["no-new-privileges"]
+    assert flag_values(argv, "--user") == [f"{os.getuid()}:{os.getgid()}"]
+    assert sorted(flag_values(argv, "-v")) == sorted(
+        [
+            f"{tmp_path}/run/task:/arena/run/task:ro",
+            f"{tmp_path}/run/baseline:/arena/run/baseline:ro",
+            f"{tmp_path}/run/candidate:/arena/run/candidate:ro",
+            f"{ARENA_ROOT}:/arena/src/arena:ro",
+            f"{tmp_path}/out:/arena/out:rw",
+        ]
+    )
+    env = dict(value.split("=", 1) for value in flag_values(argv, "-e"))
+    assert env["HIP_VISIBLE_DEVICES"] == "5"
+    assert env["PYTHONPATH"] == "/arena/src"
+    assert env["ARENA_IMAGE_DIGEST"] == DIGEST
+    assert "TRITON_INTERPRET" not in env
+    assert flag_values(argv, "--entrypoint") == ["/bin/sh"]
+    image_at = argv.index(f"rocm/pytorch@{DIGEST}")
+    assert argv[image_at + 1] == "-c"
+    assert argv[image_at + 2].endswith("exec python3 -m arena.harness.child 3>/arena/out/result")
+    assert len(argv) == image_at + 3  # nothing after the script
+    assert not any(LOCK.tag in arg for arg in argv)  # never the tag
+
+
+def test_the_cpu_backend_turns_the_interpreter_on(tmp_path: Path) -> None:
+    argv = DockerExecutor(LOCK).command(tmp_path, HarnessSettings(backend="cpu"), "n")
+    assert "TRITON_INTERPRET=1" in flag_values(argv, "-e")
+
+
+@pytest.mark.parametrize(
+    "lock",
+    [
+        ImageLock(repository="rocm/pytorch", tag="t"),  # as committed: resolved false, no digest
+        ImageLock(repository="rocm/pytorch", tag="t", digest="", resolved=True),
+        ImageLock(repository="rocm/pytorch", tag="t", digest="sha256:short", resolved=True),
+    ],
+)
+def test_an_unresolved_image_is_refused_before_anything_runs(
+    lock: ImageLock, scale_repo: Path, scale_task: Task, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (scale_repo / LOCK_PATH).parent.mkdir(parents=True)
+    write_lock(lock, scale_repo / LOCK_PATH)
+    with pytest.raises(ExecutorError, match="not resolved to a digest.*arena image resolve"):
+        DockerExecutor.from_repo(scale_repo)
+    monkeypatch.setattr(subprocess, "Popen", lambda *a, **k: pytest.fail("docker was started"))
+    with pytest.raises(ExecutorError, match="not resolved"):
+        DockerExecutor(lock).run(scale_task, None, scale_repo, CPU)
+
+
+def test_the_committed_lock_pins_the_rocm_image_and_is_refused_until_resolved() -> None:
+    repo = Path(__file__).resolve().parents[4]
+    raw = json.loads((repo / LOCK_PATH).read_text())
+    assert raw["repository"] == "rocm/pytorch"
+    assert raw["tag"] == "rocm7.1.1_ubuntu24.04_py3.12_pytorch_release_2.10.0"
+    if not raw["resolved"]:
+        with pytest.raises(ExecutorError, match="not resolved"):
+            DockerExecutor.from_repo(repo)
+
+
+def fake_docker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, Path]:
+    script = tmp_path / "fake-docker"
+    script.write_text(f"#!{sys.executable}\n{FAKE_DOCKER}")
+    script.chmod(0o755)
+    log = tmp_path / "docker.log"
+    monkeypatch.setenv("FAKE_DOCKER_LOG", str(log))
+    return str(script), log
+
+
+def calls(log: Path) -> list[list[str]]:
+    return [json.loads(line) for line in log.read_text().splitlines()]
+
+
+def test_a_run_feeds_the_job_on_stdin_and_verifies_the_signed_result(
+    scale_repo: Path,
+    scale_task: Task,
+    wrong_candidate: Candidate,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    docker, log = fake_docker(tmp_path, monkeypatch)
+    executor = DockerExecutor(LOCK, docker=docker)
+    good = executor.run(scale_task, None, scale_repo, CPU)
+    assert good.status == "PASSED" and good.compiled and good.correct, good.errors
+    assert {"small", "small~hidden0"} <= {case.name for case in good.cases}
+    bad = executor.run(scale_task, wrong_candidate, scale_repo, CPU)
+    assert bad.status == "INCORRECT" and bad.compiled and not bad.correct
+    history = calls(log)
+    assert history[0][:2] == ["image", "inspect"]  # pulled (here: found) once, before any run
+    assert [c[0] for c in history] == ["image", "run", "run"]
+    assert "HIP_VISIBLE_DEVICES=3" in flag_values(history[1], "-e")
+
+
+def test_a_forged_result_is_not_believed(
+    scale_repo: Path, scale_task: Task, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A container that writes its own frame (without the run's key) is caught."""
+    docker, _ = fake_docker(tmp_path, monkeypatch)
+    forger = tmp_path / "forger"
+    forger.write_text(
+        f"#!{sys.executable}\nimport os, sys, subprocess\n"
+        "a = sys.argv[1:]\n"
+        f"r = subprocess.run([{docker!r}, *a]) if a[0] != 'run' else None\n"
+        "if a[0] == 'run':\n"
+        "    mounts = [v for i, v in enumerate(a) if a[i - 1] == '-v']\n"
+        "    out = [v.split(':')[0] for v in mounts if v.endswith(':/arena/out:rw')][0]\n"
+        "    open(out + '/result', 'w').write('0' * 64 + '\\n{\"status\": \"PASSED\"}')\n"
+    )
+    forger.chmod(0o755)
+    result = DockerExecutor(LOCK, docker=str(forger)).run(scale_task, None, scale_repo, CPU)
+    assert result.status == "CHEAT_DETECTED" and "signature" in " ".join(result.errors)
+
+
+def test_a_container_past_its_deadline_is_killed_by_name(
+    scale_repo: Path, scale_task: Task, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    docker, log = fake_docker(tmp_path, monkeypatch)
+    monkeypatch.setenv("FAKE_DOCKER_HANG", "1")
+    executor = DockerExecutor(LOCK, docker=docker, start_grace_s=0.0)
+    result = executor.run(scale_task, None, scale_repo, HarnessSettings(backend="cpu", timeout_s=1.5))
+    assert result.status == "TIMEOUT"
+    run, kill = (c for c in calls(log) if c[0] in ("run", "kill"))
+    assert kill == ["kill", flag_values(run, "--name")[0]]
+
+
+def test_a_missing_image_is_pulled_by_digest_and_a_failed_pull_is_an_executor_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[list[str]] = []
+
+    def fake_run(argv: list[str], **_: object) -> subprocess.CompletedProcess[bytes]:
+        seen.append(argv)
+        return subprocess.CompletedProcess(argv, 1)
+
+    monkeypatch.setattr(subprocess, "run", fake_run)
+    with pytest.raises(ExecutorError, match="cannot pull"):
+        DockerExecutor(LOCK).ensure_image()
+    assert seen[1] == ["docker", "pull", f"rocm/pytorch@{DIGEST}"]
+
+
+def test_provenance_names_the_image_digest_and_changes_the_fingerprint() -> None:
+    executor = DockerExecutor(LOCK)
+    assert executor.describe()["image_digest"] == DIGEST
+    host = Environment(fingerprint="h", backend="rocm", gpu_name="MI300X", versions={"torch": "9"})
+    inside = executor.environment(host)
+    assert inside.image_digest == DIGEST and inside.gpu_name == "MI300X"
+    assert inside.versions == {"executor": "docker"}  # the host's packages do not run in the image
+    assert inside.fingerprint not in ("", "h")
+
+
+def docker_answers() -> bool:
+    if shutil.which("docker") is None:
+        return False
+    return subprocess.run(["docker", "info"], capture_output=True, check=False).returncode == 0
+
+
+@pytest.mark.skipif(not docker_answers(), reason="`docker info` fails: no docker daemon on this machine")
+def test_the_pinned_image_runs_the_child_for_real(scale_repo: Path, scale_task: Task) -> None:
+    executor = DockerExecutor.from_repo(Path(__file__).resolve().parents[4])
+    result = executor.run(scale_task, None, scale_repo, CPU)
+    assert result.status == "PASSED", result.errors
+    assert CONTAINER_DIRS["task"] == "/arena/run/task"
