@@ -37,6 +37,8 @@ def task_to_dict(task: Task) -> dict[str, Any]:
         "budget_seconds": task.budget_seconds,
         "iterations": task.iterations,
         "archs": list(task.archs),
+        "skip": task.skip,
+        "timeout": task.timeout,
     }
 
 
@@ -70,6 +72,9 @@ def task_from_dict(d: Mapping[str, Any]) -> Task:
         budget_seconds=d["budget_seconds"],
         iterations=d["iterations"],
         archs=tuple(d["archs"]),
+        # Absent from dicts written before the fields existed.
+        skip=d.get("skip", ""),
+        timeout=d.get("timeout"),
     )
 
 

@@ -1,7 +1,8 @@
 """From the keyword arguments of one kernel_task(...) call to a validated Task.
 
-Every rule of docs/task-format.md is checked here; a broken rule raises TaskDeclarationError
-naming the BUILD file, the target and the field.
+arena.task.fields checks the form (the fields, the required ones, each value's type); every
+rule of docs/task-format.md about what the values mean is checked here. A broken rule raises
+TaskDeclarationError naming the BUILD file, the target and the field.
 """
 
 from __future__ import annotations
@@ -14,42 +15,21 @@ from arena.task import paths, vectors
 from arena.task.checks import (
     FieldError,
     require_int,
+    require_number,
     require_str,
     require_str_list,
 )
+from arena.task.fields import check_form
 from arena.task.formula import ELEMENT_SIZES, FormulaError, evaluate_formula
 from arena.task.task import CATEGORIES, Case, Category, Entry, Task
 from arena.task.tolerance import merge_tolerances, parse_tolerance_overrides
 
-REQUIRED = ("name", "category", "description", "baseline", "entry", "signature", "outputs", "cases")
-DEFAULTS: Mapping[str, Any] = {
-    "editable": None,  # None: the baseline files
-    "reference": "baseline",
-    "sources": [],
-    "inputs": [],
-    "scalars": {},
-    "abi": [],
-    "tolerances": {},
-    "forbidden": [],
-    "flops": "",
-    "bytes": "",
-    "exemplars": [],
-    "wrong": "",
-    "budget_seconds": 3600,
-    "iterations": 3,
-    "archs": ["sm_90", "gfx942"],
-    "build": "",
-    "bench": "",
-    # Pants-only fields (every target's tags; the plugin's file globs): accepted, no meaning to arena.
-    "tags": [],
-    "task_files": [],
-}
 HIP_SUFFIXES = (".hip", ".cu")
 
 
 def build_task(kwargs: Mapping[str, Any], build_file: str, task_dir: Path, repo_root: Path) -> Task:
     """The Task declared by `kwargs` in `build_file` (relative to repo_root); task_dir is absolute."""
-    name = kwargs.get("name")
+    name = task_dir.name if kwargs.get("name") is None else kwargs["name"]
     target = f"kernel_task {name!r}" if isinstance(name, str) else "kernel_task"
     try:
         return _build(kwargs, task_dir, repo_root)
@@ -58,14 +38,8 @@ def build_task(kwargs: Mapping[str, Any], build_file: str, task_dir: Path, repo_
 
 
 def _build(kwargs: Mapping[str, Any], task_dir: Path, repo_root: Path) -> Task:
-    for key in REQUIRED:
-        if key not in kwargs:
-            raise FieldError(key, "is required")
-    unknown = sorted(set(kwargs) - set(REQUIRED) - set(DEFAULTS))
-    if unknown:
-        raise FieldError(unknown[0], "is not a kernel_task field")
-    raw = {**DEFAULTS, **kwargs}
-    name = require_str("name", raw["name"], empty=False)
+    raw = check_form(kwargs)
+    name = require_str("name", task_dir.name if raw["name"] is None else raw["name"], empty=False)
     if "/" in name or ":" in name:
         raise FieldError("name", f"{name!r} must not contain '/' or ':'")
     if raw["category"] not in CATEGORIES:
@@ -124,6 +98,8 @@ def _build(kwargs: Mapping[str, Any], task_dir: Path, repo_root: Path) -> Task:
         budget_seconds=require_int("budget_seconds", raw["budget_seconds"], minimum=1),
         iterations=require_int("iterations", raw["iterations"], minimum=1),
         archs=require_str_list("archs", raw["archs"], empty=False),
+        skip=_skip(raw["skip"]),
+        timeout=_timeout(raw["timeout"]),
     )
 
 
@@ -196,3 +172,18 @@ def _formula(field: str, value: Any, cases: tuple[Case, ...]) -> str:
         if result < 0:
             raise FieldError(field, f"case {case.name!r}: formula {expr!r} is negative ({result})")
     return expr
+
+
+def _skip(value: str) -> str:
+    if value and not value.strip():
+        raise FieldError("skip", "give the reason the task is skipped, or leave the field out")
+    return value.strip()
+
+
+def _timeout(value: float | int | None) -> float | None:
+    if value is None:
+        return None
+    seconds = require_number("timeout", value, "seconds")
+    if seconds <= 0:
+        raise FieldError("timeout", f"seconds must be > 0, got {seconds}")
+    return float(seconds)

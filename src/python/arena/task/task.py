@@ -117,6 +117,8 @@ class Task:
     budget_seconds: int = 3600
     iterations: int = 3
     archs: tuple[str, ...] = ("sm_90", "gfx942")
+    skip: str = ""  # why suites leave the task out; "" runs it (a skipped task is still validated)
+    timeout: float | None = None  # seconds one evaluation may take; None: the harness's default
 
     @property
     def timed_cases(self) -> tuple[Case, ...]:

@@ -1,10 +1,11 @@
+from arena_pants import plugin_tests
 from arena_pants import rules as arena_rules
 from arena_pants.target_types import KernelTaskSuiteTarget, KernelTaskTarget
 
 
 def target_types():
-    return [KernelTaskTarget, KernelTaskSuiteTarget]
+    return [KernelTaskTarget, KernelTaskSuiteTarget, plugin_tests.PluginTestsTarget]
 
 
 def rules():
-    return arena_rules.rules()
+    return [*arena_rules.rules(), *plugin_tests.rules()]

@@ -128,8 +128,15 @@ async def validate_kernel_task(
     )
 
 
-@rule(desc="Run a kernel task suite", level=LogLevel.DEBUG)
-async def run_kernel_task_suite(field_set: KernelTaskSuiteFieldSet, cli: ArenaCli) -> RunRequest:
+@dataclass(frozen=True)
+class SuiteTasks:
+    """The addresses of the kernel_task targets a suite covers, sorted."""
+
+    addresses: tuple[str, ...]
+
+
+@rule(desc="Find the tasks of a kernel task suite", level=LogLevel.DEBUG)
+async def find_suite_tasks(field_set: KernelTaskSuiteFieldSet) -> SuiteTasks:
     # The suite covers every kernel_task below its folder, found here rather than listed by hand.
     targets = await Get(
         Targets,
@@ -138,7 +145,12 @@ async def run_kernel_task_suite(field_set: KernelTaskSuiteFieldSet, cli: ArenaCl
             description_of_origin=f"the kernel_task_suite {field_set.address}",
         ),
     )
-    tasks = sorted(t.address.spec for t in targets if t.has_field(KernelTaskCategoryField))
+    return SuiteTasks(tuple(sorted(t.address.spec for t in targets if t.has_field(KernelTaskCategoryField))))
+
+
+@rule(desc="Run a kernel task suite", level=LogLevel.DEBUG)
+async def run_kernel_task_suite(field_set: KernelTaskSuiteFieldSet, cli: ArenaCli) -> RunRequest:
+    tasks = await Get(SuiteTasks, KernelTaskSuiteFieldSet, field_set)
     pex_request = await Get(PexFromTargetsRequestForBuiltPackage, PexBinaryFieldSet, cli.field_set)
     built = await Get(BuiltPackage, PexFromTargetsRequestForBuiltPackage, pex_request)
     python = await Get(
@@ -150,7 +162,7 @@ async def run_kernel_task_suite(field_set: KernelTaskSuiteFieldSet, cli: ArenaCl
     category = os.path.basename(field_set.address.spec_path)
     return RunRequest(
         digest=built.digest,
-        args=(python.path, pex_path, "suite", "--category", category, "--tasks", *tasks),
+        args=(python.path, pex_path, "suite", "--category", category, "--tasks", *tasks.addresses),
     )
 
 

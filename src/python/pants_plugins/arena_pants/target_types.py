@@ -1,41 +1,36 @@
 """The kernel_task and kernel_task_suite target types.
 
-Fields are checked when BUILD files are parsed, so a malformed declaration fails every goal with
-a message naming the BUILD file, the target and the field. The deeper checks (files exist, the
-reference runs, exemplars pass) belong to arena itself and run as each task's test.
+The Field classes below are the plugin's half of the one grammar of a kernel_task declaration:
+which fields exist, which are required, and each value's type (plus the category's choices and
+positive numbers, which Pants' fields express natively). Pants checks them when it parses BUILD
+files, so a malformed declaration fails every goal. What the values mean (files exist, formulas
+parse, dims are set, tolerances are known dtypes...) is arena's to check: arena.task.declaration,
+run as each task's test. arena.task.fields holds arena's half, and
+tests/python/arena/task/fields_test.py fails when the two drift.
 """
 
 from __future__ import annotations
 
-import re
-from typing import Any, ClassVar, Iterable, Optional
+from typing import Any, ClassVar, Optional
 
 from pants.engine.addresses import Address
 from pants.engine.target import (
     COMMON_TARGET_FIELDS,
+    DescriptionField,
     Field,
+    FloatField,
     IntField,
-    InvalidFieldException,
+    InvalidFieldTypeException,
     MultipleSourcesField,
     StringField,
     StringSequenceField,
+    Tags,
     Target,
+    ValidNumbers,
 )
 from pants.util.frozendict import FrozenDict
 
 CATEGORIES = ("triton2triton", "hip2hip", "torch2hip", "repository")
-DTYPES = (
-    "float16", "bfloat16", "float32", "float64",
-    "int8", "int16", "int32", "int64", "uint8", "bool",
-)
-DIST_KINDS = ("normal", "uniform", "randint", "wide", "large", "constant")
-_ENTRY = re.compile(r"^[\w./-]+:[A-Za-z_]\w*$")
-
-
-def _fail(address: Address, alias: str, problem: str) -> InvalidFieldException:
-    return InvalidFieldException(
-        f"{address.spec_path}/BUILD: kernel_task '{address.target_name}': field '{alias}': {problem}"
-    )
 
 
 def _freeze(value: Any) -> Any:
@@ -45,12 +40,6 @@ def _freeze(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return tuple(_freeze(v) for v in value)
     return value
-
-
-def _check_relative_paths(paths: Iterable[str], address: Address, alias: str) -> None:
-    for path in paths:
-        if path.startswith("/") or ".." in path.split("/") or not path:
-            raise _fail(address, alias, f"'{path}' must be a path inside the task folder")
 
 
 class KernelTaskFilesField(MultipleSourcesField):
@@ -66,37 +55,30 @@ class KernelTaskCategoryField(StringField):
     help = "The task's category."
 
 
-class KernelTaskDescriptionField(StringField):
+class KernelTaskDescriptionField(DescriptionField):
+    # Replaces the description every target has: here it is the prompt, so it is required.
     alias = "description"
-    default = ""
+    required = True
     help = "The prompt an agent reads."
 
 
-class _PathsField(StringSequenceField):
-    @classmethod
-    def compute_value(cls, raw_value: Optional[Iterable[str]], address: Address):
-        value = super().compute_value(raw_value, address)
-        _check_relative_paths(value or (), address, cls.alias)
-        return value
-
-
-class KernelTaskBaselineField(_PathsField):
+class KernelTaskBaselineField(StringSequenceField):
     alias = "baseline"
     required = True
     help = "The files the agent starts from, relative to the task folder."
 
 
-class KernelTaskEditableField(_PathsField):
+class KernelTaskEditableField(StringSequenceField):
     alias = "editable"
     help = "The allow-list of files a candidate may hold (default: the baseline)."
 
 
-class KernelTaskSupportFilesField(_PathsField):
+class KernelTaskSupportFilesField(StringSequenceField):
     alias = "sources"
     help = "Other files the task needs (the reference, a repository's code base); never editable."
 
 
-class KernelTaskExemplarsField(_PathsField):
+class KernelTaskExemplarsField(StringSequenceField):
     alias = "exemplars"
     help = "Folders of known-faster candidates; never shown to agents."
 
@@ -106,31 +88,17 @@ class KernelTaskEntryField(StringField):
     required = True
     help = "`file:symbol` the harness calls: a Python function or a HIP extern \"C\" launcher."
 
-    @classmethod
-    def compute_value(cls, raw_value: Optional[str], address: Address) -> Optional[str]:
-        value = super().compute_value(raw_value, address)
-        if value is not None and not _ENTRY.match(value):
-            raise _fail(address, cls.alias, f"'{value}' is not of the form file:symbol")
-        return value
+
+class KernelTaskSignatureField(StringField):
+    alias = "signature"
+    required = True
+    help = "The entry's signature as shown to agents."
 
 
 class KernelTaskReferenceField(StringField):
     alias = "reference"
-    required = True
+    default = "baseline"
     help = "`file:symbol` of the PyTorch oracle, or `baseline` when the baseline is the oracle."
-
-    @classmethod
-    def compute_value(cls, raw_value: Optional[str], address: Address) -> Optional[str]:
-        value = super().compute_value(raw_value, address)
-        if value is not None and value != "baseline" and not _ENTRY.match(value):
-            raise _fail(address, cls.alias, f"'{value}' is neither 'baseline' nor file:symbol")
-        return value
-
-
-class KernelTaskSignatureField(StringField):
-    alias = "signature"
-    default = ""
-    help = "The entry's signature as shown to agents."
 
 
 class KernelTaskWrongField(StringField):
@@ -139,39 +107,34 @@ class KernelTaskWrongField(StringField):
     help = "Folder of a deliberately wrong candidate that validation must see fail."
 
 
-class KernelTaskFormulaField(StringField):
-    default = ""
-
-    @classmethod
-    def compute_value(cls, raw_value: Optional[str], address: Address) -> Optional[str]:
-        value = super().compute_value(raw_value, address)
-        if value and not re.fullmatch(r"[\w\s+\-*/().]+", value):
-            raise _fail(address, cls.alias, f"'{value}' may hold only arithmetic over dim names")
-        return value
-
-
-class KernelTaskFlopsField(KernelTaskFormulaField):
+class KernelTaskFlopsField(StringField):
     alias = "flops"
+    default = ""
     help = "Floating-point operations per call, as arithmetic over dim names."
 
 
-class KernelTaskBytesField(KernelTaskFormulaField):
+class KernelTaskBytesField(StringField):
     alias = "bytes"
+    default = ""
     help = "Bytes moved per call, as arithmetic over dim names and `esize`."
 
 
-class KernelTaskCommandField(StringField):
-    default = ""
-
-
-class KernelTaskBuildField(KernelTaskCommandField):
+class KernelTaskBuildField(StringField):
     alias = "build"
+    default = ""
     help = "Repository tasks: the code base's build command."
 
 
-class KernelTaskBenchField(KernelTaskCommandField):
+class KernelTaskBenchField(StringField):
     alias = "bench"
+    default = ""
     help = "Repository tasks: the code base's own benchmark command."
+
+
+class KernelTaskSkipField(StringField):
+    alias = "skip"
+    default = ""
+    help = "Why the task is skipped: suites leave it out and print this; it is still validated."
 
 
 class KernelTaskForbiddenField(StringSequenceField):
@@ -185,13 +148,20 @@ class KernelTaskArchsField(StringSequenceField):
     help = "GPU architectures the task supports."
 
 
+class KernelTaskAbiField(StringSequenceField):
+    alias = "abi"
+    help = "HIP tasks: the launcher's argument order, by input, output, dim and scalar names."
+
+
 class _PositiveIntField(IntField):
+    valid_numbers = ValidNumbers.positive_only
+
     @classmethod
     def compute_value(cls, raw_value: Optional[int], address: Address) -> Optional[int]:
-        value = super().compute_value(raw_value, address)
-        if value is not None and value <= 0:
-            raise _fail(address, cls.alias, f"must be positive, not {value}")
-        return value
+        # bool is an int in Python; True is never a count of seconds or evaluations.
+        if isinstance(raw_value, bool):
+            raise InvalidFieldTypeException(address, cls.alias, raw_value, expected_type="an integer")
+        return super().compute_value(raw_value, address)
 
 
 class KernelTaskBudgetField(_PositiveIntField):
@@ -206,8 +176,21 @@ class KernelTaskIterationsField(_PositiveIntField):
     help = "Evaluations allowed in one attempt."
 
 
+class KernelTaskTimeoutField(FloatField):
+    alias = "timeout"
+    valid_numbers = ValidNumbers.positive_only
+    help = "Seconds one evaluation of this task may take (default: the harness's timeout)."
+
+    @classmethod
+    def compute_value(cls, raw_value: Optional[float], address: Address) -> Optional[float]:
+        # Seconds are usually written as integers; FloatField alone would refuse `timeout=900`.
+        if isinstance(raw_value, int) and not isinstance(raw_value, bool):
+            raw_value = float(raw_value)
+        return super().compute_value(raw_value, address)
+
+
 class _LiteralField(Field):
-    """A literal list or dict, frozen; subclasses check its shape."""
+    """A literal list or dict, frozen; arena checks what its entries mean."""
 
     expected_type: ClassVar[type] = list
     default: ClassVar[Any] = None
@@ -217,38 +200,18 @@ class _LiteralField(Field):
         value = super().compute_value(raw_value, address)
         if value is None:
             return None
-        if not isinstance(value, cls.expected_type):
-            raise _fail(address, cls.alias, f"expected a {cls.expected_type.__name__}, got {value!r}")
-        cls.check(value, address)
+        # A tuple is as good as a list, as in Pants' own sequence fields.
+        accepted = (list, tuple) if cls.expected_type is list else (cls.expected_type,)
+        if not isinstance(value, accepted):
+            raise InvalidFieldTypeException(
+                address, cls.alias, value, expected_type=f"a {cls.expected_type.__name__}"
+            )
         return _freeze(value)
-
-    @classmethod
-    def check(cls, value: Any, address: Address) -> None:
-        pass
-
-
-def _check_tensor_specs(cls: type[Field], value: list, address: Address) -> None:
-    for spec in value:
-        if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
-            raise _fail(address, cls.alias, f"each entry needs a 'name': {spec!r}")
-        if not isinstance(spec.get("shape"), list):
-            raise _fail(address, cls.alias, f"'{spec['name']}' needs a 'shape' list")
-        dtype = spec.get("dtype", "$dtype")
-        if dtype != "$dtype" and dtype not in DTYPES:
-            raise _fail(address, cls.alias, f"'{spec['name']}' has unknown dtype '{dtype}'")
-        dist = spec.get("dist", {"kind": "normal"})
-        if not isinstance(dist, dict) or dist.get("kind", "normal") not in DIST_KINDS:
-            raise _fail(address, cls.alias, f"'{spec['name']}' has unknown distribution {dist!r}")
 
 
 class KernelTaskInputsField(_LiteralField):
     alias = "inputs"
-    required = True
     help = "Input tensors in call order: name, shape over dims, dtype, distribution."
-
-    @classmethod
-    def check(cls, value: list, address: Address) -> None:
-        _check_tensor_specs(cls, value, address)
 
 
 class KernelTaskOutputsField(_LiteralField):
@@ -256,36 +219,11 @@ class KernelTaskOutputsField(_LiteralField):
     required = True
     help = "Output tensors in return order: name, shape over dims, dtype."
 
-    @classmethod
-    def check(cls, value: list, address: Address) -> None:
-        if not value:
-            raise _fail(address, cls.alias, "declare at least one output")
-        _check_tensor_specs(cls, value, address)
-
 
 class KernelTaskCasesField(_LiteralField):
     alias = "cases"
     required = True
     help = "Test vectors: name, dims, dtype, seed; `timed` and `weight` for timed cases."
-
-    @classmethod
-    def check(cls, value: list, address: Address) -> None:
-        names = set()
-        for case in value:
-            if not isinstance(case, dict) or not isinstance(case.get("name"), str):
-                raise _fail(address, cls.alias, f"each case needs a 'name': {case!r}")
-            name = case["name"]
-            if name in names:
-                raise _fail(address, cls.alias, f"case '{name}' is declared twice")
-            names.add(name)
-            if not isinstance(case.get("dims"), dict):
-                raise _fail(address, cls.alias, f"case '{name}' needs a 'dims' dict")
-            if case.get("dtype") not in DTYPES:
-                raise _fail(address, cls.alias, f"case '{name}' has unknown dtype {case.get('dtype')!r}")
-            if not isinstance(case.get("seed"), int):
-                raise _fail(address, cls.alias, f"case '{name}' needs an integer 'seed'")
-        if not any(case.get("timed") for case in value):
-            raise _fail(address, cls.alias, "mark at least one case `timed`")
 
 
 class KernelTaskScalarsField(_LiteralField):
@@ -294,29 +232,16 @@ class KernelTaskScalarsField(_LiteralField):
     help = "Keyword arguments of the entry: a number, or a string naming a dim."
 
 
-class KernelTaskAbiField(StringSequenceField):
-    alias = "abi"
-    help = "HIP tasks: the launcher's argument order, by input, output, dim and scalar names."
-
-
 class KernelTaskTolerancesField(_LiteralField):
     alias = "tolerances"
     expected_type = dict
     help = "Per dtype {atol, rtol}, merged over the defaults."
 
-    @classmethod
-    def check(cls, value: dict, address: Address) -> None:
-        for dtype, tol in value.items():
-            if dtype not in DTYPES:
-                raise _fail(address, cls.alias, f"unknown dtype '{dtype}'")
-            if not isinstance(tol, dict) or set(tol) - {"atol", "rtol"}:
-                raise _fail(address, cls.alias, f"'{dtype}' needs only 'atol' and 'rtol'")
-
 
 class KernelTaskTarget(Target):
     alias = "kernel_task"
     core_fields = (
-        *COMMON_TARGET_FIELDS,
+        Tags,
         KernelTaskFilesField,
         KernelTaskCategoryField,
         KernelTaskDescriptionField,
@@ -342,6 +267,8 @@ class KernelTaskTarget(Target):
         KernelTaskArchsField,
         KernelTaskBuildField,
         KernelTaskBenchField,
+        KernelTaskSkipField,
+        KernelTaskTimeoutField,
     )
     help = "A kernel optimisation task: baseline, reference, test vectors, budgets (docs/task-format.md)."
 

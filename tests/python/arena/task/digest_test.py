@@ -4,6 +4,9 @@ import dataclasses
 from pathlib import Path
 from typing import Callable
 
+import pytest
+
+from arena.task import digest
 from arena.task.digest import SCORED_FIELDS, task_digest
 from arena.task.load import load_tasks
 from arena.task.task import Task
@@ -65,8 +68,29 @@ def test_every_scored_field_counts(triton_task: WriteTask, tmp_path: Path) -> No
     changed = {
         "flops": "6*M*N", "bytes": "3*M*N*esize", "forbidden": ("torch.exp",), "archs": ("sm_90",),
         "build": "make", "bench": "make bench", "scalars": {"s": 1}, "abi": ("x",),
-        "editable": ("kernel.py", "x"), "reference": None, "tolerances": {},
+        "editable": ("kernel.py", "x"), "reference": None, "tolerances": {}, "timeout": 30.0,
     }  # fmt: skip
     for name, value in changed.items():
         assert name in SCORED_FIELDS
         assert task_digest(dataclasses.replace(task, **{name: value}), tmp_path) != before, name
+
+
+def test_unchanged_by_skip(triton_task: WriteTask, tmp_path: Path) -> None:
+    triton_task()
+    before = task_digest(load_one(tmp_path), tmp_path)
+    triton_task(skip="needs FP8 hardware")
+    assert task_digest(load_one(tmp_path), tmp_path) == before
+
+
+def test_a_task_without_timeout_keeps_its_older_digest(
+    triton_task: WriteTask, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    triton_task()
+    task = load_one(tmp_path)
+    now = task_digest(task, tmp_path)
+    # The digest as it was computed before the timeout field existed.
+    monkeypatch.setattr(digest, "SCORED_FIELDS", tuple(name for name in SCORED_FIELDS if name != "timeout"))
+    assert task_digest(task, tmp_path) == now
+    assert task_digest(dataclasses.replace(task, timeout=600.0), tmp_path) == now  # not scored here
+    monkeypatch.undo()
+    assert task_digest(dataclasses.replace(task, timeout=600.0), tmp_path) != now

@@ -260,6 +260,13 @@ BAD = [
     ("forbidden", dict(forbidden=["torch softmax"]), None, "is not a dotted name"),
     ("description", dict(description=""), None, "field 'description': must not be empty"),
     ("name-type", dict(name=3), None, "field 'name': expected a string"),
+    ("baseline-type", dict(baseline="kernel.py"), None, "field 'baseline': expected a list of strings, got str"),
+    ("cases-type", dict(cases={"big": BIG}), None, "field 'cases': expected a list, got dict"),
+    ("budget-bool", dict(budget_seconds=True), None, "field 'budget_seconds': expected an integer, got bool"),
+    ("timeout-type", dict(timeout="60"), None, "field 'timeout': expected a number, got str '60'"),
+    ("timeout-zero", dict(timeout=0), None, "field 'timeout': seconds must be > 0, got 0"),
+    ("skip-type", dict(skip=True), None, "field 'skip': expected a string, got bool"),
+    ("skip-blank", dict(skip="  "), None, "field 'skip': give the reason the task is skipped"),
 ]
 
 
@@ -298,6 +305,26 @@ def test_required_field(triton_task: WriteTask, tmp_path: Path) -> None:
     triton_task(drop=("entry",))
     with pytest.raises(TaskDeclarationError, match="field 'entry': is required"):
         load_tasks(tmp_path)
+    triton_task(entry=None)  # as in Pants, None is the field left out
+    with pytest.raises(TaskDeclarationError, match="field 'entry': is required"):
+        load_tasks(tmp_path)
+
+
+def test_optional_fields_take_their_defaults(triton_task: WriteTask, tmp_path: Path) -> None:
+    dropped = ("name", "reference", "sources", "inputs", "tolerances", "forbidden", "exemplars", "wrong")
+    triton_task(cases=CASES, drop=dropped)
+    (task,) = load_tasks(tmp_path)
+    assert task.name == "softmax"  # the folder's name, as Pants names an unnamed target
+    assert task.address == "tasks/triton2triton/softmax:softmax"
+    assert task.reference is None and task.inputs == () and task.sources == ()
+    assert task.skip == "" and task.timeout is None
+
+
+def test_skip_and_timeout(triton_task: WriteTask, tmp_path: Path) -> None:
+    triton_task(skip=" needs FP8 hardware ", timeout=90)
+    (task,) = load_tasks(tmp_path)
+    assert task.skip == "needs FP8 hardware"
+    assert task.timeout == 90.0 and isinstance(task.timeout, float)
 
 
 def test_positional_and_star_arguments_rejected(triton_task: WriteTask, tmp_path: Path) -> None:
