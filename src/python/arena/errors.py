@@ -31,6 +31,11 @@ class NoDevice(ArenaError):
     """No GPU (or no backend able to run the task) is available."""
 
 
+class Unisolated(ArenaError):
+    """Nothing isolates candidate code on this runner (no OS sandbox, no container), and its
+    operator did not allow running untrusted candidates without it."""
+
+
 class PermissionDenied(ArenaError):
     """The caller may not do what it asked (e.g. read exemplars or hidden cases)."""
 

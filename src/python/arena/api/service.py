@@ -26,6 +26,7 @@ from arena.errors import (
     PermissionDenied,
     TaskDeclarationError,
     Unauthenticated,
+    Unisolated,
     UnknownTask,
 )
 from arena.runner.auth import Identity, Tokens
@@ -45,6 +46,7 @@ STATUS_CODES: dict[type[ArenaError], grpc.StatusCode] = {
     BudgetExhausted: grpc.StatusCode.RESOURCE_EXHAUSTED,  # QueueFull too
     NotReady: grpc.StatusCode.UNAVAILABLE,
     NoDevice: grpc.StatusCode.FAILED_PRECONDITION,
+    Unisolated: grpc.StatusCode.FAILED_PRECONDITION,
     TaskDeclarationError: grpc.StatusCode.FAILED_PRECONDITION,
     JobFailed: grpc.StatusCode.INTERNAL,
 }

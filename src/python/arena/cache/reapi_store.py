@@ -15,6 +15,7 @@ import json
 import time
 from typing import Any
 
+from arena.cache.seal import opens, seal
 from arena.candidate.candidate import Candidate
 from arena.evaluation.evaluation import Evaluation
 from arena.reapi.cas import Cas, ReapiUnavailable, digest_of, serialize
@@ -28,9 +29,14 @@ _RPC_TIMEOUT_S = 60.0
 class ReapiStore:
     """get/put like SqliteStore, over a REAPI action cache + CAS at `endpoint` (host:port)."""
 
-    def __init__(self, endpoint: str, instance: str = "", channel: Any = None) -> None:
+    def __init__(self, endpoint: str, secret: bytes, instance: str = "", channel: Any = None) -> None:
+        """`secret`: the key every runner sharing this cache holds (seal.py); rows written
+        without it read as misses."""
         import grpc
 
+        if len(secret) < 16:
+            raise ValueError("a shared score cache needs a secret of at least 16 bytes")
+        self._secret = secret
         self.endpoint = endpoint
         self._channel = channel or grpc.insecure_channel(endpoint)
         self._cas = Cas(self._channel, instance)
@@ -47,12 +53,17 @@ class ReapiStore:
         return digest_of(action), [command, root, action]
 
     def get(self, key: str) -> Evaluation | None:
-        blob = self._read(key, "arena-score")
-        return Evaluation.from_dict(json.loads(blob)) if blob is not None else None
+        """The evaluation under `key` if its seal opens with the secret (the blob is the seal, a
+        newline and the evaluation's JSON); else None, a miss."""
+        mark, _, text = (self._read(key, "arena-score") or b"").partition(b"\n")
+        if not opens(self._secret, key, text, mark.decode(errors="replace")):
+            return None
+        return Evaluation.from_dict(json.loads(text))
 
     def put(self, key: str, evaluation: Evaluation) -> None:
-        """Store (or replace) the evaluation under `key`; it is stored as not cached."""
-        self._write(key, "arena-score", json.dumps({**evaluation.to_dict(), "cached": False}, sort_keys=True).encode())
+        """Store (or replace) the evaluation under `key`, sealed; it is stored as not cached."""
+        text = json.dumps({**evaluation.to_dict(), "cached": False}, sort_keys=True).encode()
+        self._write(key, "arena-score", seal(self._secret, key, text).encode() + b"\n" + text)
 
     def keep(self, candidate: Candidate) -> None:
         """Keep the candidate's files in the CAS, found again by its digest (a manifest of paths to

@@ -1,4 +1,8 @@
-"""The default score cache: one SQLite file, safe to share between processes on one machine."""
+"""The default score cache: one SQLite file, safe to share between processes on one machine.
+
+Every row is sealed (seal.py) with the key in scores.key beside the file; a row whose seal does
+not open (written without the key) reads as a miss.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from contextlib import closing
 from pathlib import Path
 
 from arena.cache.blobs import FOLDER_NAME, CandidateStore
+from arena.cache.seal import load_key, opens, seal
 from arena.candidate.candidate import Candidate
 from arena.evaluation.evaluation import Evaluation
 
@@ -18,10 +23,12 @@ CREATE TABLE IF NOT EXISTS evaluations (
     evaluation TEXT NOT NULL,
     task TEXT NOT NULL,
     task_digest TEXT NOT NULL,
-    created INTEGER NOT NULL
+    created INTEGER NOT NULL,
+    seal TEXT
 );
 CREATE INDEX IF NOT EXISTS evaluations_by_task ON evaluations (task, created);
 """
+KEY_NAME = "scores.key"  # beside the database, readable by its owner only
 # Writers wait this long for another process's lock before failing.
 _BUSY_TIMEOUT_S = 30.0
 
@@ -37,10 +44,14 @@ class SqliteStore:
         self.path = Path(path)
         self.candidates = CandidateStore(self.path.parent / FOLDER_NAME)  # kept files, by digest
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._key = load_key(self.path.parent / KEY_NAME)
         with closing(self._connect()) as db:
             db.execute("PRAGMA journal_mode=WAL")
             with db:
                 db.executescript(_SCHEMA)
+                columns = {row[1] for row in db.execute("PRAGMA table_info(evaluations)")}
+                if "seal" not in columns:  # a cache from before rows were sealed: its rows read as misses
+                    db.execute("ALTER TABLE evaluations ADD COLUMN seal TEXT")
 
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None)
@@ -49,8 +60,14 @@ class SqliteStore:
 
     def get(self, key: str) -> Evaluation | None:
         with closing(self._connect()) as db:
-            row = db.execute("SELECT evaluation FROM evaluations WHERE key = ?", (key,)).fetchone()
-        return Evaluation.from_dict(json.loads(row[0])) if row else None
+            row = db.execute("SELECT key, evaluation, seal FROM evaluations WHERE key = ?", (key,)).fetchone()
+        return self._open(row)
+
+    def _open(self, row: tuple[str, str, str | None] | None) -> Evaluation | None:
+        """The row's evaluation if its seal opens with this store's key; else None (a miss)."""
+        if row is None or not opens(self._key, row[0], row[1].encode(), row[2]):
+            return None
+        return Evaluation.from_dict(json.loads(row[1]))
 
     def put(self, key: str, evaluation: Evaluation) -> None:
         """Store (or replace) the evaluation under `key`; it is stored as not cached."""
@@ -58,28 +75,28 @@ class SqliteStore:
         created = evaluation.created_unix_ms or int(time.time() * 1000)
         with closing(self._connect()) as db:
             db.execute(
-                "INSERT OR REPLACE INTO evaluations (key, evaluation, task, task_digest, created) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (key, text, evaluation.task, evaluation.task_digest, created),
+                "INSERT OR REPLACE INTO evaluations (key, evaluation, task, task_digest, created, seal) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (key, text, evaluation.task, evaluation.task_digest, created, seal(self._key, key, text.encode())),
             )
 
     def list_by_task(self, task: str) -> tuple[Evaluation, ...]:
         """Every stored evaluation of the task at `task` (its address), oldest first."""
         with closing(self._connect()) as db:
             rows = db.execute(
-                "SELECT evaluation FROM evaluations WHERE task = ? ORDER BY created, key", (task,)
+                "SELECT key, evaluation, seal FROM evaluations WHERE task = ? ORDER BY created, key", (task,)
             ).fetchall()
-        return tuple(Evaluation.from_dict(json.loads(row[0])) for row in rows)
+        return tuple(e for e in map(self._open, rows) if e is not None)
 
     def find(self, reference: str) -> Evaluation | None:
         """The evaluation stored under the key `reference`, else the newest with that id."""
         with closing(self._connect()) as db:
             row = db.execute(
-                "SELECT evaluation FROM evaluations WHERE key = ? OR json_extract(evaluation, '$.id') = ? "
+                "SELECT key, evaluation, seal FROM evaluations WHERE key = ? OR json_extract(evaluation, '$.id') = ? "
                 "ORDER BY key = ? DESC, created DESC LIMIT 1",
                 (reference, reference, reference),
             ).fetchone()
-        return Evaluation.from_dict(json.loads(row[0])) if row else None
+        return self._open(row)
 
     def keep(self, candidate: Candidate) -> None:
         """Keep the candidate's files beside the database (blobs/), so it can be run again."""

@@ -22,6 +22,7 @@ from arena.errors import (
     TaskDeclarationError,
     UnknownTask,
 )
+from arena.harness.version import pin_sources
 from arena.task.load import find_repo_root
 
 COMMANDS: dict[str, ModuleType] = {
@@ -78,6 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
+    pin_sources()  # the harness this process measures with: later jobs check it is unchanged
     try:
         args.repo_root = find_repo_root(args.repo_root)
         return int(COMMANDS[args.command].run(args))

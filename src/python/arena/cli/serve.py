@@ -43,6 +43,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="where each evaluation runs: this host, the pinned ROCm image (third_party/rocm/image.lock), "
         "or a REAPI GPU pool (--remote, --remote-gpu, --remote-image)",
     )
+    parser.add_argument(
+        "--allow-unisolated",
+        action="store_true",
+        help="run agents' candidates even where nothing isolates them (no bubblewrap sandbox here, "
+        "local executor): only for agents you trust; every evaluation records sandbox=none",
+    )
     parser.add_argument("--remote", metavar="HOST:PORT", help="the pool's REAPI Execution endpoint")
     parser.add_argument("--remote-gpu", default="MI300X", help="the pool's GPU model (platform property)")
     parser.add_argument("--remote-image", default="", help="repository@sha256:digest the workers run")
@@ -76,13 +82,20 @@ def run(args: argparse.Namespace) -> int:
     from arena.api.server import create_server, serve
 
     state = args.state or args.repo_root / ".arena" / "runner"
-    runner = open_runner(args.repo_root, state, lanes=lanes, max_pending=args.max_pending, executor=executor)
+    runner = open_runner(
+        args.repo_root,
+        state,
+        lanes=lanes,
+        max_pending=args.max_pending,
+        executor=executor,
+        require_isolation=not args.allow_unisolated,
+    )
     try:
         server, port = create_server(args.listen, runner, tokens)
         host = args.listen.rsplit(":", 1)[0]
         print(
             f"arena runner on {host}:{port}: lanes {','.join(lanes)}, executor {args.executor}, "
-            f"{len(tokens)} token(s), state {state}",
+            f"isolation {runner.isolation() or 'NONE'}, {len(tokens)} token(s), state {state}",
             flush=True,
         )
         serve(server)

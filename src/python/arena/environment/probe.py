@@ -22,6 +22,7 @@ from arena.environment.environment import Environment, fingerprint_environment
 # Distributions whose versions change what a kernel computes or how fast it runs.
 PACKAGES = ("torch", "triton", "numpy", "hip-python", "cuda-python", "cuda-bindings")
 IMAGE_DIGEST_VARIABLE = "ARENA_IMAGE_DIGEST"
+SANDBOX_VARIABLE = "ARENA_SANDBOX"  # "off": harness children run without the OS sandbox
 _PROBE_TIMEOUT_S = 20
 
 
@@ -83,6 +84,25 @@ def _rocm_gpu() -> dict[str, str]:
 
 
 @lru_cache(maxsize=1)
+def sandbox_tool() -> str:
+    """The OS sandbox harness children run in here: "bwrap <version>" when bubblewrap can make
+    its namespaces on this machine (tried once), "" when it is missing, refused, or turned off
+    with ARENA_SANDBOX=off. Recorded in every environment, so it is part of the fingerprint."""
+    if os.environ.get(SANDBOX_VARIABLE, "").strip().lower() in ("off", "0", "no", "false"):
+        return ""
+    if shutil.which("bwrap") is None:
+        return ""
+    trial = ["bwrap", "--unshare-all", "--unshare-user", "--die-with-parent", "--ro-bind", "/", "/", "true"]
+    try:
+        if subprocess.run(trial, capture_output=True, timeout=_PROBE_TIMEOUT_S, check=False).returncode != 0:
+            return ""
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    version = re.search(r"([\d.]+)", _command(["bwrap", "--version"]))
+    return f"bwrap {version.group(1) if version else ''}".strip()
+
+
+@lru_cache(maxsize=1)
 def probe_environment() -> Environment:
     """This machine as the parent sees it, fingerprinted; probed once per process."""
     gpu = _nvidia_gpu() or _rocm_gpu() or {"backend": "cpu-interpreter"}
@@ -92,6 +112,6 @@ def probe_environment() -> Environment:
         gpu_arch=gpu.get("gpu_arch", ""),
         driver=gpu.get("driver", ""),
         image_digest=os.environ.get(IMAGE_DIGEST_VARIABLE, ""),
-        versions=_versions(),
+        versions={**_versions(), "sandbox": sandbox_tool() or "none"},
     )
     return replace(environment, fingerprint=fingerprint_environment(environment))

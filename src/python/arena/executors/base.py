@@ -41,6 +41,11 @@ class Executor(Protocol):
         """What ran the evaluation, for provenance: always `executor` (local|docker|remote)."""
         ...
 
+    def isolation(self) -> str:
+        """What keeps candidate code away from the runner here ("" when nothing does): the OS
+        sandbox's name, "docker", the remote pool's."""
+        ...
+
     def environment(self, base: Environment) -> Environment:
         """The environment the evaluation records, from the parent's probe `base`, fingerprinted."""
         ...

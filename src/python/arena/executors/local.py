@@ -14,6 +14,7 @@ from typing import Any
 
 from arena.candidate.candidate import Candidate
 from arena.environment.environment import Environment
+from arena.environment.probe import sandbox_tool
 from arena.harness.result import HarnessResult
 from arena.harness.settings import HarnessSettings
 from arena.task.task import Task
@@ -62,6 +63,10 @@ class LocalExecutor:
         if self.device is not None:
             described["device"] = str(self.device)
         return described
+
+    def isolation(self) -> str:
+        """The OS sandbox each child runs in (harness/sandbox.py); "" where this machine has none."""
+        return sandbox_tool()
 
     def environment(self, base: Environment) -> Environment:
         """This host as probed, unchanged: the same measurement as `arena evaluate` without a

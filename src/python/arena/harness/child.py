@@ -11,6 +11,7 @@ candidate does becomes a status.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import resource
 import sys
@@ -65,6 +66,10 @@ def main() -> None:
         result = run.finish(
             status, [f"{run.stage}: {type(error).__name__}: {error}", cut(traceback.format_exc())]
         )
+    left = _processes_left_behind()
+    if left:
+        message = f"the candidate left {left} process(es) running; the sandbox's PID namespace killed them"
+        result = dataclasses.replace(result, errors=(*result.errors, message))
     from arena.harness.channel import sign_frame
 
     frame = sign_frame(key, result.to_json())
@@ -75,6 +80,15 @@ def main() -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)  # no candidate atexit hook or finalizer runs after the result
+
+
+def _processes_left_behind() -> int:
+    """Inside the sandbox's PID namespace, the processes besides its init (1) and this one: what
+    the candidate started and left running. Outside a sandbox, 0 (the host's are not ours)."""
+    if os.environ.get("ARENA_SANDBOXED") != "1":
+        return 0
+    mine = {1, os.getpid()}
+    return sum(1 for entry in os.listdir("/proc") if entry.isdigit() and int(entry) not in mine)
 
 
 def _set_limits(backend: str) -> None:

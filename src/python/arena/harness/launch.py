@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 from arena.candidate.candidate import Candidate
+from arena.environment.probe import sandbox_tool
 from arena.harness.channel import ChannelError, open_frame
 from arena.harness.job import (
     FOLDERS,
@@ -40,8 +41,9 @@ from arena.harness.job import (
     screen_candidate,
 )
 from arena.harness.result import HarnessResult
+from arena.harness.sandbox import sandboxed
 from arena.harness.settings import HarnessSettings
-from arena.harness.version import trusted_digest
+from arena.harness.version import check_sources, trusted_digest
 from arena.task.task import Task
 
 _PASS_ENV = (
@@ -69,6 +71,7 @@ def run_harness(
 ) -> HarnessResult:
     """Compile, check and time `candidate` (None: the baseline, a no-op) in a fresh process,
     the one `standby` has ready when given, else one started now."""
+    check_sources()
     chosen, refused = screen_candidate(task, candidate, repo_root)
     if refused is not None:
         return refused
@@ -97,16 +100,20 @@ class Child:
         self.trusted_digest = trusted_digest()  # the sources this child imports
         self.result_fd, write_fd = os.pipe()
         self.result_fd_in_child = write_fd  # pass_fds keeps the number
+        argv = [sys.executable, "-m", "arena.harness.child"]
+        self.sandbox = sandbox_tool()  # "" where this machine offers none (recorded in the environment)
+        if self.sandbox:
+            argv = sandboxed(argv, self.work)
         try:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "arena.harness.child"],
+                argv,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 pass_fds=(write_fd,),
                 start_new_session=True,
                 cwd=self.work / "work",
-                env=_child_env(self.work),
+                env=_child_env(self.work, sandboxed=bool(self.sandbox)),
             )
         except BaseException:
             os.close(self.result_fd)
@@ -191,7 +198,10 @@ class Standby:
             self._next = None
 
 
-def _child_env(work: Path) -> dict[str, str]:
+SANDBOXED_VARIABLE = "ARENA_SANDBOXED"
+
+
+def _child_env(work: Path, sandboxed: bool = False) -> dict[str, str]:
     env = {k: os.environ[k] for k in _PASS_ENV if k in os.environ}
     env.update(
         # Absolute: the child runs in the work folder, and test runners put relative entries here.
@@ -203,6 +213,8 @@ def _child_env(work: Path) -> dict[str, str]:
         PYTHONNOUSERSITE="1",
         PYTHONUNBUFFERED="1",
     )
+    if sandboxed:
+        env[SANDBOXED_VARIABLE] = "1"  # the child then reports processes left in its PID namespace
     return env
 
 

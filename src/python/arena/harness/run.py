@@ -66,6 +66,10 @@ class Run:
         backend = select_backend(self.settings.backend)
         if backend == "cpu":
             os.environ["TRITON_INTERPRET"] = "1"  # before triton is first imported
+            if not self.task.category.is_hip:
+                from arena.harness.backends.interpreter import allow_autotune
+
+                allow_autotune()
         from arena.harness.environment import probe_environment
 
         self._mark("backend chosen")
@@ -387,9 +391,12 @@ class Run:
             )
             if timing.error:
                 raise Verdict("INCORRECT", f"case {case.name}: {timing.error}")
-            cheat = hidden_work(timing)
-            if cheat:
-                raise Verdict("CHEAT_DETECTED", f"case {case.name}: {cheat}")
+            # A note, not a verdict: host-side launch cost (autotuned kernels) explains wall time too.
+            # Work really hidden on another stream is judged by the profiled call, which every
+            # candidate measured faster gets.
+            note = hidden_work(timing)
+            if note:
+                self._mark(f"case {case.name}: {note}")
             index = next(i for i, o in enumerate(self.cases) if o.name == case.name)
             self.cases[index] = dataclasses.replace(
                 self.cases[index],

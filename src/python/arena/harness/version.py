@@ -1,15 +1,21 @@
 """Which code made a result: digests of the arena's own sources, computed from the files.
 
 `harness_version` is recorded with every evaluation. `trusted_digest` covers what the harness
-child imports as trusted code; a parent compares it before and after a run, so a candidate that
-edits those sources is caught. Nothing here is bumped by hand.
+child imports as trusted code. A process pins it when it starts (the CLI, a runner) and checks it
+before every job: sources edited after the start (by a candidate's leftover process, say) stop
+every later job with SourcesChanged instead of measuring with edited code. A parent also compares
+it before and after each run, so a candidate that edits them mid-run is caught. Nothing here is
+bumped by hand.
 """
 
 from __future__ import annotations
 
 import hashlib
+import threading
 from functools import lru_cache
 from pathlib import Path
+
+from arena.errors import ArenaError
 
 ARENA_ROOT = Path(__file__).resolve().parent.parent  # the arena package folder
 TRUSTED_PACKAGES = ("harness", "task", "candidate")  # sources that must not change during a run
@@ -46,3 +52,31 @@ def harness_version() -> str:
 def trusted_digest() -> str:
     """The digest of the trusted packages' sources as they are on disk now (never cached)."""
     return packages_digest(TRUSTED_PACKAGES)
+
+
+class SourcesChanged(ArenaError):
+    """The trusted sources on disk are not the ones this process started with; restart it."""
+
+
+_pinned: list[str] = []
+_pin_lock = threading.Lock()
+
+
+def pin_sources() -> str:
+    """Pin the trusted sources' digest as they are now, once per process; returns the pinned one."""
+    with _pin_lock:
+        if not _pinned:
+            _pinned.append(trusted_digest())
+        return _pinned[0]
+
+
+def check_sources() -> None:
+    """Raise SourcesChanged unless the trusted sources are still the pinned ones (pinning them
+    now if nothing pinned them yet)."""
+    pinned = pin_sources()
+    now = trusted_digest()
+    if now != pinned:
+        raise SourcesChanged(
+            f"the harness's trusted sources changed on disk since this process started "
+            f"(digest {pinned[:12]} then, {now[:12]} now); no job runs until it is restarted"
+        )

@@ -14,12 +14,13 @@ from typing import Any, Callable, Iterator
 
 from arena.cache.sqlite_store import SqliteStore
 from arena.candidate.candidate import Candidate, accept_candidate
-from arena.environment.probe import probe_environment
-from arena.errors import InvalidRequest, NotFound, NotReady, PermissionDenied, UnknownTask
+from arena.environment.probe import probe_environment, sandbox_tool
+from arena.errors import InvalidRequest, NotFound, NotReady, PermissionDenied, Unisolated, UnknownTask
 from arena.evaluation.evaluate import Store, evaluate
 from arena.evaluation.evaluation import Evaluation
 from arena.executors.base import Executor
 from arena.harness.settings import HarnessSettings
+from arena.harness.version import pin_sources
 from arena.runner import attempts
 from arena.runner.auth import Identity
 from arena.runner.database import Database
@@ -51,7 +52,10 @@ class Runner:
         clock: Callable[[], float] = time.time,
         durable: bool = True,
         executor: Executor | None = None,
+        require_isolation: bool = False,
     ) -> None:
+        """`require_isolation`: refuse agents' candidates when the executor isolates nothing
+        (Executor.isolation()); operators' own evaluations still run."""
         self.repo_root = repo_root
         self.lanes = lanes
         self._evaluate = evaluate
@@ -59,6 +63,7 @@ class Runner:
         self._store = store
         self._clock = clock
         self._executor = executor  # None: evaluate's own run_harness on this host
+        self._require_isolation = require_isolation
         self._tasks = {task.address: task for task in (tasks if tasks is not None else load_tasks(repo_root))}
         self._views: dict[str, TaskView] = {}
         self._database = Database(state_dir / STATE_FILE, durable=durable)
@@ -71,7 +76,12 @@ class Runner:
             on_lane_start=getattr(executor, "prepare", None),  # e.g. start a lane's first child now
         )
 
+    def isolation(self) -> str:
+        """What isolates candidate code here: the executor's answer, or this host's OS sandbox."""
+        return self._executor.isolation() if self._executor is not None else sandbox_tool()
+
     def start(self) -> Runner:
+        pin_sources()  # every job checks the harness on disk is still the one pinned here
         self._queue.start()
         return self
 
@@ -115,6 +125,11 @@ class Runner:
         """
         task = self.find_task(candidate.task)
         candidate = accept_candidate(task, candidate.files)
+        if self._require_isolation and not identity.operator and not self.isolation():
+            raise Unisolated(
+                "this runner has no sandbox for candidate code (install bubblewrap, or use the docker or remote "
+                "executor); its operator may allow running without one (arena serve --allow-unisolated)"
+            )
         if not attempt_id and not identity.operator:
             raise PermissionDenied("evaluations outside an attempt are for operators; open an attempt first")
         job = Job(
@@ -223,6 +238,7 @@ def open_runner(
     from arena.executors.local import LocalExecutor
 
     options["executor"] = options.get("executor") or LocalExecutor()
+    options.setdefault("require_isolation", True)
     return Runner(
         repo_root,
         state_dir,

@@ -17,6 +17,7 @@ pytestmark = pytest.mark.skipif(
     reason="the optional `buildgrid` package (REAPI messages and a server) is not installed",
 )
 
+SECRET = b"runner-pool-secret-0123456789"
 TINY_BUILD = """
 kernel_task(
     name="y",
@@ -46,7 +47,7 @@ def evaluation(id: str, points: float) -> Evaluation:
 def test_put_then_get_round_trips_through_the_action_cache(buildgrid: str) -> None:
     from arena.cache.reapi_store import ReapiStore
 
-    store = ReapiStore(buildgrid, "arena")
+    store = ReapiStore(buildgrid, SECRET, "arena")
     try:
         assert store.get("k1") is None
         store.put("k1", evaluation("e1", 150.0))
@@ -56,7 +57,7 @@ def test_put_then_get_round_trips_through_the_action_cache(buildgrid: str) -> No
         assert store.get("k1") == evaluation("e2", 170.0)
     finally:
         store.close()
-    again = ReapiStore(buildgrid, "arena")  # another client (another machine) sees the same scores
+    again = ReapiStore(buildgrid, SECRET, "arena")  # another client (another machine) sees the same scores
     try:
         got = again.get("k1")
         assert got is not None and got.id == "e2" and not got.cached
@@ -70,7 +71,7 @@ def test_the_key_is_the_action_digest_and_large_blobs_stream(buildgrid: str) -> 
     from arena.cache.reapi_store import ReapiStore
     from arena.reapi.cas import Cas, digest_of
 
-    store = ReapiStore(buildgrid, "arena")
+    store = ReapiStore(buildgrid, SECRET, "arena")
     try:
         digest, blobs = store._action("k3")
         assert digest == digest_of(blobs[-1])  # the Action's own digest addresses the entry
@@ -106,10 +107,43 @@ def test_evaluate_uses_it_as_its_store(buildgrid: str, tmp_path: Path) -> None:
         runs.append(1)
         return HarnessResult(status="PASSED", compiled=True, correct=True)
 
-    store = ReapiStore(buildgrid, "arena")
+    store = ReapiStore(buildgrid, SECRET, "arena")
     try:
         first = evaluate(task, None, repo, HarnessSettings(), store, runner=runner)
         second = evaluate(task, None, repo, HarnessSettings(), store, runner=runner)
     finally:
         store.close()
     assert len(runs) == 1 and second.cached and second.id == first.id
+
+
+def test_a_row_written_without_the_secret_is_a_miss(buildgrid: str) -> None:
+    from arena.cache.reapi_store import ReapiStore
+
+    honest = ReapiStore(buildgrid, SECRET, "arena")
+    forger = ReapiStore(buildgrid, b"a-guess-at-the-pool-secret", "arena")
+    try:
+        forger.put("k1", evaluation("forged", 99999.0))
+        assert honest.get("k1") is None  # a forged row never reads as a score
+        honest.put("k1", evaluation("e1", 150.0))
+        assert honest.get("k1") == evaluation("e1", 150.0)
+        assert forger.get("k1") is None
+        with pytest.raises(ValueError, match="secret"):
+            ReapiStore(buildgrid, b"short", "arena")
+    finally:
+        honest.close()
+        forger.close()
+
+
+def test_candidates_are_kept_in_the_cas_and_checked_on_the_way_back(buildgrid: str) -> None:
+    from arena.cache.reapi_store import ReapiStore
+    from arena.candidate.candidate import Candidate
+
+    store = ReapiStore(buildgrid, SECRET, "arena")
+    try:
+        candidate = Candidate("tasks/x/y:y", {"k.py": b"def f(x):\n    return x\n", "lib/u.py": b"u = 1\n"})
+        assert store.kept(candidate.digest, "tasks/x/y:y") is None
+        store.keep(candidate)
+        assert store.kept(candidate.digest, "tasks/x/y:y") == candidate
+        assert store.kept("0" * 64, "tasks/x/y:y") is None
+    finally:
+        store.close()

@@ -72,3 +72,51 @@ def test_concurrent_processes_lose_nothing(tmp_path: Path) -> None:
         worker.join(120)
         assert worker.exitcode == 0
     assert len(SqliteStore(Path(path)).list_by_task("tasks/t/a:a")) == 160
+
+
+def test_a_row_changed_or_written_without_the_key_is_a_miss(tmp_path: Path) -> None:
+    # The attack: code that reaches the file (not its key) rewrites a row to a forged score.
+    import json
+    import sqlite3
+    import stat
+
+    store = SqliteStore(tmp_path / "s.sqlite")
+    store.put("k", _evaluation())
+    key_file = tmp_path / "scores.key"
+    assert stat.S_IMODE(key_file.stat().st_mode) == 0o600 and len(key_file.read_bytes()) == 32
+    forged = json.dumps({**_evaluation().to_dict(), "score": {"points": 99999.0}})
+    with sqlite3.connect(tmp_path / "s.sqlite") as db:
+        db.execute("UPDATE evaluations SET evaluation = ? WHERE key = 'k'", (forged,))
+        db.execute(
+            "INSERT INTO evaluations (key, evaluation, task, task_digest, created, seal) VALUES (?, ?, ?, ?, ?, ?)",
+            ("k2", forged, "tasks/t/a:a", "d1", 1, "0" * 64),
+        )
+    assert store.get("k") is None and store.get("k2") is None
+    assert store.find("e1") is None and store.list_by_task("tasks/t/a:a") == ()
+    store.put("k", _evaluation())  # evaluated again, sealed again
+    assert store.get("k") == _evaluation()
+
+
+def test_a_row_does_not_open_under_another_key(tmp_path: Path) -> None:
+    import sqlite3
+
+    store = SqliteStore(tmp_path / "s.sqlite")
+    store.put("k1", _evaluation())
+    with sqlite3.connect(tmp_path / "s.sqlite") as db:  # a valid row moved to another cache key
+        db.execute("UPDATE evaluations SET key = 'k2' WHERE key = 'k1'")
+    assert store.get("k2") is None
+
+
+def test_a_cache_from_before_seals_reads_as_misses(tmp_path: Path) -> None:
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "s.sqlite") as db:
+        db.execute(
+            "CREATE TABLE evaluations (key TEXT PRIMARY KEY, evaluation TEXT NOT NULL, task TEXT NOT NULL, "
+            "task_digest TEXT NOT NULL, created INTEGER NOT NULL)"
+        )
+        db.execute("INSERT INTO evaluations VALUES ('k', '{}', 't', 'd', 1)")
+    store = SqliteStore(tmp_path / "s.sqlite")
+    assert store.get("k") is None
+    store.put("k", _evaluation())
+    assert store.get("k") == _evaluation()

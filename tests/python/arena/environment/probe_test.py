@@ -61,3 +61,30 @@ def test_probe_without_a_gpu_tool_is_the_cpu_interpreter(monkeypatch: pytest.Mon
     assert found.backend == "cpu-interpreter" and not has_gpu(found)
     assert "python" in found.versions
     assert found.versions.get("torch")  # from package metadata, torch itself is not imported
+
+
+def test_the_sandbox_is_probed_turned_off_on_request_and_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sandbox_tool = env_module.sandbox_tool
+    sandbox_tool.cache_clear()
+    probe_environment.cache_clear()
+    try:
+        monkeypatch.setenv("ARENA_SANDBOX", "off")
+        assert sandbox_tool() == ""
+        assert probe_environment().versions["sandbox"] == "none"
+        sandbox_tool.cache_clear()
+        probe_environment.cache_clear()
+        # A bwrap that cannot make namespaces (refused by the kernel, say) is no sandbox either.
+        _fake_tool(tmp_path, "bwrap", "bwrap: No permissions to creating new namespace")
+        (tmp_path / "bwrap").write_text("#!/bin/sh\necho 'bwrap: cannot create namespace' >&2\nexit 1\n")
+        monkeypatch.setenv("ARENA_SANDBOX", "auto")
+        monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+        assert sandbox_tool() == ""
+        sandbox_tool.cache_clear()
+        (tmp_path / "bwrap").write_text("#!/bin/sh\n[ \"$1\" = --version ] && echo 'bubblewrap 0.8.0'\nexit 0\n")
+        assert sandbox_tool() == "bwrap 0.8.0"
+        assert probe_environment().versions["sandbox"] == "bwrap 0.8.0"
+    finally:
+        sandbox_tool.cache_clear()
+        probe_environment.cache_clear()

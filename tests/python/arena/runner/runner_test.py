@@ -19,6 +19,7 @@ from arena.errors import (
     NotReady,
     PermissionDenied,
     StateBusy,
+    Unisolated,
     UnknownTask,
 )
 from arena.evaluation.evaluation import Evaluation
@@ -274,3 +275,49 @@ def test_a_changed_task_makes_the_same_candidate_a_new_job() -> None:
     candidate = Candidate("tasks/t/a:a", {"kernel.py": b"x"})
     assert job_id("alice", "att", candidate, "digest-1") == job_id("alice", "att", candidate, "digest-1")
     assert job_id("alice", "att", candidate, "digest-1") != job_id("alice", "att", candidate, "digest-2")
+
+
+class _Executor:
+    """Just enough of an Executor for the isolation rule (the fake evaluate never calls run)."""
+
+    def __init__(self, isolation: str) -> None:
+        self._isolation = isolation
+
+    def run(self, *args: object) -> None:
+        raise AssertionError("not called by the fake evaluate")
+
+    def describe(self) -> dict[str, str]:
+        return {"executor": "fake"}
+
+    def isolation(self) -> str:
+        return self._isolation
+
+    def environment(self, base):  # type: ignore[no-untyped-def]
+        return base
+
+
+def _evaluate_with(fake):  # type: ignore[no-untyped-def]
+    """The fake evaluate, taking the executor's run and environment as the real one does."""
+    return lambda task, candidate, repo_root, settings, store, **_: fake(task, candidate, repo_root, settings, store)
+
+
+def test_agents_candidates_need_isolation_unless_the_operator_allows_none(repo: Path, make_runner, kit) -> None:
+    bare = make_runner(repo, _evaluate_with(kit.FakeEvaluate()), executor=_Executor(""), require_isolation=True)
+    attempt = bare.open_attempt(ALICE, SOFTMAX)
+    with pytest.raises(Unisolated, match="no sandbox"):
+        list(bare.evaluate(ALICE, attempt.id, kit.candidate("speedup=1.5")))
+    assert bare.get_attempt(ALICE, attempt.id).iterations_left == attempt.iterations_left  # nothing spent
+    assert final(bare.evaluate(OPS, "", kit.candidate("speedup=1.5"))).correct  # an operator's own run
+
+
+def test_a_sandboxed_or_allowed_runner_takes_agents_candidates(repo: Path, tmp_path: Path, kit) -> None:
+    for executor, required in ((_Executor("bwrap 0.8.0"), True), (_Executor(""), False)):
+        runner = Runner(
+            repo, tmp_path / f"state-{required}", _evaluate_with(kit.FakeEvaluate()), tasks=load_tasks(repo), durable=False,
+            executor=executor, require_isolation=required,  # type: ignore[arg-type]
+        ).start()
+        try:
+            attempt = runner.open_attempt(ALICE, SOFTMAX)
+            assert final(runner.evaluate(ALICE, attempt.id, kit.candidate("speedup=1.5"))).correct
+        finally:
+            runner.stop(timeout_s=2)
