@@ -82,7 +82,8 @@ def _run_task(task: Task, device: torch.device, flush, args, workdir: Path) -> t
     for folder in task.exemplars:
         candidates[folder] = _load(task, folder, workdir, "exemplar")
     wrong = _load(task, task.wrong, workdir, "wrong") if task.wrong else None
-    reference = load_python_entry(REPO_ROOT / task.task_dir, task.reference, "reference")
+    # reference="baseline" declares the baseline the oracle, as the harness reads it.
+    reference = load_python_entry(REPO_ROOT / task.task_dir, task.reference or task.entry, "reference")
     failures: list[str] = []
     wrong_failed = False
     rows: list[dict] = []
@@ -165,7 +166,7 @@ def _time_case(candidates: dict, inputs: list, scalars: dict, flush, reps: int) 
     for fn in candidates.values():  # compile and warm up
         fn.invoke(inputs, scalars, [], {})
     torch.cuda.synchronize()
-    events = {label: [] for label in candidates}
+    events: dict[str, list[tuple[torch.cuda.Event, torch.cuda.Event]]] = {label: [] for label in candidates}
     for _ in range(reps):
         for label, fn in candidates.items():
             flush()

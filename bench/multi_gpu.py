@@ -414,7 +414,11 @@ def measure(args: argparse.Namespace, repo_root: Path) -> int:
     report = report_runs(alone, busy, gpus)
     document["report"] = report
     document["failures"] = [
-        {"lanes": run.lanes, "task": job.task, "error": job.error or job.evaluation["status"]}
+        {
+            "lanes": run.lanes,
+            "task": job.task,
+            "error": job.error if job.evaluation is None else job.error or job.evaluation["status"],
+        }
         for run in (alone, busy)
         for job in run.jobs
         if job.evaluation is None or job.evaluation["status"] != "PASSED"
@@ -479,7 +483,8 @@ def summarize_suites(work: Path) -> tuple[dict[str, Any], list[str]]:
 
 def summarize_timing(document: dict[str, Any] | None, name: str = "timing.json") -> list[str]:
     if document is None:
-        return [f"## Timing precision ({name})", "", f"no {name} (the step failed or was cut short: see device_check.log)"]
+        missing = f"no {name} (the step failed or was cut short: see device_check.log)"
+        return [f"## Timing precision ({name})", "", missing]
     lines = [
         f"## Timing precision ({name})",
         "",

@@ -28,7 +28,7 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Callable, Iterator
 
 import torch
 import triton
@@ -250,6 +250,11 @@ def evaluation_overhead() -> dict:
     return {"runs": runs}
 
 
+def _marker(marks: list, begin: float) -> Callable[[str], None]:
+    """A mark function for profile_call: appends (label, seconds since `begin`) to `marks`."""
+    return lambda label: marks.append((label, round(time.perf_counter() - begin, 4)))
+
+
 def profiler_start_cost(calls: int = 3) -> dict:
     """arena.harness.profile.profile_call on one small kernel, `calls` times in this process: is
     the profiler's start (3-5 s inside a harness child) paid once per process or every time?"""
@@ -260,9 +265,7 @@ def profiler_start_cost(calls: int = 3) -> dict:
     for _ in range(calls):
         begin = time.perf_counter()
         marks: list = []
-        operations = profile_call(
-            lambda: x.add_(1), x.device, lambda label: marks.append((label, round(time.perf_counter() - begin, 4)))
-        )
+        operations = profile_call(lambda: x.add_(1), x.device, _marker(marks, begin))
         runs.append({"total_s": round(time.perf_counter() - begin, 4), "marks": marks, "operations": len(operations)})
     return {"runs": runs}
 
@@ -362,7 +365,7 @@ def main() -> None:
 
 def _headline(entry: dict, variants: dict) -> dict:
     """Median and CV per method, no-op ratios and 2x ratios: the line printed per kernel."""
-    line = {
+    line: dict[str, Any] = {
         key: (round(value["median_us"], 3), f"{100 * value['cv']:.3f}%")
         for key, value in entry.items()
         if isinstance(value, dict) and "cv" in value

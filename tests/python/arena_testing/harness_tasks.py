@@ -31,6 +31,31 @@ def add(x, y):
     return z
 """
 
+# The same sum, autotuned over 12 configs (host-side launch cost, a config chosen per size).
+AUTOTUNED_ADD = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.autotune(
+    configs=[triton.Config({"BLOCK": b}, num_warps=w) for b in (64, 128, 256, 512) for w in (1, 2, 4)],
+    key=["n"],
+)
+@triton.jit
+def _add_kernel(x_ptr, y_ptr, z_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.store(z_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) + tl.load(y_ptr + offsets, mask=mask), mask=mask)
+
+
+def add(x, y):
+    z = torch.empty_like(x)
+    n = x.numel()
+    _add_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, y, z, n)
+    return z
+"""
+
 REFERENCE = """
 import torch
 

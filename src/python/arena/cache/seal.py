@@ -8,28 +8,33 @@ that folder (docs/harness.md, the sandbox).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import os
 import secrets
+import tempfile
 from pathlib import Path
 
 KEY_BYTES = 32
 
 
 def load_key(path: Path) -> bytes:
-    """The key in `path`, made (owner-only) on first use; two processes racing make one key."""
+    """The key in `path`, made (owner-only) on first use. The file appears whole or not at all
+    (written aside, then linked into place), so racing processes all read the one that won."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        key = path.read_bytes()
-        if len(key) != KEY_BYTES:
-            raise ValueError(f"{path} does not hold a {KEY_BYTES}-byte key") from None
-        return key
-    key = secrets.token_bytes(KEY_BYTES)
-    with os.fdopen(descriptor, "wb") as out:
-        out.write(key)
+    if not path.exists():
+        descriptor, aside = tempfile.mkstemp(dir=path.parent, prefix=".key-")  # mode 0600
+        try:
+            with os.fdopen(descriptor, "wb") as out:
+                out.write(secrets.token_bytes(KEY_BYTES))
+            with contextlib.suppress(FileExistsError):
+                os.link(aside, path)
+        finally:
+            os.unlink(aside)
+    key = path.read_bytes()
+    if len(key) != KEY_BYTES:
+        raise ValueError(f"{path} does not hold a {KEY_BYTES}-byte key")
     return key
 
 

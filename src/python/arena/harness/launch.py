@@ -140,9 +140,8 @@ class Child:
         if timed_out:
             return failure("TIMEOUT", f"no result within {timeout_s:g} s; the process group was killed", log)
         if not streams["result"]:
-            return failure(
-                "RUNTIME_ERROR", f"the child {_describe_exit(self.process.returncode)} without a result", log
-            )
+            ending = _describe_exit(self.process.returncode, bool(self.sandbox))
+            return failure("RUNTIME_ERROR", f"the child {ending} without a result", log)
         try:
             return HarnessResult.from_json(open_frame(job.key_bytes, bytes(streams["result"])))
         except ChannelError as error:
@@ -265,7 +264,11 @@ def _kill_group(child: subprocess.Popen[bytes]) -> None:
         os.killpg(child.pid, signal.SIGKILL)
 
 
-def _describe_exit(code: int | None) -> str:
+def _describe_exit(code: int | None, sandboxed: bool = False) -> str:
+    """How the child ended; in the sandbox, bubblewrap exits 128 + N when the child dies of signal N."""
+    if code is not None and sandboxed and 128 < code < 128 + 65:
+        code = -(code - 128)
     if code is not None and code < 0:
-        return f"was killed by {signal.Signals(-code).name}"
+        with contextlib.suppress(ValueError):
+            return f"was killed by {signal.Signals(-code).name}"
     return f"exited with code {code}"

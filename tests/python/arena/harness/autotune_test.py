@@ -1,28 +1,6 @@
 """An autotuned Triton candidate (many configs) passes on the CPU interpreter like any other."""
 
-AUTOTUNED_ADD = """
-import torch
-import triton
-import triton.language as tl
-
-
-@triton.autotune(
-    configs=[triton.Config({"BLOCK": b}, num_warps=w) for b in (64, 128, 256, 512) for w in (1, 2, 4)],
-    key=["n"],
-)
-@triton.jit
-def _add_kernel(x_ptr, y_ptr, z_ptr, n, BLOCK: tl.constexpr):
-    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offsets < n
-    tl.store(z_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) + tl.load(y_ptr + offsets, mask=mask), mask=mask)
-
-
-def add(x, y):
-    z = torch.empty_like(x)
-    n = x.numel()
-    _add_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, y, z, n)
-    return z
-"""
+from arena_testing.harness_tasks import AUTOTUNED_ADD
 
 
 def test_an_autotuned_candidate_passes_on_the_interpreter(run_candidate):

@@ -4,7 +4,7 @@ validates. Skipped where torch sees no GPU (run them on the GPU machine)."""
 import pytest
 import torch
 
-from arena_testing.harness_tasks import TRITON_ADD, build_task
+from arena_testing.harness_tasks import AUTOTUNED_ADD, TRITON_ADD, build_task
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
 
@@ -58,3 +58,13 @@ def test_the_profiler_sees_work_on_a_side_stream():
     escaped = off_stream(operations)
     assert len(operations) == 3 and len(escaped) == 1, operations
     assert escaped[0].stream != operations[0].stream == operations[1].stream
+
+
+def test_an_autotuned_candidate_is_no_side_stream_cheat(run_candidate, tmp_path):
+    # Before: the wall-clock cross-check read an autotuner's host-side launch cost as hidden work
+    # (CHEAT_DETECTED). Now it is a note; the profiled call judges streams.
+    task = build_task(tmp_path, n=1 << 22)
+    result = run_candidate(AUTOTUNED_ADD, task=task, backend="auto", budget_s_per_case=0.3)
+    assert result.status == "PASSED", result.errors
+    timed = next(c for c in result.cases if c.name == "main")
+    assert timed.candidate_us and timed.candidate_wall_us > 0

@@ -1,0 +1,204 @@
+"""The job protocol (arena.harness.job): the document a child reads, the screen before anything
+starts, the folders a child gets, and what a parent believes of the frame that comes back."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from arena.candidate.candidate import Candidate
+from arena.harness import launch
+from arena.harness.channel import sign_frame
+from arena.harness.job import (
+    FOLDERS,
+    Job,
+    JobError,
+    lay_out,
+    new_job,
+    read_result,
+    screen_candidate,
+)
+from arena.harness.result import CaseOutcome, HarnessResult, StageLog
+from arena.harness.settings import HarnessSettings
+from arena.task.codec import task_from_dict
+from arena.task.task import Task
+from arena_testing.harness_tasks import REFERENCE, build_task
+
+KEY = bytes(range(32))
+DIRS = {name: f"/job/{name}" for name in FOLDERS}
+SETTINGS = HarnessSettings(backend="cpu", hidden_seeds=1)
+# What the add task's cases are called in a result: the declared ones and one hidden copy each.
+ALL_CASES = ("small", "main", "small~hidden0", "main~hidden0")
+
+
+@pytest.fixture
+def task(tmp_path: Path) -> Task:
+    return build_task(tmp_path)
+
+
+def _passed(names: tuple[str, ...] = ALL_CASES) -> HarnessResult:
+    return HarnessResult(
+        status="PASSED",
+        compiled=True,
+        correct=True,
+        stages=(StageLog("check", True, 0.5, "4 of 4 cases correct"),),
+        cases=tuple(CaseOutcome(n, correct=True, timed=n == "main", hidden="~" in n) for n in names),
+        environment={"backend": "cpu"},
+    )
+
+
+# -- the job document ---------------------------------------------------------------------------
+
+
+def test_a_job_survives_its_json_and_carries_the_task_whole(task: Task) -> None:
+    job = new_job(task, HarnessSettings(backend="cpu", secret_seed=42, cases=("small",)), DIRS, KEY, 7)
+    again = Job.from_json(job.to_json())
+    assert again.canonical_json() == job.canonical_json()
+    assert Job.from_json(again.to_json()) == again  # JSON types from the first trip on
+    assert again.key_bytes == KEY and again.result_fd == 7 and again.secret_seed == 42
+    assert dict(again.dirs) == DIRS and again.settings["cases"] == ["small"]
+    assert task_from_dict(dict(again.task)) == task  # the child rebuilds the same task from it
+
+
+def test_the_canonical_text_does_not_depend_on_key_order(task: Task) -> None:
+    job = new_job(task, SETTINGS, DIRS, KEY)
+    raw = job.to_dict()
+    raw["task"] = dict(reversed(list(raw["task"].items())))
+    reordered = Job.from_json(json.dumps(raw).encode())
+    assert reordered.to_json() != job.to_json()
+    assert reordered.canonical_json() == job.canonical_json()
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        b"",
+        b"not json",
+        b"[1, 2]",  # a list, not an object
+        b'{"task": {}, "settings": {}, "dirs": {}, "secret_seed": 1, "key": "00"}',  # no result_fd
+        b'{"task": {}, "settings": {}, "dirs": [], "secret_seed": 1, "key": "00", "result_fd": 3}',
+        b'{"task": {}, "settings": {}, "dirs": {}, "secret_seed": "x", "key": "00", "result_fd": 3}',
+        b'{"task": 5, "settings": {}, "dirs": {}, "secret_seed": 1, "key": "00", "result_fd": 3}',
+    ],
+)
+def test_a_document_that_is_not_a_job_is_a_job_error(document: bytes) -> None:
+    with pytest.raises(JobError, match="not a harness job"):
+        Job.from_json(document)
+
+
+def test_a_job_must_name_exactly_the_harness_folders(task: Task) -> None:
+    raw = new_job(task, SETTINGS, DIRS, KEY).to_dict()
+    for dirs in ({k: v for k, v in DIRS.items() if k != "work"}, {**DIRS, "elsewhere": "/"}):
+        with pytest.raises(JobError, match="a job names the folders"):
+            Job.from_json(json.dumps({**raw, "dirs": dirs}).encode())
+
+
+def test_the_secret_seed_is_drawn_per_job_unless_the_settings_fix_it(task: Task) -> None:
+    drawn = {new_job(task, SETTINGS, DIRS, KEY).secret_seed for _ in range(4)}
+    assert len(drawn) == 4  # 63 random bits each: equal draws mean no draw
+    assert all(0 <= seed < 1 << 63 for seed in drawn)
+    fixed = HarnessSettings(backend="cpu", secret_seed=1234)
+    assert {new_job(task, fixed, DIRS, KEY).secret_seed for _ in range(3)} == {1234}
+
+
+# -- before anything starts ---------------------------------------------------------------------
+
+
+def test_the_screen_refuses_a_forbidden_candidate(task: Task, tmp_path: Path) -> None:
+    cheat = Candidate(task.address, {"kernel.py": b"import torch\n\ndef add(x, y):\n    return torch.add(x, y)\n"})
+    chosen, refused = screen_candidate(task, cheat, tmp_path)
+    assert chosen is cheat
+    assert refused is not None and refused.status == "CHEAT_DETECTED"
+    assert not refused.compiled and any("torch.add" in e for e in refused.errors)
+
+
+def test_the_screen_passes_the_baseline_when_no_candidate_is_given(task: Task, tmp_path: Path) -> None:
+    chosen, refused = screen_candidate(task, None, tmp_path)
+    assert refused is None
+    assert chosen.files == {"kernel.py": (tmp_path / task.task_dir / "kernel.py").read_bytes()}
+
+
+def test_a_refused_candidate_starts_no_child(
+    task: Task, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_child() -> None:
+        raise AssertionError("a child was started for a candidate the screen refuses")
+
+    monkeypatch.setattr(launch, "Child", no_child)
+    cheat = Candidate(task.address, {"kernel.py": b"import torch\nadd = torch.add\n"})
+    assert launch.run_harness(task, cheat, tmp_path, SETTINGS).status == "CHEAT_DETECTED"
+
+
+def test_the_reference_is_laid_out_only_in_the_task_folder(task: Task, tmp_path: Path) -> None:
+    candidate = Candidate(task.address, {"kernel.py": b"def add(x, y):\n    return x + y\n"})
+    dirs = lay_out(task, candidate, tmp_path, tmp_path / "run")
+    assert sorted(dirs) == ["baseline", "candidate", "task"]
+    assert (dirs["task"] / "reference.py").read_text() == REFERENCE
+    assert not (dirs["baseline"] / "reference.py").exists()
+    assert not (dirs["candidate"] / "reference.py").exists()
+    baseline = (tmp_path / task.task_dir / "kernel.py").read_bytes()
+    assert (dirs["task"] / "kernel.py").read_bytes() == baseline
+    assert (dirs["baseline"] / "kernel.py").read_bytes() == baseline
+    assert (dirs["candidate"] / "kernel.py").read_bytes() == candidate.files["kernel.py"]
+
+
+# -- what comes back ----------------------------------------------------------------------------
+
+
+def test_no_frame_is_a_runtime_error_that_quotes_the_log(task: Task) -> None:
+    result = read_result(b"", KEY, "--- stderr ---\nSegmentation fault", task, SETTINGS)
+    assert result.status == "RUNTIME_ERROR" and not result.compiled
+    assert result.errors == ("the child ended without a result", "--- stderr ---\nSegmentation fault")
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        sign_frame(b"another run's key".ljust(32), _passed().to_json()),  # signed with the wrong key
+        b"junk a candidate wrote",  # no signature line at all
+        sign_frame(KEY, _passed().to_json()) + b"\n" + sign_frame(KEY, _passed().to_json()),  # two frames
+    ],
+)
+def test_a_frame_not_signed_with_the_run_key_is_a_cheat(task: Task, frame: bytes) -> None:
+    result = read_result(frame, KEY, "", task, SETTINGS)
+    assert result.status == "CHEAT_DETECTED"
+    assert "tampered" in result.errors[0]
+
+
+@pytest.mark.parametrize("payload", ['{"status": "PASSED"}', "[]", "not json"])
+def test_a_signed_frame_that_is_not_a_result_is_a_cheat(task: Task, payload: str) -> None:
+    result = read_result(sign_frame(KEY, payload), KEY, "", task, SETTINGS)
+    assert result.status == "CHEAT_DETECTED"
+    assert "does not parse" in result.errors[0]
+
+
+@pytest.mark.parametrize(
+    "names",
+    [
+        (*ALL_CASES, "easy"),  # a case the task does not have
+        ("small", "small", "main", "small~hidden0", "main~hidden0"),  # one case twice
+        ("small", "main"),  # PASSED without the hidden copies
+        (*ALL_CASES, "main~hidden1"),  # a hidden copy beyond the settings' hidden_seeds
+    ],
+)
+def test_a_result_naming_other_cases_than_the_tasks_is_a_cheat(task: Task, names: tuple[str, ...]) -> None:
+    result = read_result(sign_frame(KEY, _passed(names).to_json()), KEY, "", task, SETTINGS)
+    assert result.status == "CHEAT_DETECTED"
+    assert result.errors == ("the result's cases do not match the task's",)
+
+
+def test_a_good_frame_is_the_childs_result(task: Task) -> None:
+    sent = _passed()
+    assert read_result(sign_frame(KEY, sent.to_json()), KEY, "ignored log", task, SETTINGS) == sent
+
+
+def test_a_failed_run_may_report_fewer_cases(task: Task) -> None:
+    incorrect = HarnessResult(
+        status="INCORRECT",
+        compiled=True,
+        correct=False,
+        cases=(CaseOutcome("small", correct=False, timed=False, error="z[3]: got 1, want 2"),),
+    )
+    assert read_result(sign_frame(KEY, incorrect.to_json()), KEY, "", task, SETTINGS) == incorrect
