@@ -4,13 +4,14 @@
 # - a kernel_task of the wrong form (a missing or unknown field, a value of the wrong type, an
 #   unknown category) fails when Pants parses BUILD files, with a message naming the BUILD file,
 #   the target and the field;
-# - a module outside the allowed places that imports generated protobuf code is refused.
+# - a module outside the allowed places that imports generated protobuf code is refused, and so
+#   are an import against the package flow and an import of the harness's private modules.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
 probe="tasks/_declaration_probe"
 import_probe="src/python/arena/_visibility_probe"
-trap 'rm -rf "${probe}" "${import_probe}"' EXIT
+trap 'rm -rf "${probe}" "${import_probe}"; rm -f src/python/arena/task/_rule_probe.py src/python/arena/executors/_rule_probe.py' EXIT
 passed=0
 failed=0
 
@@ -44,17 +45,33 @@ expect_error "bad timeout" "The 'timeout' field in target ${probe}:t must be gre
 expect_error "unknown field" "Unrecognized field \`colour=red\`" \
   "kernel_task(name=\"t\", category=\"triton2triton\", ${good_fields}, ${timed_case}, colour=\"red\")"
 
-# Only arena/api, api/service.py and client/ may import arena.v1 (proto/arena/v1/BUILD).
-rm -rf "${probe}" && mkdir -p "${import_probe}"
-printf 'python_sources()\n' >"${import_probe}/BUILD"
-printf 'from arena.v1 import task_pb2\n\nprint(task_pb2)\n' >"${import_probe}/probe.py"
-if out=$(./pants --no-pantsd dependencies "${import_probe}:" 2>&1); then
-  echo "FAIL generated-code import: accepted"; failed=$((failed + 1))
-elif grep -qF "DependencyRuleActionDeniedError" <<<"${out}"; then
-  echo "ok   generated-code import refused"; passed=$((passed + 1))
-else
-  echo "FAIL generated-code import: unexpected error"; echo "${out}" | tail -5; failed=$((failed + 1))
-fi
+# expect_refused NAME FOLDER SOURCE: a module with SOURCE in FOLDER (made, then removed) must be
+# refused by a dependency rule when Pants computes its dependencies.
+expect_refused() {
+  local name="$1" folder="$2" source="$3" out made=""
+  rm -rf "${probe}"
+  [ -d "${folder}" ] || { mkdir -p "${folder}" && printf 'python_sources()\n' >"${folder}/BUILD" && made=1; }
+  printf '%s\n' "${source}" >"${folder}/_rule_probe.py"
+  if out=$(./pants --no-pantsd dependencies "${folder}/_rule_probe.py" 2>&1); then
+    echo "FAIL ${name}: accepted"; failed=$((failed + 1))
+  elif grep -qF "DependencyRuleActionDeniedError" <<<"${out}"; then
+    echo "ok   ${name} refused"; passed=$((passed + 1))
+  else
+    echo "FAIL ${name}: unexpected error"; echo "${out}" | tail -5; failed=$((failed + 1))
+  fi
+  rm -f "${folder}/_rule_probe.py"
+  [ -n "${made}" ] && rm -rf "${folder}"
+  return 0
+}
+
+# Only arena/api and client/ may import arena.v1 (proto/arena/v1/BUILD).
+expect_refused "generated-code import" "${import_probe}" 'from arena.v1 import task_pb2'
+# The one-way flow (src/python/arena/BUILD LAYERS): the task layer may not import the CLI.
+expect_refused "upward import" src/python/arena/task 'def f():
+    from arena.cli.main import main
+    return main'
+# The harness's inside (harness/BUILD): an executor may not import the child's stages.
+expect_refused "harness-private import" src/python/arena/executors 'from arena.harness.run import Run'
 
 echo "${passed} passed, ${failed} failed"
 [ "${failed}" -eq 0 ]
