@@ -40,6 +40,7 @@ from arena.harness.job import (
     new_job,
     screen_candidate,
 )
+from arena.harness.kernel_cache import MANAGER, TRUSTED_VARIABLE, promote, trusted_root
 from arena.harness.result import HarnessResult
 from arena.harness.sandbox import sandboxed
 from arena.harness.settings import HarnessSettings
@@ -82,6 +83,9 @@ def run_harness(
         dirs = {name: str(child.work / name) for name in FOLDERS}
         job = new_job(task, settings, dirs, key, child.result_fd_in_child)
         result = child.run(job, settings.timeout_s)
+        if candidate is None and result.status == "PASSED":
+            # Only trusted code ran (the baseline as its own candidate): its kernels may be reused.
+            promote(child.work / "triton", trusted_root())
     finally:
         child.close()
     if trusted_digest() != child.trusted_digest:
@@ -102,8 +106,9 @@ class Child:
         self.result_fd_in_child = write_fd  # pass_fds keeps the number
         argv = [sys.executable, "-m", "arena.harness.child"]
         self.sandbox = sandbox_tool()  # "" where this machine offers none (recorded in the environment)
+        self.kernels = trusted_root()  # compiled trusted kernels, read-only to the child
         if self.sandbox:
-            argv = sandboxed(argv, self.work)
+            argv = sandboxed(argv, self.work, read_only=(self.kernels,))
         try:
             self.process = subprocess.Popen(
                 argv,
@@ -113,7 +118,7 @@ class Child:
                 pass_fds=(write_fd,),
                 start_new_session=True,
                 cwd=self.work / "work",
-                env=_child_env(self.work, sandboxed=bool(self.sandbox)),
+                env=_child_env(self.work, sandboxed=bool(self.sandbox), kernels=self.kernels),
             )
         except BaseException:
             os.close(self.result_fd)
@@ -200,7 +205,7 @@ class Standby:
 SANDBOXED_VARIABLE = "ARENA_SANDBOXED"
 
 
-def _child_env(work: Path, sandboxed: bool = False) -> dict[str, str]:
+def _child_env(work: Path, sandboxed: bool = False, kernels: Path | None = None) -> dict[str, str]:
     env = {k: os.environ[k] for k in _PASS_ENV if k in os.environ}
     env.update(
         # Absolute: the child runs in the work folder, and test runners put relative entries here.
@@ -214,6 +219,8 @@ def _child_env(work: Path, sandboxed: bool = False) -> dict[str, str]:
     )
     if sandboxed:
         env[SANDBOXED_VARIABLE] = "1"  # the child then reports processes left in its PID namespace
+    if kernels is not None:
+        env.update({TRUSTED_VARIABLE: str(kernels), "TRITON_CACHE_MANAGER": MANAGER})
     return env
 
 

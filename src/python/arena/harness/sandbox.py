@@ -32,14 +32,15 @@ TOOL_VARIABLES = ("CUDA_HOME", "CUDA_PATH", "ROCM_PATH", "HIP_PATH")
 NOBODY = "65534"
 
 
-def sandboxed(argv: list[str], work: Path) -> list[str]:
-    """`argv` run inside bubblewrap with the job folder `work` (see the module's docstring)."""
+def sandboxed(argv: list[str], work: Path, read_only: tuple[Path, ...] = ()) -> list[str]:
+    """`argv` run inside bubblewrap with the job folder `work` and the folders `read_only` (the
+    trusted kernel layer) mounted read-only (see the module's docstring)."""
     command = ["bwrap", "--unshare-all", "--unshare-user", "--uid", NOBODY, "--gid", NOBODY]
     command += ["--die-with-parent", "--new-session", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
     command += ["--ro-bind", "/sys", "/sys"]
     for device in _gpu_devices():
         command += ["--dev-bind", str(device), str(device)]
-    for folder in _read_only_folders():
+    for folder in [*_read_only_folders(), *map(str, read_only)]:
         command += ["--ro-bind", folder, folder]
     command += ["--bind", str(work), str(work)]
     for name in SHIPPED:
