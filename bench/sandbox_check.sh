@@ -8,8 +8,7 @@
 #   gpu-tests    the GPU tests and the planted escapes, inside the sandbox                     150 s
 #   suites       triton2triton exemplars with the sandbox, then without it (ARENA_SANDBOX=off),
 #                and the no-ops with it, each from a fresh score cache                   130+130+130 s
-# Where bwrap is not installed, the bubblewrap .deb and its libraries are unpacked from .debs/
-# (carried: `apt-get download bubblewrap libcap2 libselinux1 libpcre2-8-0` into .debs/).
+# Where bwrap is not installed, bench/carried_bwrap.sh unpacks the one carried in .debs/.
 set -u
 
 OUT="${OUT:-./bench/out}"
@@ -30,15 +29,7 @@ step() { # NAME TIMEOUT COMMAND...: run, log, and note the exit code and seconds
   echo "== $name: exit $rc after $(($(date +%s) - begin)) s" >>"$LOG"
 }
 
-if ! command -v bwrap >/dev/null 2>&1 && ls .debs/bubblewrap_*.deb >/dev/null 2>&1; then
-  for deb in .debs/*.deb; do dpkg -x "$deb" "$WORK/bw"; done
-  mkdir -p "$WORK/bin"
-  # Only bwrap gets the unpacked libraries; nothing else in these processes sees them.
-  printf '#!/bin/sh\nLD_LIBRARY_PATH=%s exec %s "$@"\n' \
-    "$WORK/bw/usr/lib/x86_64-linux-gnu:$WORK/bw/lib/x86_64-linux-gnu" "$WORK/bw/usr/bin/bwrap" >"$WORK/bin/bwrap"
-  chmod +x "$WORK/bin/bwrap"
-  export PATH="$WORK/bin:$PATH"
-fi
+. bench/carried_bwrap.sh
 
 env_report() {
   uname -r
