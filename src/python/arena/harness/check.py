@@ -51,6 +51,31 @@ def check_output_type(name: str, got: object, want: torch.Tensor) -> str | None:
     return None
 
 
+def _span(tensor: torch.Tensor) -> tuple[torch.device, int, int]:
+    storage = tensor.untyped_storage()
+    return tensor.device, storage.data_ptr(), storage.data_ptr() + storage.nbytes()
+
+
+def shares_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """True when the two tensors' storages overlap (one is the other, a view of it, or a slice)."""
+    (da, lo_a, hi_a), (db, lo_b, hi_b) = _span(a), _span(b)
+    return da == db and lo_a < hi_b and lo_b < hi_a
+
+
+def stale_output(
+    name: str, got: torch.Tensor, inputs: Sequence[torch.Tensor], earlier: Sequence[torch.Tensor]
+) -> str | None:
+    """An error when an output is not new memory: an input's storage (or a view of it), or the
+    storage of an output an earlier call returned and the harness still holds. A computed answer
+    is written into fresh memory each call; a stored one comes back in the same place."""
+    for index, tensor in enumerate(inputs):
+        if shares_storage(got, tensor):
+            return f"output {name}: its storage is input {index}'s; each call must return new output tensors"
+    if any(shares_storage(got, tensor) for tensor in earlier):
+        return f"output {name}: the storage of an earlier call's output, returned again (a stored answer)"
+    return None
+
+
 def mismatch_mask(got: torch.Tensor, want: torch.Tensor, tol: Tolerance) -> torch.Tensor:
     """True where `got` fails against `want` (same shape and dtype already checked)."""
     if not want.is_floating_point():

@@ -207,6 +207,14 @@ SANDBOXED_VARIABLE = "ARENA_SANDBOXED"
 
 def _child_env(work: Path, sandboxed: bool = False, kernels: Path | None = None) -> dict[str, str]:
     env = {k: os.environ[k] for k in _PASS_ENV if k in os.environ}
+    # `python` and `python3` in a build or bench command are the harness's own interpreter (a
+    # version manager's shims on the host PATH are not inside the sandbox).
+    tools = work / "home" / "bin"
+    tools.mkdir(parents=True, exist_ok=True)
+    for name in ("python", "python3"):
+        if not (tools / name).exists():
+            (tools / name).symlink_to(sys.executable)
+    env["PATH"] = os.pathsep.join(p for p in (str(tools), env.get("PATH", "")) if p)
     env.update(
         # Absolute: the child runs in the work folder, and test runners put relative entries here.
         PYTHONPATH=os.pathsep.join(os.path.abspath(p) for p in sys.path if p and os.path.isdir(p)),

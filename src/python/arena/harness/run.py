@@ -106,7 +106,7 @@ class Run:
         self.stage = "check"
         outcomes = []
         for family in families:
-            outcomes += self._check_family(candidate, family, record=family is families[0])
+            outcomes += self._check_family(candidate, family, record=True)  # every checked call
             self._mark(f"checked {family[0].case.name}")
         self._guard(snapshot, threads)
         self._mark("guards")
@@ -121,25 +121,31 @@ class Run:
             self.stage = "time"
             self._time(families, baseline, candidate)
             self._guard(snapshot, threads)
-            self._profile(candidate, families)
+            self._profile(candidate, families, baseline)
             if self.task.category.value == "repository" and self.task.bench:
                 self._run_own_bench()
         return self.finish("PASSED", [])
 
-    def _profile(self, candidate: Any, families: list[list[Member]]) -> None:
+    def _profile(self, candidate: Any, families: list[list[Member]], baseline: Any) -> None:
         """One more call of the candidate under the profiler, when it was measured faster than the
-        baseline on some timed case: all of its GPU work must be on our stream."""
-        from arena.harness.profile import describe, first_faster_case, off_stream, profile_call
+        baseline on some timed case: all of its GPU work must be on our stream, and none of its
+        kernels may come from a vendor library the baseline does not use (so the baseline's call
+        is profiled too)."""
+        from arena.harness.profile import describe, first_faster_case, library_kernels, off_stream, profile_call
 
         faster = first_faster_case(self.cases)
         if faster is None:
             return
         self.stage = "profile"
         member = next(f[0] for f in families if f[0].case.name == faster)
-        working = [t.clone() for t in member.inputs]
         try:
             operations = profile_call(
-                lambda: self._call(candidate, member, working), self.device.torch_device, self._mark
+                lambda: self._call(candidate, member, [t.clone() for t in member.inputs]),
+                self.device.torch_device,
+                self._mark,
+            )
+            trusted = profile_call(
+                lambda: self._call(baseline, member, [t.clone() for t in member.inputs]), self.device.torch_device
             )
         except Verdict:
             raise
@@ -148,12 +154,19 @@ class Run:
                 "RUNTIME_ERROR", f"the profiled call failed (a faster candidate must pass it): {error}"
             ) from error
         escaped = off_stream(operations)
-        self._end_stage("profile", not escaped, f"case {member.case.name}: {describe(operations)}")
+        borrowed = library_kernels(operations, trusted)
+        self._end_stage("profile", not (escaped or borrowed), f"case {member.case.name}: {describe(operations)}")
         if escaped:
             raise Verdict(
                 "CHEAT_DETECTED",
                 f"{len(escaped)} GPU operation(s) of the candidate ran off the harness's stream, where its "
                 f"events do not see them (first: {escaped[0].kind} {escaped[0].name[:120]})",
+            )
+        if borrowed:
+            library, name = borrowed[0]
+            raise Verdict(
+                "CHEAT_DETECTED",
+                f"the candidate ran {library} kernel(s), which its baseline does not use: {name[:160]}",
             )
 
     def _run_own_bench(self) -> None:
@@ -287,20 +300,23 @@ class Run:
     def _check_family(self, kernel: Any, family: list[Member], record: bool) -> list[Any]:
         """Check every member on the same working buffers (new contents, same pointers), then
         call again on the first member's inputs: the outputs must be bitwise identical."""
+        import torch
+
         from arena.harness import guard
-        from arena.harness.check import changed_inputs, check_output_type, find_mismatch, same_bits
+        from arena.harness.check import changed_inputs, check_output_type, find_mismatch, same_bits, stale_output
         from arena.task.tolerance import tolerance_for
 
         working = [t.clone() for t in family[0].inputs]
         names = [s.name for s in self.task.inputs]
         outcomes, first = [], None
+        returned: list[Any] = []  # every output the candidate returned in this family, held alive
         for index, member in enumerate(family):
             if member.timing_only:
                 continue
             for work, pristine in zip(working, member.inputs):
                 work.copy_(pristine)
             self._poison_allocator(member)
-            got, ops = self._call(kernel, member, working, record=record and index == 0)
+            got, ops = self._call(kernel, member, working, record=record)
             hits = guard.forbidden_ops(ops, self.task.forbidden)
             if hits:
                 raise Verdict(
@@ -309,10 +325,13 @@ class Run:
             error = got if isinstance(got, str) else None
             for spec, g, want in zip(self.task.outputs, got if error is None else (), member.references):
                 error = error or check_output_type(spec.name, g, want)
+                if not kernel.harness_outputs:  # HIP launchers write into the harness's own buffers
+                    error = error or stale_output(spec.name, g, working, returned)
                 error = error or find_mismatch(
                     spec.name, g, want, tolerance_for(self.task, str(want.dtype).removeprefix("torch."))
                 )
             error = error or changed_inputs(names, working, member.inputs)
+            returned += [] if isinstance(got, str) else [g for g in got if isinstance(g, torch.Tensor)]
             if index == 0 and error is None:
                 first = [t.clone() for t in got]
             outcomes.append(case_outcome(self.task, member, error))
@@ -321,7 +340,12 @@ class Run:
                 work.copy_(pristine)
             self._poison_allocator(family[0])
             again, _ = self._call(kernel, family[0], working)
-            if isinstance(again, str) or not all(same_bits(a, b) for a, b in zip(again, first)):
+            stale = None if isinstance(again, str) or kernel.harness_outputs else next(
+                (e for e in (stale_output(str(i), a, working, returned) for i, a in enumerate(again)) if e), None
+            )
+            if stale:
+                outcomes[0] = dataclasses.replace(outcomes[0], correct=False, error=stale)
+            elif isinstance(again, str) or not all(same_bits(a, b) for a, b in zip(again, first)):
                 outcomes[0] = dataclasses.replace(
                     outcomes[0],
                     correct=False,

@@ -2,8 +2,8 @@
 
 What the child sees, and why:
 - its own mount namespace holding only the system folders (read-only), the Python it runs and
-  the folders on its import path (read-only), the GPU's device nodes, and its job folder: task/,
-  baseline/ and candidate/ read-only, work/, home/ and triton/ writable. The repository (its
+  the folders on its import path (read-only), the GPU's device nodes, and its job folder: task/
+  and baseline/ read-only, candidate/, work/, home/ and triton/ writable. The repository (its
   exemplars), the score cache and its key, the runner's state and other runs' folders are not
   there at all; /tmp is a fresh tmpfs.
 - its own network namespace (no interface but loopback), IPC, UTS and cgroup namespaces.
@@ -22,7 +22,6 @@ import sys
 from pathlib import Path
 from typing import Iterable
 
-from arena.harness.job import SHIPPED
 
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
 # Device nodes a GPU runtime opens (NVIDIA: /dev/nvidia*; AMD: /dev/kfd and /dev/dri).
@@ -30,6 +29,9 @@ GPU_DEVICES = ("nvidia*", "nvidia-caps", "kfd", "dri")
 # Toolchain roots named by the environment (compilers and runtimes outside /usr and /opt).
 TOOL_VARIABLES = ("CUDA_HOME", "CUDA_PATH", "ROCM_PATH", "HIP_PATH")
 NOBODY = "65534"
+# The job's folders the child may read but not change: the oracle's and the baseline's code. The
+# candidate's own folder stays writable (a repository task's build writes into its code base).
+TRUSTED_FOLDERS = ("task", "baseline")
 
 
 def sandboxed(argv: list[str], work: Path, read_only: tuple[Path, ...] = ()) -> list[str]:
@@ -43,7 +45,7 @@ def sandboxed(argv: list[str], work: Path, read_only: tuple[Path, ...] = ()) -> 
     for folder in [*_read_only_folders(), *map(str, read_only)]:
         command += ["--ro-bind", folder, folder]
     command += ["--bind", str(work), str(work)]
-    for name in SHIPPED:
+    for name in TRUSTED_FOLDERS:
         command += ["--ro-bind", str(work / name), str(work / name)]
     return command + ["--chdir", str(work / "work"), "--", *argv]
 

@@ -17,6 +17,7 @@ work).
 
 from __future__ import annotations
 
+import collections
 import random
 import statistics
 import time
@@ -26,7 +27,7 @@ from typing import Sequence
 import torch
 
 from arena.harness.backends.kernel import Kernel
-from arena.harness.check import check_output_type, mismatch_mask, poison_, split_outputs
+from arena.harness.check import check_output_type, mismatch_mask, poison_, split_outputs, stale_output
 from arena.harness.device import disable_persisting_l2
 from arena.harness.flush import Flusher
 from arena.task.task import Tolerance
@@ -80,6 +81,7 @@ class Bench:
         self.host_errors: list[str] = []
         self.host_us: list[float] = []  # host time of each invoke (to size the GPU-side spin)
         self.spin_cycles = 0
+        self.recent: dict[str, collections.deque[tuple[object, ...]]] = {}  # per kernel: last outputs
 
     def order(self, n: int, rng: random.Random) -> list[int]:
         sets = len(self.shadows)
@@ -142,12 +144,20 @@ class Bench:
                 return
             got = split
         bad = self.bad_calls[kernel.label]
+        # The outputs of the last calls stay alive (one per input set), so a stored answer handed
+        # back for its set shares their storage, while a fresh one cannot.
+        recent = self.recent.setdefault(kernel.label, collections.deque(maxlen=len(self.shadows)))
         for index, (g, want, tol) in enumerate(zip(got, self.references[j], self.tolerances)):
             error = check_output_type(str(index), g, want)
+            if not error and not kernel.harness_outputs:
+                earlier = [t for held in recent for t in held]
+                error = stale_output(str(index), g, self.working, earlier)  # type: ignore[arg-type]
             if error:
                 self.host_errors.append(f"{kernel.label}: {error}")
                 return
             bad += mismatch_mask(g, want, tol).any()  # type: ignore[arg-type]
+        if not kernel.harness_outputs:
+            recent.append(tuple(got))
 
 
 def time_case(

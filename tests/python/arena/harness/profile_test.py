@@ -106,3 +106,25 @@ def test_starting_the_profiler_does_not_import_inductor():
     assert done.returncode == 0, done.stderr
     last = done.stdout.strip().splitlines()[-1]
     assert last == "1 0 ['profiler started', 'profiled call returned', 'profiler stopped'] False", done.stdout
+
+
+def test_vendor_library_kernels_are_named():
+    from arena.harness.profile import library_of
+
+    assert library_of("nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NNT") == "cuBLAS/cuBLASLt"
+    assert library_of("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64") == "cuBLAS/cuBLASLt"
+    assert library_of("void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm>(Params)") == "CUTLASS"
+    assert library_of("Cijk_Ailk_Bljk_HHS_BH_MT128x128x32_MI32x32x8x1") == "rocBLAS/hipBLASLt (Tensile)"
+    assert library_of("cudnn::bn_fw_tr_1C11_kernel_NCHW") == "cuDNN"
+    assert library_of("_add_kernel") is None and library_of("triton_poi_fused_add_0") is None
+
+
+def test_a_library_the_baseline_does_not_use_is_borrowed():
+    from arena.harness.profile import GpuOperation, library_kernels
+
+    marker = GpuOperation("fill", "kernel", 7, 0)
+    own = GpuOperation("_matmul_kernel", "kernel", 7, 1)
+    blas = GpuOperation("nvjet_tst_64x8_64x16_4x1_v_bz_TNT", "kernel", 7, 2)
+    assert library_kernels([marker, own, blas], [marker, own]) == [("cuBLAS/cuBLASLt", blas.name)]
+    assert library_kernels([marker, blas], [marker, blas]) == []  # the baseline uses it too
+    assert library_kernels([marker, own], [marker]) == []
