@@ -215,7 +215,29 @@ class Run:
         ok, log = compile_hip(source, self.dirs["work"] / "candidate.so", "cuda", arch)
         self.compiled = ok
         self._end_stage("compile", ok, log)
+        if ok:
+            self._check_symbols(self.dirs["work"] / "candidate.so", "candidate", "cuda", arch)
         return self.finish("NEEDS_DEVICE" if ok else "COMPILE_ERROR", [] if ok else [cut(log)])
+
+    def _check_symbols(self, library: Path, label: str, backend: str, arch: str) -> None:
+        """A candidate's built library may not reach dlopen, Python, vendor libraries, threads or
+        processes unless the baseline's does too (backends/symbols.py): the toolchain's own runtime
+        (CUDA's static cudart uses dlopen and threads) shows up in both."""
+        from arena.harness.backends.hip import compile_hip
+        from arena.harness.backends.symbols import refused_symbols, undefined_symbols
+
+        if label != "candidate":
+            return
+        baseline = self.dirs["work"] / "baseline.so"
+        if not baseline.exists():
+            ok, log = compile_hip(self.dirs["baseline"] / self.task.entry.file, baseline, backend, arch)
+            if not ok:
+                raise RuntimeError(f"the baseline does not compile:\n{cut(log)}")
+        allowed = undefined_symbols(baseline.with_suffix(".o"))
+        refused = refused_symbols(undefined_symbols(library.with_suffix(".o")), allowed)
+        if refused:
+            symbol, reaches = refused[0]
+            raise Verdict("CHEAT_DETECTED", f"the candidate's code calls {symbol} ({reaches}); HIP candidates may not")
 
     def _make_families(self) -> list[list[Member]]:
         families = make_families(self.task, self.secret_seed, self.settings.hidden_seeds, self.device, self.timed)
@@ -248,6 +270,8 @@ class Run:
             )
             if not ok:
                 raise Verdict("COMPILE_ERROR", f"{label} does not compile:\n{cut(log)}")
+            # Before loading: loading runs the library's static constructors.
+            self._check_symbols(library, label, self.device.backend, device_arch(self.device))
             return load_hip_entry(library, self.task.entry.symbol, self.task, label)
         if self.task.category.value == "repository":
             ok, log = build_repository(directory, self.task.build)

@@ -22,7 +22,6 @@ import sys
 from pathlib import Path
 from typing import Iterable
 
-
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
 # Device nodes a GPU runtime opens (NVIDIA: /dev/nvidia*; AMD: /dev/kfd and /dev/dri).
 GPU_DEVICES = ("nvidia*", "nvidia-caps", "kfd", "dri")

@@ -21,36 +21,33 @@ from arena.task.task import Task
 HEADER = Path(__file__).with_name("arena_hip.h")
 
 
-def compile_command(source: Path, library: Path, backend: str, arch: str) -> list[str]:
+def compile_commands(source: Path, library: Path, backend: str, arch: str) -> list[list[str]]:
+    """Compile to an object (library.o, whose undefined symbols are the candidate's own code's:
+    symbols.py), then link it into `library` with the toolchain's runtime."""
+    obj = str(library.with_suffix(".o"))
     if backend == "rocm":
-        return ["hipcc", "-O3", "-shared", "-fPIC", f"--offload-arch={arch}", "-o", str(library), str(source)]
+        return [
+            ["hipcc", "-O3", "-fPIC", f"--offload-arch={arch}", "-c", "-o", obj, str(source)],
+            ["hipcc", "-shared", "-fPIC", f"--offload-arch={arch}", "-o", str(library), obj],
+        ]
     return [
-        "nvcc",
-        "-O3",
-        "-shared",
-        "-Xcompiler",
-        "-fPIC",
-        f"-arch={arch}",
-        "-include",
-        str(HEADER),
-        "-x",
-        "cu",
-        "-o",
-        str(library),
-        str(source),
+        ["nvcc", "-O3", "-Xcompiler", "-fPIC", f"-arch={arch}", "-include", str(HEADER), "-x", "cu", "-c", "-o", obj,
+         str(source)],
+        ["nvcc", "-shared", f"-arch={arch}", "-o", str(library), obj],
     ]
 
 
 def compile_hip(source: Path, library: Path, backend: str, arch: str) -> tuple[bool, str]:
     """(compiled, compiler log)."""
-    command = compile_command(source, library, backend, arch)
-    if shutil.which(command[0]) is None:
-        return False, f"{command[0]} is not installed"
-    done = subprocess.run(command, capture_output=True, text=True, cwd=source.parent)
-    return (
-        done.returncode == 0 and library.exists(),
-        f"$ {' '.join(command[:6])} ...\n{done.stdout}{done.stderr}",
-    )
+    log = ""
+    for command in compile_commands(source, library, backend, arch):
+        if shutil.which(command[0]) is None:
+            return False, f"{command[0]} is not installed"
+        done = subprocess.run(command, capture_output=True, text=True, cwd=source.parent)
+        log += f"$ {' '.join(command[:6])} ...\n{done.stdout}{done.stderr}"
+        if done.returncode != 0:
+            return False, log
+    return library.exists(), log
 
 
 def load_hip_entry(library: Path, symbol: str, task: Task, label: str) -> Kernel:
