@@ -221,6 +221,9 @@ def _child_env(work: Path, sandboxed: bool = False, kernels: Path | None = None)
         HOME=str(work / "home"),
         TMPDIR=str(work / "work"),
         TRITON_CACHE_DIR=str(work / "triton"),
+        # Byte code a build writes (a repository task's compileall) goes to scratch, so the
+        # read-only baseline/ and task/ folders can be built in place.
+        PYTHONPYCACHEPREFIX=str(work / "work" / "pycache"),
         PYTHONDONTWRITEBYTECODE="1",
         PYTHONNOUSERSITE="1",
         PYTHONUNBUFFERED="1",

@@ -29,7 +29,8 @@ GPU_DEVICES = ("nvidia*", "nvidia-caps", "kfd", "dri")
 TOOL_VARIABLES = ("CUDA_HOME", "CUDA_PATH", "ROCM_PATH", "HIP_PATH")
 NOBODY = "65534"
 # The job's folders the child may read but not change: the oracle's and the baseline's code. The
-# candidate's own folder stays writable (a repository task's build writes into its code base).
+# candidate's own folder stays writable. A build writes byte code to PYTHONPYCACHEPREFIX (scratch)
+# and other outputs outside the code base (docs/task-format.md), or the baseline's build fails.
 TRUSTED_FOLDERS = ("task", "baseline")
 
 
