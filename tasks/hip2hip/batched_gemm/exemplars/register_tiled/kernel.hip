@@ -1,8 +1,10 @@
 // Batched matrix product of float16 matrices with float32 accumulation:
 //   c[b] = a[b] @ bm[b] for b < BATCH;  a: (BATCH, M, K), bm: (BATCH, K, N), c: (BATCH, M, N)
-// Exemplar: each block computes a 64x64 tile of c from 64x16 and 16x64 tiles of a and bm staged
-// in shared memory (as float), and each thread a 4x4 sub-tile held in registers: every value
-// read from shared memory is used 4 times, every value read from global memory 64 times.
+// Exemplar: the baseline stages 16x16 tiles in shared memory and gives each thread one output,
+// so every multiply-add needs two shared-memory reads and every value read from global memory is
+// used only 16 times. Here each block computes a 64x64 tile of c from 64x16 and 16x64 tiles of a
+// and bm staged in shared memory (as float), and each thread a 4x4 sub-tile held in registers:
+// every value read from shared memory is used 4 times, every value read from global memory 64 times.
 
 constexpr int kTile = 64;             // rows and columns of c per block
 constexpr int kDepth = 16;            // k per shared-memory stage

@@ -1,8 +1,9 @@
 // Inclusive prefix sum along the last dimension of a (M, N) float32 matrix (the operation in
 // reference.py): y[m, n] = x[m, 0] + x[m, 1] + ... + x[m, n], accumulated in float32.
-// Exemplar: one block per row walks it in chunks of kBlock * kItems values read side by side
-// (coalesced). Each thread scans its kItems values, a warp-shuffle scan and a scan of the warp
-// totals give each thread its offset, and the chunk's total carries into the next chunk.
+// Exemplar: the baseline scans one value per thread per chunk through shared memory, with a
+// barrier at each of its log2(256) steps. Here each thread first scans 4 consecutive values in
+// registers, a warp-shuffle scan (no barriers) and a scan of the warp totals give each thread its
+// offset, so a chunk of 1024 values costs three barriers; the chunk's total carries into the next.
 
 constexpr int kBlock = 256;  // a multiple of every warp width (32 and 64)
 constexpr int kItems = 4;    // consecutive values per thread

@@ -1,7 +1,9 @@
 // Embedding lookup (the operation in reference.py): out[t, :] = weight[ids[t], :] for a
 // (V, D) bfloat16 table and T int64 token ids, each in [0, V).
-// Exemplar: one block per token, so a row is copied by many threads side by side (coalesced),
-// 16 bytes per access when rows are 16-byte aligned; a scalar loop covers other row lengths.
+// Exemplar: the baseline also copies a row per block, but 2 bytes per thread per access, so
+// each memory instruction carries little data and too few bytes are in flight to reach
+// bandwidth. Here each thread moves 16 bytes per access when rows are 16-byte aligned (a scalar
+// loop covers other row lengths).
 
 typedef __hip_bfloat16 bf16;
 
