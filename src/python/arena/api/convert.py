@@ -110,7 +110,7 @@ def candidate_from_pb(message: candidate_pb2.Candidate) -> Candidate:
         if file.path in files:
             raise InvalidCandidate(f"the candidate names {file.path!r} twice")
         files[file.path] = file.content
-    return Candidate(task=message.task, files=dict(sorted(files.items())))
+    return Candidate(task=message.task, files=files)
 
 
 def evaluation_to_pb(evaluation: Evaluation) -> evaluation_pb2.Evaluation:

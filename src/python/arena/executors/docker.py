@@ -38,7 +38,7 @@ from arena.harness.job import (
 )
 from arena.harness.result import HarnessResult
 from arena.harness.settings import HarnessSettings
-from arena.harness.version import ARENA_ROOT, check_sources
+from arena.harness.version import ARENA_ROOT
 from arena.task.task import Task
 
 RUN_DIR = "/arena/run"  # task/, baseline/, candidate/ (read-only mounts)
@@ -74,7 +74,6 @@ class DockerExecutor:
         self, task: Task, candidate: Candidate | None, repo_root: Path, settings: HarnessSettings
     ) -> HarnessResult:
         require_resolved(self.image)
-        check_sources()
         chosen, refused = screen_candidate(task, candidate, repo_root)
         if refused is not None:
             return refused

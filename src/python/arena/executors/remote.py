@@ -38,7 +38,7 @@ from arena.harness.job import (
 )
 from arena.harness.result import HarnessResult
 from arena.harness.settings import HarnessSettings
-from arena.harness.version import ARENA_ROOT, check_sources
+from arena.harness.version import ARENA_ROOT
 from arena.reapi.cas import Cas, digest_of, serialize
 from arena.task.task import Task
 
@@ -84,7 +84,6 @@ class RemoteExecutor:
     def run(
         self, task: Task, candidate: Candidate | None, repo_root: Path, settings: HarnessSettings
     ) -> HarnessResult:
-        check_sources()
         chosen, refused = screen_candidate(task, candidate, repo_root)
         if refused is not None:
             return refused

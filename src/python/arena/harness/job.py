@@ -25,6 +25,7 @@ from arena.harness.channel import ChannelError, open_frame
 from arena.harness.forbidden import check_candidate
 from arena.harness.result import HarnessResult
 from arena.harness.settings import HarnessSettings
+from arena.harness.version import check_sources
 from arena.task.codec import task_to_dict
 from arena.task.task import Task
 
@@ -106,7 +107,9 @@ def screen_candidate(
     task: Task, candidate: Candidate | None, repo_root: Path
 ) -> tuple[Candidate, HarnessResult | None]:
     """The candidate to run (None: the baseline, a no-op), and a CHEAT_DETECTED result when the
-    static check already refuses it (then nothing is started)."""
+    static check already refuses it (then nothing is started). Every parent calls this first, so
+    it is also where the trusted sources are checked against the pin (SourcesChanged)."""
+    check_sources()
     baseline = baseline_candidate(task, repo_root)
     chosen = candidate or baseline
     findings = check_candidate(chosen.files, baseline.files, task.forbidden)

