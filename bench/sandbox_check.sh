@@ -13,23 +13,8 @@ set -u
 
 OUT="${OUT:-./bench/out}"
 PY="${PYTHON:-python3}"
-mkdir -p "$OUT"
-WORK="$(mktemp -d)"
-LOG="$OUT/sandbox_check.log"
-: >"$LOG"
-export PYTHONPATH=src/python PYTHONUNBUFFERED=1
-
-step() { # NAME TIMEOUT COMMAND...: run, log, and note the exit code and seconds
-  local name=$1 cap=$2 begin rc
-  shift 2
-  begin=$(date +%s)
-  echo "== $name (timeout $cap s): $*" >>"$LOG"
-  timeout --kill-after=5 "$cap" "$@" >>"$LOG" 2>&1
-  rc=$?
-  echo "== $name: exit $rc after $(($(date +%s) - begin)) s" >>"$LOG"
-}
-
-. bench/carried_bwrap.sh
+CHECK=sandbox_check
+. bench/check_setup.sh
 
 env_report() {
   uname -r
@@ -62,14 +47,5 @@ suite exemplars-sandboxed auto --exemplars
 suite exemplars-unsandboxed off --exemplars
 suite noop-sandboxed auto
 
-"$PY" - "$WORK" "$OUT/sandbox_suites.json" <<'EOF'
-import json, pathlib, sys
-work, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
-suites = {}
-for line in (work / "walls.tsv").read_text().splitlines():
-    name, begin, end = line.split("\t")
-    path = work / f"{name}.json"
-    suites[name] = {"wall_s": float(end) - float(begin), "json": json.loads(path.read_text()) if path.exists() else None}
-out.write_text(json.dumps(suites, indent=1))
-EOF
+"$PY" bench/combine_suites.py "$WORK" "$OUT/sandbox_suites.json"
 echo "files: $LOG $OUT/sandbox_suites.json"

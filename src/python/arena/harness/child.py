@@ -1,10 +1,11 @@
-"""The harness child: one fresh process that builds, checks and times one candidate.
+"""The harness child, the judge: one fresh process that checks and times one candidate, which runs
+in a worker process of its own (worker.py).
 
 Order matters: ask to die with the parent; import torch and the harness's own modules (this may
 happen long before the job exists: see launch.Standby); read the job (task, settings, paths,
-secret seed, result key) from stdin; then run.Run: draw every input set and compute every
-reference output, load the trusted baseline, take the identity snapshot, and only then import or
-build the candidate. The result leaves as one signed frame on the descriptor the parent opened,
+secret seed, result key) from stdin; then run.Run: start the worker, draw every input set and
+compute every reference output, load the trusted baseline, and only then have the worker build
+and import the candidate. The result leaves as one signed frame on the descriptor the parent opened,
 which is then closed. This module is the only place that catches broad exceptions: whatever the
 candidate does becomes a status.
 """
@@ -18,7 +19,7 @@ import sys
 import traceback
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """A killed runner must not leave children holding a GPU: Linux kills us when the parent goes."""
     if sys.platform.startswith("linux"):
         import ctypes
@@ -38,20 +39,23 @@ def _preload() -> None:
 
 
 def main() -> None:
-    _die_with_parent()
+    die_with_parent()
     _preload()
+    from arena.harness.candidate_worker import CandidateWorker
     from arena.harness.job import Job
     from arena.harness.run import Run, Verdict, cut
 
+    worker = CandidateWorker()  # the candidate's process, importing torch while we wait
     request = sys.stdin.buffer.read()
     sys.stdin.close()
     if not request:  # a standby closed without a job
+        worker.close()
         os._exit(0)
     job = Job.from_json(request)
     key, fd = job.key_bytes, job.result_fd
     os.set_inheritable(fd, False)  # builds and any grandchild never get the result descriptor
-    _set_limits(str(job.settings["backend"]))
-    run = Run(job)
+    set_limits(str(job.settings["backend"]))
+    run = Run(job, worker)
     del job  # the key stays only in this frame's locals
     try:
         result = run.execute()
@@ -66,6 +70,10 @@ def main() -> None:
         result = run.finish(
             status, [f"{run.stage}: {type(error).__name__}: {error}", cut(traceback.format_exc())]
         )
+    try:
+        run.close()
+    except BaseException as error:  # noqa: BLE001 - a worker that will not end is killed by the sandbox
+        result = dataclasses.replace(result, errors=(*result.errors, f"the candidate's worker did not end: {error}"))
     left = _processes_left_behind()
     if left:
         message = f"the candidate left {left} process(es) running; the sandbox's PID namespace killed them"
@@ -91,7 +99,7 @@ def _processes_left_behind() -> int:
     return sum(1 for entry in os.listdir("/proc") if entry.isdigit() and int(entry) not in mine)
 
 
-def _set_limits(backend: str) -> None:
+def set_limits(backend: str) -> None:
     """No core dumps; files <= 1 GiB. Address space is capped only on the CPU backend: CUDA and
     ROCm reserve far more virtual memory than they use. Process counts are not capped: compilers
     spawn processes and RLIMIT_NPROC counts the whole user (root ignores it)."""

@@ -7,6 +7,7 @@ case, enough timing-only sets that the timed loop can rotate over three.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +45,18 @@ def make_families(task: Task, secret_seed: int, hidden_seeds: int, device: Any, 
             members.append(Member(extra, True, make_inputs(task, extra, dev), timing_only=True))
         families.append(members)
     return families
+
+
+def fresh_seeds(secret_seed: int, case_name: str) -> Any:
+    """seeds(count): `count` seeds for new input sets of a timed case, never the same twice
+    (derived from the secret seed, the case and a counter): no timed call sees inputs seen before."""
+    drawn = itertools.count()
+    return lambda count: [derive_seed(secret_seed, case_name, "fresh", next(drawn)) for _ in range(count)]
+
+
+def inputs_for(task: Task, case: Any, seed: int, device: Any) -> list[Any]:
+    """The input set of `case` drawn with `seed` (the judge and the worker draw the same set)."""
+    return make_inputs(task, dataclasses.replace(case, seed=seed), device)
 
 
 def case_outcome(task: Task, member: Member, error: str | None) -> CaseOutcome:

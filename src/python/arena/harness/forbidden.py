@@ -151,6 +151,7 @@ HARNESS_TOKEN_PREFIXES = (
 _STD_THREADS = re.compile(r"\bstd\s*::\s*(thread|jthread|async)\b")
 _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_LINE_MARKER = re.compile(r'^#\s*(?:line\s+)?\d+\s+"([^"]*)"')
 
 
 @dataclass(frozen=True)
@@ -171,6 +172,34 @@ def check_candidate(
     forbidden = tuple(task_forbidden)
     allowed = {f.what for f in _scan(baseline, forbidden) if not f.task_rule}
     return [f for f in _scan(files, forbidden) if f.task_rule or f.what not in allowed]
+
+
+def check_preprocessed(
+    candidate: str, candidate_dir: str, baseline: str, baseline_dir: str, task_forbidden: Iterable[str]
+) -> list[Finding]:
+    """The native rules on the preprocessor's output (token pasting and macros undone), on the
+    lines that came from the side's own folder (headers of the toolkit declare what they like),
+    less the harness-rule findings the baseline's own output has."""
+    forbidden = tuple(task_forbidden)
+    theirs = _scan_native("baseline", own_lines(baseline, baseline_dir), forbidden)
+    allowed = {f.what for f in theirs if not f.task_rule}
+    found = _scan_native("candidate (preprocessed)", own_lines(candidate, candidate_dir), forbidden)
+    return [f for f in found if f.task_rule or f.what not in allowed]
+
+
+def own_lines(preprocessed: str, directory: str) -> str:
+    """The lines of `preprocessed` that line markers place in a file under `directory` (others are
+    kept as empty lines, so line numbers still count the output's lines)."""
+    root = directory.rstrip("/") + "/"
+    inside, lines = False, []
+    for line in preprocessed.splitlines():
+        marker = _LINE_MARKER.match(line)
+        if marker:
+            inside = marker.group(1).startswith(root)
+            lines.append("")
+        else:
+            lines.append(line if inside else "")
+    return "\n".join(lines)
 
 
 def _scan(files: Mapping[str, bytes], forbidden: tuple[str, ...]) -> list[Finding]:

@@ -1,17 +1,22 @@
-"""One job, start to finish, inside the harness child: the pipeline of stages.
+"""One job, start to finish, inside the harness child, which is the judge: the pipeline of stages.
 
-setup (inputs, trusted code, reference outputs), compile (the candidate, called once), check
-(every case, determinism), time (timing.py), profile (profile.py, for a candidate measured
-faster), bench (a repository's own benchmark). A Verdict stops the pipeline with a status.
+The judge holds the inputs, the seeds, the trusted code (reference and baseline), the reference
+outputs and the result channel; the candidate runs only in its worker (worker.py), a process of
+its own that the judge asks to build, call, profile and time it. Stages: setup (inputs, trusted
+code, reference outputs, the worker started), compile (the candidate built, loaded and called
+once, in the worker), check (every case: outputs sent back and compared here; determinism),
+time (judged_timing.py), profile (profile.py, for a candidate measured faster), bench (a
+repository's own benchmark). A Verdict stops the pipeline with a status.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterator
 
 from arena.harness.families import Member, case_outcome, make_families
 
@@ -36,11 +41,12 @@ def cut(text: str) -> str:
 class Run:
     """The job's state as the stages fill it in: stage logs, case outcomes, environment."""
 
-    def __init__(self, job: Job) -> None:
+    def __init__(self, job: Job, worker: Any = None) -> None:
         from arena.harness.settings import HarnessSettings
         from arena.task.codec import task_from_dict
 
-        self.task = task_from_dict(dict(job.task))
+        self.task_dict = dict(job.task)
+        self.task = task_from_dict(self.task_dict)
         settings = dict(job.settings)
         settings["cases"] = tuple(settings.get("cases", ()))
         self.settings = HarnessSettings(**settings)
@@ -54,6 +60,9 @@ class Run:
         self.timings_available = False
         self._stage_start = time.perf_counter()
         self._marks: list[str] = []
+        self.worker: Any = worker  # started ahead by the child, or by _start_worker
+        self.judge: Any = None
+        self._allowed: set[str] | None = None
 
     def _mark(self, label: str) -> None:
         """Note how far into the current stage `label` was reached (goes into the stage's log)."""
@@ -80,6 +89,7 @@ class Run:
             self.environment = probe_environment(self.device)
             return self._compile_only()
         self.timed = self.device.timings_available and not self.settings.check_only
+        self._start_worker(backend)
         families = self._make_families()
         self._mark("inputs drawn")
         oracle, baseline = self._load_trusted()
@@ -92,25 +102,31 @@ class Run:
         self.environment = probe_environment(
             self.device, read_clock_sample(clock_sample), nvcc=self.task.category.is_hip
         )
-        self._mark("environment probed")
-        self._end_stage("setup", True, f"{sum(len(f) for f in families)} input sets, references computed")
-        from arena.harness import guard
+        self.worker.receive()  # started: torch imported there, its device opened
+        if self.timed:
+            from arena.harness.judged_timing import Judge
 
-        snapshot, threads = guard.take_snapshot(), guard.thread_count()
+            self.judge = Judge(self.device, self.worker, self.task)
+            for family in families:  # before the candidate exists: only harness code in the worker
+                if family[0].case.timed:
+                    self.judge.measure_empty(family[0].case, family[0].references)
+            self.environment["switch_us"] = round(self.judge.switch_us, 1)
+        self._mark("environment probed, worker started")
+        self._end_stage("setup", True, f"{sum(len(f) for f in families)} input sets, references computed")
         self.stage = "compile"
-        candidate = self._load_kernel(self.dirs["candidate"], "candidate")
+        self._load_candidate()
         self.compiled = True
         self.stage = "first call"
-        self._call(candidate, families[0][0], [t.clone() for t in families[0][0].inputs])
+        self._candidate_call(families[0][0], record=False)
         self._end_stage("compile", True, "loaded, built and called once")
         self.stage = "check"
         outcomes = []
         for family in families:
-            outcomes += self._check_family(candidate, family, record=True)  # every checked call
+            outcomes += self._check_family(family)  # every checked call is recorded
             self._mark(f"checked {family[0].case.name}")
-        self._guard(snapshot, threads)
+        self.cases = outcomes  # recorded before the guards, so a verdict keeps the checked cases
+        self._guard()
         self._mark("guards")
-        self.cases = outcomes
         correct = all(o.correct for o in outcomes)
         self._end_stage(
             "check", correct, f"{sum(o.correct for o in outcomes)} of {len(outcomes)} cases correct"
@@ -119,31 +135,130 @@ class Run:
             return self.finish("INCORRECT", [o.error for o in outcomes if o.error][:5])
         if self.timed:
             self.stage = "time"
-            self._time(families, baseline, candidate)
-            self._guard(snapshot, threads)
-            self._profile(candidate, families, baseline)
+            self._time(families, baseline)
+            self._guard()
+            self._profile(families, baseline)
             if self.task.category.value == "repository" and self.task.bench:
                 self._run_own_bench()
         return self.finish("PASSED", [])
 
-    def _profile(self, candidate: Any, families: list[list[Member]], baseline: Any) -> None:
+    # -- the candidate, through its worker --------------------------------------------------------
+    def _start_worker(self, backend: str) -> None:
+        """Started early (it imports torch while the judge draws inputs); its `start` reply is read
+        once the setup is done."""
+        from arena.harness.candidate_worker import CandidateWorker
+
+        if self.worker is None:
+            self.worker = CandidateWorker()
+        dirs = {name: str(path) for name, path in self.dirs.items()}
+        start = {"task": self.task_dict, "dirs": dirs, "backend": backend, "device": self.settings.device}
+        self.worker.send("start", start)
+
+    def _ask(
+        self, op: str, header: dict[str, Any] | None = None, blobs: Any = ()
+    ) -> tuple[dict[str, Any], list[bytes]]:
+        """A request to the worker; a failure of the candidate's code becomes this stage's verdict."""
+        with self._worker_faults():
+            return self.worker.request(op, header, blobs)
+
+    @contextlib.contextmanager
+    def _worker_faults(self) -> Iterator[None]:
+        from arena.harness.candidate_worker import CandidateFailed
+        from arena.harness.frames import WorkerError, WorkerGone
+
+        try:
+            yield
+        except CandidateFailed as failure:
+            compiling = self.stage == "compile" or (self.stage == "first call" and "Compil" in failure.kind)
+            detail = f"{failure}\n{cut(failure.trace)}" if failure.trace else str(failure)
+            raise Verdict("COMPILE_ERROR" if compiling else "RUNTIME_ERROR", f"{self.stage}: {detail}") from None
+        except WorkerGone:
+            ended = self.worker.how_it_ended()
+            raise Verdict("RUNTIME_ERROR", f"{self.stage}: the candidate's worker {ended}") from None
+        except WorkerError as error:  # only the candidate's code writes anything else on that pipe
+            raise Verdict(
+                "CHEAT_DETECTED", f"{self.stage}: the candidate's worker sent a malformed message (the pipe to the "
+                f"judge was tampered with): {error}"
+            ) from None
+
+    def _load_candidate(self) -> None:
+        from arena.harness.device import device_arch
+        from arena.harness.loading import library_path
+
+        try:
+            self._ask("build", {"arch": device_arch(self.device)})
+        except Verdict as verdict:
+            text = str(verdict)
+            raise Verdict("COMPILE_ERROR", text.split("BuildFailed: ", 1)[-1]) from None
+        if self.task.category.is_hip:  # before loading: loading runs the library's static constructors
+            self._check_preprocessed(self.device.backend, device_arch(self.device))
+            self._check_symbols(library_path(self.dirs["work"], "candidate"), "candidate", self.device.backend,
+                                device_arch(self.device))
+        self._ask("load")
+
+    def _candidate_call(self, member: Member, record: bool, family: str = "") -> tuple[Any, list[str]]:
+        """The candidate called once in its worker on `member`'s inputs: (outputs here or an error
+        string, the torch functions it ran when recorded)."""
+        from arena.harness.frames import WorkerError, unpack_tensors
+
+        header, data = self._ask("call", dict(self._drawn(member), record=record, family=family))
+        if header.get("verdict") == "CHEAT_DETECTED":
+            raise Verdict("CHEAT_DETECTED", str(header.get("outcome", ""))[:2000])
+        ops = [str(o) for o in header.get("ops", [])] if isinstance(header.get("ops"), list) else []
+        if "outcome" in header:  # the call returned, with something wrong in what came back
+            return str(header["outcome"])[:4000], ops
+        try:
+            outputs = unpack_tensors(header.get("outputs"), data, self.device.torch_device)
+        except WorkerError as error:
+            return f"the candidate's outputs could not be read: {error}", ops
+        return outputs, ops
+
+    def _drawn(self, member: Member) -> dict[str, Any]:
+        """What the worker needs to draw `member`'s inputs itself (the same set the judge drew: same
+        task, case, seed and device) and to call on them."""
+        from arena.harness.inputs import make_scalars
+
+        return {
+            "case": member.case.name.split("~", 1)[0], "seed": member.case.seed, "outputs": self._output_specs(member),
+            "scalars": make_scalars(self.task, member.case), "dims": dict(member.case.dims),
+        }
+
+    def _output_specs(self, member: Member) -> list[dict[str, Any]]:
+        from arena.harness.inputs import spec_dtype, spec_shape
+
+        return [
+            {"dtype": spec_dtype(s, member.case), "shape": list(spec_shape(s, member.case))} for s in self.task.outputs
+        ]
+
+    def _profile(self, families: list[list[Member]], baseline: Any) -> None:
         """One more call of the candidate under the profiler, when it was measured faster than the
         baseline on some timed case: all of its GPU work must be on our stream, and none of its
         kernels may come from a vendor library the baseline does not use (so the baseline's call
         is profiled too)."""
-        from arena.harness.profile import describe, first_faster_case, library_kernels, off_stream, profile_call
+        from arena.harness.profile import (
+            GpuOperation,
+            describe,
+            first_faster_case,
+            library_kernels,
+            off_stream,
+            profile_call,
+        )
 
         faster = first_faster_case(self.cases)
         if faster is None:
             return
         self.stage = "profile"
         member = next(f[0] for f in families if f[0].case.name == faster)
+        header, _ = self._ask("profile", self._drawn(member))
         try:
-            operations = profile_call(
-                lambda: self._call(candidate, member, [t.clone() for t in member.inputs]),
-                self.device.torch_device,
-                self._mark,
-            )
+            operations = [
+                GpuOperation(str(name), str(kind), int(stream), int(start))
+                for name, kind, stream, start in header.get("operations", [])
+            ]
+        except (TypeError, ValueError):
+            raise Verdict("CHEAT_DETECTED", "the worker's profile is malformed") from None
+        self._mark("candidate profiled in its worker")
+        try:
             trusted = profile_call(
                 lambda: self._call(baseline, member, [t.clone() for t in member.inputs]), self.device.torch_device
             )
@@ -216,6 +331,7 @@ class Run:
         self.compiled = ok
         self._end_stage("compile", ok, log)
         if ok:
+            self._check_preprocessed("cuda", arch)
             self._check_symbols(self.dirs["work"] / "candidate.so", "candidate", "cuda", arch)
         return self.finish("NEEDS_DEVICE" if ok else "COMPILE_ERROR", [] if ok else [cut(log)])
 
@@ -223,26 +339,50 @@ class Run:
         """A candidate's built library may not reach dlopen, Python, vendor libraries, threads or
         processes unless the baseline's does too (backends/symbols.py): the toolchain's own runtime
         (CUDA's static cudart uses dlopen and threads) shows up in both."""
-        from arena.harness.backends.hip import compile_hip
         from arena.harness.backends.symbols import refused_symbols, undefined_symbols
 
         if label != "candidate":
             return
-        baseline = self.dirs["work"] / "baseline.so"
-        if not baseline.exists():
-            ok, log = compile_hip(self.dirs["baseline"] / self.task.entry.file, baseline, backend, arch)
-            if not ok:
-                raise RuntimeError(f"the baseline does not compile:\n{cut(log)}")
-        allowed = undefined_symbols(baseline.with_suffix(".o"))
-        refused = refused_symbols(undefined_symbols(library.with_suffix(".o")), allowed)
+        refused = refused_symbols(undefined_symbols(library.with_suffix(".o")), self._baseline_symbols(backend, arch))
         if refused:
             symbol, reaches = refused[0]
             raise Verdict("CHEAT_DETECTED", f"the candidate's code calls {symbol} ({reaches}); HIP candidates may not")
 
+    def _check_preprocessed(self, backend: str, arch: str) -> None:
+        """The static native rules again on what the compiler's preprocessor made of the sources:
+        a name built by token pasting or a macro is whole there (forbidden.check_preprocessed)."""
+        from arena.harness.backends.hip import preprocess_hip
+        from arena.harness.forbidden import check_preprocessed
+
+        texts = {}
+        for side in ("candidate", "baseline"):
+            ok, text = preprocess_hip(self.dirs[side] / self.task.entry.file, backend, arch)
+            if not ok:
+                raise Verdict("COMPILE_ERROR", f"the {side}'s preprocessor run failed:\n{cut(text)}")
+            texts[side] = text
+        findings = check_preprocessed(
+            texts["candidate"], str(self.dirs["candidate"]), texts["baseline"], str(self.dirs["baseline"]),
+            self.task.forbidden,
+        )
+        if findings:
+            raise Verdict("CHEAT_DETECTED", f"after the preprocessor, the candidate's code {findings[0].what}")
+
+    def _baseline_symbols(self, backend: str, arch: str) -> set[str]:
+        """The undefined symbols of the baseline's object file (built here if it was not loaded)."""
+        from arena.harness.backends.hip import compile_hip
+        from arena.harness.backends.symbols import undefined_symbols
+
+        if self._allowed is None:
+            baseline = self.dirs["work"] / "baseline.so"
+            if not baseline.exists():
+                ok, log = compile_hip(self.dirs["baseline"] / self.task.entry.file, baseline, backend, arch)
+                if not ok:
+                    raise RuntimeError(f"the baseline does not compile:\n{cut(log)}")
+            self._allowed = undefined_symbols(baseline.with_suffix(".o"))
+        return self._allowed
+
     def _make_families(self) -> list[list[Member]]:
-        families = make_families(self.task, self.secret_seed, self.settings.hidden_seeds, self.device, self.timed)
-        self.secret_seed = 0  # no longer needed; not left for the candidate to find
-        return families
+        return make_families(self.task, self.secret_seed, self.settings.hidden_seeds, self.device, self.timed)
 
     def _load_trusted(self) -> tuple[Any, Any]:
         """(oracle, baseline): the reference (or the baseline as oracle) and, when timing, the baseline."""
@@ -258,26 +398,23 @@ class Run:
         return load_python_entry(self.dirs["task"], self.task.reference, "reference"), baseline
 
     def _load_kernel(self, directory: Path, label: str) -> Any:
-        from arena.harness.backends.hip import compile_hip, load_hip_entry
-        from arena.harness.backends.python_entry import load_python_entry
-        from arena.harness.backends.repository import build_repository
+        """A trusted side (the baseline), built and loaded in the judge."""
         from arena.harness.device import device_arch
+        from arena.harness.loading import BuildFailed, build_side, library_path, load_side
 
+        try:
+            build_side(self.task, directory, self.dirs["work"], label, self.device.backend, device_arch(self.device))
+        except BuildFailed as failed:
+            raise RuntimeError(str(failed)) from None
+        kernel = load_side(self.task, directory, self.dirs["work"], label)
         if self.task.category.is_hip:
-            library = self.dirs["work"] / f"{label}.so"
-            ok, log = compile_hip(
-                directory / self.task.entry.file, library, self.device.backend, device_arch(self.device)
-            )
-            if not ok:
-                raise Verdict("COMPILE_ERROR", f"{label} does not compile:\n{cut(log)}")
-            # Before loading: loading runs the library's static constructors.
-            self._check_symbols(library, label, self.device.backend, device_arch(self.device))
-            return load_hip_entry(library, self.task.entry.symbol, self.task, label)
-        if self.task.category.value == "repository":
-            ok, log = build_repository(directory, self.task.build)
-            if not ok:
-                raise Verdict("COMPILE_ERROR", f"{label} build failed:\n{cut(log)}")
-        return load_python_entry(directory, self.task.entry, label)
+            # Mapped now; the files go before the worker runs: the candidate, in the same sandbox,
+            # could otherwise rewrite the library under the judge's mapping, or its symbol list.
+            self._baseline_symbols(self.device.backend, device_arch(self.device))
+            library = library_path(self.dirs["work"], label)
+            for built in (library, library.with_suffix(".o")):
+                built.unlink(missing_ok=True)
+        return kernel
 
     def _outputs(self, member: Member) -> list:
         import torch
@@ -321,26 +458,19 @@ class Run:
             raise RuntimeError(f"the {kernel.label} failed on case {member.case.name}: {got}")
         return [t.contiguous() for t in got]
 
-    def _check_family(self, kernel: Any, family: list[Member], record: bool) -> list[Any]:
-        """Check every member on the same working buffers (new contents, same pointers), then
-        call again on the first member's inputs: the outputs must be bitwise identical."""
-        import torch
-
+    def _check_family(self, family: list[Member]) -> list[Any]:
+        """Every member called in the worker and its outputs compared here with the reference; then
+        the first member again: the outputs must be bitwise identical."""
         from arena.harness import guard
-        from arena.harness.check import changed_inputs, check_output_type, find_mismatch, same_bits, stale_output
+        from arena.harness.check import check_output_type, find_mismatch, same_bits
         from arena.task.tolerance import tolerance_for
 
-        working = [t.clone() for t in family[0].inputs]
-        names = [s.name for s in self.task.inputs]
         outcomes, first = [], None
-        returned: list[Any] = []  # every output the candidate returned in this family, held alive
+        name = family[0].case.name
         for index, member in enumerate(family):
             if member.timing_only:
                 continue
-            for work, pristine in zip(working, member.inputs):
-                work.copy_(pristine)
-            self._poison_allocator(member)
-            got, ops = self._call(kernel, member, working, record=record)
+            got, ops = self._candidate_call(member, record=True, family=name)
             hits = guard.forbidden_ops(ops, self.task.forbidden)
             if hits:
                 raise Verdict(
@@ -349,26 +479,16 @@ class Run:
             error = got if isinstance(got, str) else None
             for spec, g, want in zip(self.task.outputs, got if error is None else (), member.references):
                 error = error or check_output_type(spec.name, g, want)
-                if not kernel.harness_outputs:  # HIP launchers write into the harness's own buffers
-                    error = error or stale_output(spec.name, g, working, returned)
                 error = error or find_mismatch(
                     spec.name, g, want, tolerance_for(self.task, str(want.dtype).removeprefix("torch."))
                 )
-            error = error or changed_inputs(names, working, member.inputs)
-            returned += [] if isinstance(got, str) else [g for g in got if isinstance(g, torch.Tensor)]
             if index == 0 and error is None:
-                first = [t.clone() for t in got]
+                first = got
             outcomes.append(case_outcome(self.task, member, error))
         if first is not None:
-            for work, pristine in zip(working, family[0].inputs):
-                work.copy_(pristine)
-            self._poison_allocator(family[0])
-            again, _ = self._call(kernel, family[0], working)
-            stale = None if isinstance(again, str) or kernel.harness_outputs else next(
-                (e for e in (stale_output(str(i), a, working, returned) for i, a in enumerate(again)) if e), None
-            )
-            if stale:
-                outcomes[0] = dataclasses.replace(outcomes[0], correct=False, error=stale)
+            again, _ = self._candidate_call(family[0], record=False, family=name)
+            if isinstance(again, str) and "earlier call" in again:
+                outcomes[0] = dataclasses.replace(outcomes[0], correct=False, error=again)
             elif isinstance(again, str) or not all(same_bits(a, b) for a, b in zip(again, first)):
                 outcomes[0] = dataclasses.replace(
                     outcomes[0],
@@ -377,82 +497,80 @@ class Run:
                 )
         return outcomes
 
-    def _poison_allocator(self, member: Member) -> None:
-        """Free blocks of each output's size filled with 0xFF (NaN / -1), so an output allocated
-        and left partly unwritten, or aliasing a freed buffer, holds poison rather than answers."""
-        import torch
-
-        blocks = [
-            torch.full((r.numel() * r.element_size(),), 0xFF, dtype=torch.uint8, device=r.device)
-            for r in member.references
-        ]
-        del blocks
-
     def _synchronize(self) -> None:
         import torch
 
         if self.device.backend != "cpu":
             torch.cuda.synchronize()
 
-    def _guard(self, snapshot: Any, threads: int) -> None:
-        from arena.harness import guard
-
-        replaced = guard.replaced_names(snapshot)
+    def _guard(self) -> None:
+        """The worker's own guards (its identity snapshot and Python thread count: a first line
+        only), then the processes the candidate started and left running, counted here."""
+        header, _ = self._ask("guard")
+        replaced = [str(n) for n in header.get("replaced", [])] if isinstance(header.get("replaced"), list) else []
         if replaced:
             raise Verdict(
                 "CHEAT_DETECTED", f"harness-visible functions were replaced: {', '.join(replaced[:10])}"
             )
-        if guard.thread_count() > threads:
+        threads = header.get("threads", 0)
+        if isinstance(threads, int) and threads > 0:
+            raise Verdict("CHEAT_DETECTED", f"the candidate left {threads} Python thread(s) running")
+        started = self.worker.processes_started()  # counted by the OS, outside the candidate's reach
+        if started:
             raise Verdict(
                 "CHEAT_DETECTED",
-                f"the candidate left {guard.thread_count() - threads} Python thread(s) running",
+                f"the candidate left {started} process(es) running beside its calls (work the timer does not see)",
             )
 
-    def _time(self, families: list[list[Member]], baseline: Any, candidate: Any) -> None:
+    def _time(self, families: list[list[Member]], baseline: Any) -> None:
+        import dataclasses as dc
+
         from arena.harness.device import read_clock_sample, start_clock_sample
-        from arena.harness.flush import Flusher
+        from arena.harness.families import fresh_seeds
         from arena.harness.inputs import make_scalars
-        from arena.harness.timing import Bench, hidden_work, measure_event_overhead, time_case
+        from arena.harness.judged_timing import Verdict as TimingVerdict
+        from arena.harness.timing import measure_event_overhead
         from arena.task.tolerance import tolerance_for
 
-        flusher = Flusher(self.device)
         clock_sample = start_clock_sample(self.device)  # sampled while the GPU is under load
-        event_overhead_us = measure_event_overhead(flusher)
-        self.environment.update(flush_bytes=flusher.nbytes, event_overhead_us=event_overhead_us)
+        event_overhead_us = measure_event_overhead(self.judge.flusher)
+        self.environment.update(flush_bytes=self.judge.flusher.nbytes, event_overhead_us=event_overhead_us)
         for family in families:
             case = family[0].case
             if not case.timed:
                 continue
-            tolerances = [
-                tolerance_for(self.task, str(r.dtype).removeprefix("torch.")) for r in family[0].references
-            ]
-            bench = Bench(
-                flusher,
-                [m.inputs for m in family],
-                [m.references for m in family],
-                tolerances,
-                make_scalars(self.task, case),
-                dict(case.dims),
-            )
-            timing = time_case(
-                bench, baseline, candidate, self.settings.trials, self.settings.budget_s_per_case, event_overhead_us
-            )
-            if timing.error:
-                raise Verdict("INCORRECT", f"case {case.name}: {timing.error}")
-            # A note, not a verdict: host-side launch cost (autotuned kernels) explains wall time too.
-            # Work really hidden on another stream is judged by the profiled call, which every
-            # candidate measured faster gets.
-            note = hidden_work(timing)
-            if note:
-                self._mark(f"case {case.name}: {note}")
+            references = family[0].references
+            tolerances = [tolerance_for(self.task, str(r.dtype).removeprefix("torch.")) for r in references]
+            with self._worker_faults():
+                try:
+                    timing = self.judge.time_case(
+                        baseline,
+                        case,
+                    fresh_seeds(self.secret_seed, case.name),
+                        references,
+                        tolerances,
+                        make_scalars(self.task, case),
+                        dict(case.dims),
+                        self.settings.trials,
+                        self.settings.budget_s_per_case,
+                        event_overhead_us,
+                    )
+                except TimingVerdict as verdict:
+                    raise Verdict(verdict.status, f"case {case.name}: {verdict}") from None
+            self._mark(f"case {case.name}: {timing.log}")
             index = next(i for i, o in enumerate(self.cases) if o.name == case.name)
-            self.cases[index] = dataclasses.replace(
+            self.cases[index] = dc.replace(
                 self.cases[index],
                 baseline_us=timing.baseline_us,
                 candidate_us=timing.candidate_us,
-                baseline_wall_us=timing.baseline_wall_us,
-                candidate_wall_us=timing.candidate_wall_us,
+                baseline_wall_us=timing.baseline_mean_us,
+                candidate_wall_us=timing.judged_us,
             )
         self.environment["clocks_under_load"] = read_clock_sample(clock_sample)
         self.timings_available = True
         self._end_stage("time", True, f"{sum(o.timed for o in self.cases)} timed case(s)")
+
+    def close(self) -> None:
+        """The worker ends with the run (in a sandbox, its PID namespace ends whatever it started)."""
+        if self.worker is not None:
+            self.worker.close()

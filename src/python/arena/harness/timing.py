@@ -22,7 +22,7 @@ import random
 import statistics
 import time
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import torch
 
@@ -93,27 +93,16 @@ class Bench:
 
     def run(self, kernel: Kernel, order: Sequence[int]) -> tuple[list[float], float]:
         """Per-call event times (us) and the loop's wall time (s) for calls on sets `order`."""
-        starts = [torch.cuda.Event(enable_timing=True) for _ in order]
-        ends = [torch.cuda.Event(enable_timing=True) for _ in order]
         begin = _clock()
-        for k, j in enumerate(order):
-            for work, shadow in zip(self.working, self.shadows[j]):
-                work.copy_(shadow)
-            self.flusher.run()
-            if kernel.harness_outputs:
-                for out in self.outputs:
-                    poison_(out)
-            if self.spin_cycles:
-                torch.cuda._sleep(self.spin_cycles)
-            starts[k].record(self.stream)
-            issued = _clock()
-            result = kernel.invoke(self.working, self.scalars, self.outputs, self.dims)
-            self.host_us.append((_clock() - issued) * 1e6)
-            ends[k].record(self.stream)
-            self.validate(kernel, result, j)
+        pairs, host_us = run_calls(
+            kernel, order, self.shadows, self.working, self.outputs if kernel.harness_outputs else [],
+            lambda k, j, result: self.validate(kernel, result, j), self.flusher, self.spin_cycles,
+            self.scalars, self.dims,
+        )
+        self.host_us += host_us
         torch.cuda.synchronize()
         wall = _clock() - begin
-        return [_elapsed_ms(s, e) * 1000.0 for s, e in zip(starts, ends)], wall
+        return [elapsed_us(s, e) for s, e in pairs], wall
 
     def run_synchronized(self, kernel: Kernel, order: Sequence[int]) -> float:
         """Median wall time (us) of calls each followed by a device-wide sync: sees every stream."""
@@ -160,6 +149,51 @@ class Bench:
             recent.append(tuple(got))
 
 
+def run_calls(
+    kernel: Kernel | None,
+    order: Sequence[int],
+    sets: Sequence[Sequence[torch.Tensor]],
+    working: Sequence[torch.Tensor] | None,
+    outputs: Sequence[torch.Tensor],
+    after: Callable[[int, int, object], None],
+    flusher: Flusher,
+    spin_cycles: int,
+    scalars: dict,  # type: ignore[type-arg]
+    dims: dict,  # type: ignore[type-arg]
+) -> tuple[list[tuple[torch.cuda.Event, torch.cuda.Event]], list[float]]:
+    """The per-call procedure, queued with no host sync: restore the working inputs from set
+    order[k] (`working` None: call on the set itself, each set a fresh draw used once) -> flush ->
+    poison the harness's outputs -> spin -> start event -> call -> end event -> after(k, j,
+    result). The judge runs it for the baseline, the worker for the candidate and, with `kernel`
+    None, for the empty chunk the judge's clock subtracts. (event pairs, host us of each invoke)."""
+    stream = torch.cuda.current_stream()
+    pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in order]
+    host_us: list[float] = []
+    for k, j in enumerate(order):
+        if working is not None:
+            for work, source in zip(working, sets[j]):
+                work.copy_(source)
+        inputs = sets[j] if working is None else working
+        flusher.run()
+        for out in outputs:
+            poison_(out)
+        if spin_cycles:
+            torch.cuda._sleep(spin_cycles)
+        pairs[k][0].record(stream)
+        result: object = None
+        if kernel is not None:
+            issued = _clock()
+            result = kernel.invoke(inputs, scalars, outputs, dims)
+            host_us.append((_clock() - issued) * 1e6)
+        pairs[k][1].record(stream)
+        after(k, j, result)
+    return pairs, host_us
+
+
+def elapsed_us(start: torch.cuda.Event, end: torch.cuda.Event) -> float:
+    return _elapsed_ms(start, end) * 1000.0
+
+
 def time_case(
     bench: Bench, baseline: Kernel, candidate: Kernel, trials: int, budget_s: float, event_overhead_us: float
 ) -> CaseTiming:
@@ -176,7 +210,7 @@ def time_case(
         _, wall = bench.run(kernel, bench.order(calls, rng))
         walls.append(wall / calls)
     spin_us = min(_MAX_SPIN_US, 2 * statistics.median(bench.host_us) + 5)
-    bench.spin_cycles = int(spin_us * _cycles_per_us())
+    bench.spin_cycles = int(spin_us * cycles_per_us())
     n = max(_MIN_CALLS, min(_MAX_CALLS, int(budget_s / (2 * trials * max(walls)))))
     samples: dict[str, list[float]] = {"baseline": [], "candidate": []}
     for _ in range(trials):
@@ -223,7 +257,7 @@ def hidden_work(timing: CaseTiming) -> str:
     return ""
 
 
-def _cycles_per_us() -> float:
+def cycles_per_us() -> float:
     """GPU clock cycles per microsecond as torch.cuda._sleep counts them (measured once)."""
     if not _calibration:
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)

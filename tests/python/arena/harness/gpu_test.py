@@ -20,7 +20,8 @@ def test_noop_on_gpu_has_timings(run_candidate, tmp_path):
     assert (
         result.environment["backend"] in ("cuda", "rocm") and result.environment["flush_bytes"] >= 256 << 20
     )
-    assert "profile" not in [s.name for s in result.stages]  # no faster than the baseline: not profiled
+    ratio = sorted(main.baseline_us)[len(main.baseline_us) // 2] / sorted(main.candidate_us)[len(main.candidate_us) // 2]
+    assert 0.98 < ratio < 1.02, [(s.name, s.log) for s in result.stages]  # the no-op reads 1.00
 
 
 def test_wrong_candidate_on_gpu(run_candidate):

@@ -77,7 +77,10 @@ def test_background_process_holding_the_pipes(run_candidate):
     begin = time.monotonic()
     source = TRITON_ADD + "\nimport os\ngetattr(os, 'sys' + 'tem')('sleep 300 &')\n"
     result = run_candidate(source, timeout_s=60)
-    assert result.status == "PASSED", result.errors
+    # The run ends at once though the process holds the inherited pipes, and the process itself,
+    # still running beside the calls, is the verdict.
+    assert result.status == "CHEAT_DETECTED", result.errors
+    assert "process(es) running" in result.errors[0]
     assert time.monotonic() - begin < 40
 
 

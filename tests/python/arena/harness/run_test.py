@@ -3,6 +3,7 @@ bookkeeping, how a run finishes, and whole runs of the add task (arena_testing.h
 
 from __future__ import annotations
 
+import os
 import textwrap
 from pathlib import Path
 
@@ -131,12 +132,17 @@ def test_the_baseline_passes_every_case_on_the_interpreter(tmp_path: Path, cpu: 
         (name, True, "~" in name) for name in CASES
     ]
     assert not result.timings_available and not any(c.candidate_us for c in result.cases)
-    assert run.secret_seed == 0  # dropped once the hidden inputs exist: the candidate cannot find it
+    worker = run.worker.process  # the candidate ran in a process of its own, which ends with the run
+    assert worker.pid != os.getpid() and worker.poll() is None
+    run.close()
+    assert worker.poll() is not None
 
 
 def test_a_wrong_candidate_is_incorrect_and_the_check_stage_says_so(tmp_path: Path, cpu: None) -> None:
     wrong = TRITON_ADD.replace("mask=mask) + tl.load", "mask=mask) - tl.load")
-    result = Run(make_job(tmp_path, wrong)).execute()
+    run = Run(make_job(tmp_path, wrong))
+    result = run.execute()
+    run.close()
     assert result.status == "INCORRECT" and result.compiled and not result.correct
     assert not any(c.correct for c in result.cases)
     assert result.stages[-1].name == "check" and not result.stages[-1].ok
@@ -153,21 +159,32 @@ def test_a_forbidden_call_at_run_time_stops_the_run_with_a_verdict(tmp_path: Pat
         assert verdict.status == "CHEAT_DETECTED" and "torch.add" in str(verdict)
     else:
         pytest.fail("the run ended without a verdict")
+    run.close()
     assert run.stage == "check" and run.compiled
 
 
 def test_a_candidate_that_does_not_import_fails_in_the_compile_stage(tmp_path: Path, cpu: None) -> None:
     run = Run(make_job(tmp_path, "def add(x, y)\n    return x + y\n"))
-    with pytest.raises(SyntaxError):
-        run.execute()
-    assert run.stage == "compile" and not run.compiled  # the child reports COMPILE_ERROR from these
+    status, message = _verdict_of(run)
+    assert status == "COMPILE_ERROR" and "SyntaxError" in message
+    assert run.stage == "compile" and not run.compiled
     assert [s.name for s in run.stages] == ["setup"]
 
 
 def test_a_candidate_that_fails_when_called_fails_in_the_first_call(tmp_path: Path, cpu: None) -> None:
     run = Run(make_job(tmp_path, "def add(x, y):\n    raise ValueError('boom')\n"))
-    with pytest.raises(ValueError, match="boom"):
-        run.execute()
+    status, message = _verdict_of(run)
+    assert status == "RUNTIME_ERROR" and "ValueError: boom" in message
     assert run.stage == "first call" and run.compiled
     assert run.finish("RUNTIME_ERROR", ["boom"]).stages[-1].name == "compile"
 
+
+def _verdict_of(run: Run) -> tuple[str, str]:
+    """The run's Verdict (status, message); its worker ended either way."""
+    try:
+        run.execute()
+    except Verdict as verdict:
+        return verdict.status, str(verdict)
+    finally:
+        run.close()
+    pytest.fail("the run ended without a verdict")

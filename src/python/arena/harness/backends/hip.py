@@ -37,6 +37,22 @@ def compile_commands(source: Path, library: Path, backend: str, arch: str) -> li
     ]
 
 
+def preprocess_command(source: Path, backend: str, arch: str) -> list[str]:
+    """The compile's own preprocessor run, output on stdout (the same headers and macros)."""
+    if backend == "rocm":
+        return ["hipcc", "-E", f"--offload-arch={arch}", str(source)]
+    return ["nvcc", "-E", f"-arch={arch}", "-include", str(HEADER), "-x", "cu", str(source)]
+
+
+def preprocess_hip(source: Path, backend: str, arch: str) -> tuple[bool, str]:
+    """(preprocessed, the preprocessed text or the compiler's complaint)."""
+    command = preprocess_command(source, backend, arch)
+    if shutil.which(command[0]) is None:
+        return False, f"{command[0]} is not installed"
+    done = subprocess.run(command, capture_output=True, text=True, cwd=source.parent, errors="replace")
+    return done.returncode == 0, done.stdout if done.returncode == 0 else done.stderr[-4000:]
+
+
 def compile_hip(source: Path, library: Path, backend: str, arch: str) -> tuple[bool, str]:
     """(compiled, compiler log)."""
     log = ""

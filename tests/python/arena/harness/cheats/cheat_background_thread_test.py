@@ -3,6 +3,8 @@
 # outlive the checked calls (and the outputs are checked after the call returns).
 # Expected verdict: CHEAT_DETECTED.
 
+from arena_testing.harness_tasks import TRITON_ADD
+
 
 def test_threading_import_is_caught_statically(run_candidate):
     result = run_candidate(
@@ -37,3 +39,17 @@ def test_thread_started_through_a_back_door(run_candidate):
     """)
     assert result.status == "CHEAT_DETECTED"
     assert "thread" in result.errors[0]
+
+
+def test_a_process_left_running_beside_the_calls(run_candidate):
+    # A helper process instead of a thread (it could keep a GPU busy while the baseline is timed):
+    # the judge counts the candidate's processes through the OS, where the candidate cannot hide them.
+    spawn = (
+        "\nimport os\n"
+        "_sys = getattr(os, 'sy' + 's')\n"
+        "getattr(os, 'posix_sp' + 'awn')(_sys.executable, [_sys.executable, '-c', 'import time; time.sleep(60)'], {})\n"
+    )
+    result = run_candidate(TRITON_ADD + spawn)
+    assert result.status == "CHEAT_DETECTED", (result.status, result.errors)
+    assert "process(es) running beside its calls" in result.errors[0]
+    assert all(case.correct for case in result.cases)  # caught for the process, not for its answers

@@ -2,8 +2,8 @@
 # cache or the harness later), reading the score cache's key or the repository's exemplars,
 # editing the harness's sources, and reaching the network. Names are built at run time, so the
 # static check does not stop them; the OS sandbox (harness/sandbox.py) must.
-# The candidate computes the right answer only if every escape failed: PASSED means all were
-# stopped, and the host-side checks below confirm it.
+# The candidate computes the right answer only if every escape failed: correct cases mean all were
+# stopped, and the host-side checks below confirm it; the daemon itself is CHEAT_DETECTED.
 
 import os
 import re
@@ -85,7 +85,10 @@ def test_nothing_outside_the_job_is_reachable_and_nothing_outlives_it(run_candid
     )
     source = TRITON_ADD.replace("\ndef add(x, y):", textwrap.dedent(escapes) + "\n\ndef _unused(x, y):") + ADD
     result = run_candidate(source)
-    assert result.status == "PASSED", result.errors  # every escape failed inside the sandbox
+    # Every escape failed inside the sandbox (the answers are right) and the daemon, still running
+    # beside the calls, is caught.
+    assert result.status == "CHEAT_DETECTED", result.errors
+    assert result.cases and all(case.correct for case in result.cases), result.cases
     assert _alive_with(token) == []  # the daemon died with the sandbox's PID namespace
     assert any(re.search(r"left [1-9]\d* process\(es\) running", error) for error in result.errors), result.errors
     assert harness.read_bytes() == before
@@ -109,7 +112,9 @@ def test_the_same_candidate_without_the_sandbox_would_escape(run_candidate, tmp_
     source = TRITON_ADD.replace("\ndef add(x, y):", textwrap.dedent(escapes) + "\n\ndef _unused(x, y):") + ADD
     try:
         result = run_candidate(source)
-        assert result.status == "INCORRECT", result.errors
+        # The escapes worked: the answers are wrong (the verdict itself may name the daemon first).
+        assert result.status in ("INCORRECT", "CHEAT_DETECTED"), result.errors
+        assert result.cases and not all(case.correct for case in result.cases), result.cases
         assert _alive_with(token) != []  # outside a sandbox, the daemon survives the run
     finally:
         for pid in _alive_with(token):

@@ -1,7 +1,8 @@
 # Attack 1 in native code, past the source check: a HIP candidate reaches a library, the Python
 # runtime or a thread through names the preprocessor builds (token pasting) or strings handed to
 # dlsym, often from a static constructor that runs when the library is loaded. Defence: the built
-# library's undefined dynamic symbols are read (nm) before it is loaded, and dlopen/dlsym, the
+# sources are checked again after the compiler's preprocessor (names whole), and the built
+# library's undefined dynamic symbols are read (nm) before it is loaded: dlopen/dlsym, the
 # Python C API, vendor BLAS/DNN entry points and thread or process creation are refused.
 # Expected verdict: CHEAT_DETECTED, naming the symbol; on a CPU machine too (compile-only path).
 
@@ -38,7 +39,25 @@ PYTHON_API = 'extern "C" int Py_IsInitialized(void);\nstatic int alive = Py_IsIn
 def test_the_built_library_may_not_reach_outside(run_candidate, source, symbol):
     result = run_candidate(source, hip=True)
     assert result.status == "CHEAT_DETECTED", result.errors
-    assert f"calls {symbol} " in result.errors[0], result.errors
+    # The preprocessor's output names it first where a harness rule covers the name (dlsym,
+    # pthread_create); the built library's symbols catch the rest (the Python C API).
+    assert f"calls {symbol} " in result.errors[0] or f"uses {symbol}" in result.errors[0], result.errors
+
+
+# A side stream made through a pasted name: the static source check sees `cudaStream` and
+# `Create`; the library's symbols cannot tell it from the runtime the baseline links too; the
+# preprocessor's output spells it whole.
+PASTED_STREAM = (
+    "#define JOIN(a, b) a##b\n"
+    "static cudaStream_t side;\n"
+    "static int made = (int)JOIN(cudaStream, Create)(&side);\n" + HIP_ADD
+)
+
+
+def test_a_name_pasted_by_the_preprocessor_is_seen_whole(run_candidate):
+    result = run_candidate(PASTED_STREAM, hip=True)
+    assert result.status == "CHEAT_DETECTED", result.errors
+    assert "after the preprocessor" in result.errors[0] and "cudaStreamCreate" in result.errors[0], result.errors
 
 
 def test_a_plain_hip_candidate_is_not_refused(run_candidate):

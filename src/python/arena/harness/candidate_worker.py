@@ -1,0 +1,174 @@
+"""The judge's handle on its candidate worker: start it, ask it things, freeze it, end it.
+
+The worker is a child of the judge in the same sandbox (sandbox.py), started with only its two
+pipes open. The judge makes itself non-dumpable first, so the worker (same user, no
+capabilities) can neither ptrace it nor read its memory through /proc: the references, the
+seeds and the result key stay out of reach. Freezing stops every process of the sandbox except
+its init, the judge and the judge's own helpers (the clock sampler): the worker, whatever it
+started, and daemons that left it for the init.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+from arena.harness.frames import WorkerError, receive, send
+
+REPLY_LIMIT = 8 << 30
+
+
+class CandidateFailed(Exception):
+    """A request the candidate's code failed (import error, exception in the call, ...)."""
+
+    def __init__(self, message: str, kind: str = "", trace: str = "") -> None:
+        super().__init__(message)
+        self.kind, self.trace = kind, trace
+
+
+def _not_dumpable() -> None:
+    if sys.platform.startswith("linux"):
+        pr_set_dumpable = 4
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_dumpable, 0)
+
+
+def _import_path() -> str:
+    return os.pathsep.join(os.path.abspath(p) for p in sys.path if p and os.path.isdir(p))
+
+
+class CandidateWorker:
+    def __init__(self) -> None:
+        """Started in the judge's working folder; it imports torch while the judge waits for its job."""
+        _not_dumpable()
+        requests_r, self._requests = os.pipe()
+        self._replies, replies_w = os.pipe()
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "arena.harness.worker", str(requests_r), str(replies_w)],
+            pass_fds=(requests_r, replies_w),
+            stdin=subprocess.DEVNULL,
+            # The judge's own import path, whoever started the judge (the launcher, a test, a bench).
+            env=dict(os.environ, PYTHONPATH=_import_path()),
+            start_new_session=True,  # outside a sandbox, the process group is what freezing stops
+        )
+        os.close(requests_r)
+        os.close(replies_w)
+        self.frozen = False
+
+    def send(self, op: str, header: dict[str, Any] | None = None, blobs: Sequence[bytes] = ()) -> None:
+        try:
+            send(self._requests, dict(header or {}, op=op), blobs)
+        except OSError as error:
+            raise WorkerError(f"the worker is gone ({error})") from None
+
+    def receive(self) -> tuple[dict[str, Any], list[bytes]]:
+        header, blobs = receive(self._replies, REPLY_LIMIT)
+        if not header.get("ok"):
+            raise CandidateFailed(str(header.get("error", "the worker failed"))[:20000], str(header.get("kind", "")),
+                                  str(header.get("trace", ""))[-8000:])
+        return header, blobs
+
+    def request(
+        self, op: str, header: dict[str, Any] | None = None, blobs: Sequence[bytes] = ()
+    ) -> tuple[dict[str, Any], list[bytes]]:
+        self.send(op, header, blobs)
+        return self.receive()
+
+    def how_it_ended(self) -> str:
+        """How the worker process ended (waiting briefly for it), for the message of a fault."""
+        try:
+            code = self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            return "it closed its pipe but still runs"
+        if code < 0:
+            try:
+                return f"killed by {signal.Signals(-code).name}"
+            except ValueError:
+                return f"killed by signal {-code}"
+        return f"exited with code {code} without a result"
+
+    # -- freezing ---------------------------------------------------------------------------------
+    def freeze(self) -> None:
+        self._signal(signal.SIGSTOP)
+        self.frozen = True
+
+    def thaw(self) -> None:
+        self._signal(signal.SIGCONT)
+        self.frozen = False
+
+    def _signal(self, sig: int) -> None:
+        if os.environ.get("ARENA_SANDBOXED") != "1":
+            try:
+                os.killpg(self.process.pid, sig)
+            except ProcessLookupError:
+                pass
+            return
+        for pid in self._sandbox_pids():
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+
+    def _sandbox_pids(self) -> list[int]:
+        """Every process in the sandbox's PID namespace but its init, the judge and the judge's
+        own helpers (its children other than the worker)."""
+        me, pids = os.getpid(), []
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) in {1, me}:
+                continue
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            parent = int(stat.rsplit(")", 1)[1].split()[1])
+            if parent == me and int(entry) != self.process.pid:
+                continue
+            pids.append(int(entry))
+        return pids
+
+    def processes_started(self) -> int:
+        """Processes the candidate started that still run: in a sandbox, every process of it but the
+        worker, the judge, its helpers and the init; outside one, the worker's descendants that
+        stayed in its tree (a daemon that left it is not seen: the sandbox is what bounds those)."""
+        if os.environ.get("ARENA_SANDBOXED") == "1":
+            return sum(1 for pid in self._sandbox_pids() if pid != self.process.pid)
+        parents = {}
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    parents[int(entry)] = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
+                except (OSError, ValueError, IndexError):
+                    continue
+        tree, grew = {self.process.pid}, True
+        while grew:
+            more = {pid for pid, parent in parents.items() if parent in tree} - tree
+            tree |= more
+            grew = bool(more)
+        return len(tree) - 1
+
+    def close(self) -> None:
+        if self.frozen:
+            self.thaw()
+        try:
+            self.send("exit")
+        except WorkerError:
+            pass
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        if os.environ.get("ARENA_SANDBOXED") != "1":  # in a sandbox, its PID namespace does this
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        for fd in (self._requests, self._replies):
+            try:
+                os.close(fd)
+            except OSError:
+                pass

@@ -1,0 +1,431 @@
+"""Timing one case across the process boundary: the baseline in the judge, the candidate in its
+worker, every candidate call checked by the judge and its timings bounded by the judge's clock.
+
+Per trial, per chunk of B calls (B as large as the memory budget allows, up to the trial's n):
+1. freeze the worker; a probe kernel of the judge's must run at its calibrated speed (GPU work
+   the candidate left running would share the GPU with the baseline);
+2. draw B fresh input sets (new seeds; the worker draws the same sets in its own memory once it
+   is thawed): every timed call of either side gets inputs no call has seen, so no stored answer
+   can match;
+3. time the baseline on them in the judge (timing.run_calls), keeping each call's outputs as
+   that set's reference (the baseline passed the check stage against the task's reference);
+4. thaw the worker; the chunk clock: the judge spins its stream long enough for the worker to
+   queue the whole chunk, records `start` and an interprocess `go`; the worker's stream waits on
+   `go`, runs the same per-call procedure (its own event pair per call: the samples), copies
+   each call's outputs into the judge's slots and records `done`; the judge's stream waits on
+   `done` and records `end`;
+5. the judge compares every slot with its reference.
+The worker's samples are its own: they can only flatter the candidate. The bound: the chunk's
+span on the judge's clock, less the same procedure without calls (the empty chunk: run through
+the worker, two context switches included, before the candidate was loaded, for every timed
+case's layout), must be explained by the samples; a candidate whose samples claim less work than
+the judge saw is CHEAT_DETECTED. Measured on the H200 (bench/ipc_probe.py): the chunk clock reads within 0.2-4%
+of in-process events for 4-66 us copies.
+"""
+
+from __future__ import annotations
+
+import collections
+import math
+import statistics
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import torch
+
+from arena.harness.candidate_worker import CandidateWorker
+from arena.harness.check import mismatch_mask, split_outputs
+from arena.harness.families import inputs_for
+from arena.harness.flush import Flusher
+from arena.harness.shared_gpu import SharedBlock, SharedEvent, runtime
+from arena.harness.timing import cycles_per_us, elapsed_us, run_calls
+from arena.task.task import Tolerance
+
+CHUNK_BYTES = 4 << 30  # per chunk: both sides' fresh input sets, the output slots and the references
+# Calls per chunk at most: the worker queues a whole chunk before `go`, and a stream's queue of
+# pending launches is finite: on the H200, 200 HIP calls (about 8 operations each) filled it and
+# the worker's host waited for the GPU, which waited for `go` (the chunk could never be clocked).
+CHUNK_CALLS = 48
+# Fresh input bytes per side per timed case at most: a case with large inputs gets fewer calls
+# (at least _MIN_CALLS a trial) rather than spending seconds drawing them (117 MB weights: 1000
+# calls took 9 s of drawing on the H200).
+FRESH_BYTES = 16 << 30
+_WARMUP_S = 0.05
+_MIN_CALLS, _MAX_CALLS = 10, 1000
+_MAX_SPIN_US = 300.0
+_MIN_CALL_US = 0.1
+_QUEUE_SPIN_MS = (5.0, 2000.0)  # the judge's wait for the worker to queue a chunk: floor, ceiling
+# The probe must outlast a time slice between contexts (a few ms): a shorter one ran whole inside
+# its own slice on the H200 and never saw the other context's queued work.
+_PROBE_MS, _PROBE_SLOWER = 12.0, 1.3
+# The bound: the samples may explain the judge's clock less this much (the clocks differ by
+# 0.1-0.4 us a call on the H200; the empty chunk varies by about 0.1%).
+_BOUND_RATIO, _BOUND_CALL_US, _BOUND_EMPTY, _BOUND_US = 0.10, 0.3, 0.003, 20.0
+
+Seeds = Callable[[int], list[int]]  # seeds(count): seeds of fresh input sets
+EMPTY_CALLS = 64  # calls in the empty chunk measured for each timed case
+
+
+class Verdict(Exception):
+    def __init__(self, status: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class JudgedTiming:
+    baseline_us: tuple[float, ...]
+    candidate_us: tuple[float, ...]  # the worker's samples, less the empty event pair
+    baseline_mean_us: float
+    judged_us: float  # the candidate's time per call on the judge's clock
+    chunks: int
+    log: str
+
+
+class Judge:
+    """What the judge keeps across cases: its worker, the GPU runtime, events and calibrations."""
+
+    def __init__(self, device: Any, worker: CandidateWorker, task: Any) -> None:
+        self.device, self.worker, self.task = device, worker, task
+        self.rt = runtime()
+        self.go, self.done = SharedEvent.create(self.rt), SharedEvent.create(self.rt)
+        self.flusher = Flusher(device)
+        self.cycles = cycles_per_us()
+        self.probe_us = self._probe()  # before the candidate is loaded: the GPU is ours alone
+        self.switch_us = 0.0
+        self.empty_us: dict[str, float] = {}  # per timed case: the empty procedure's cost a call
+
+    def measure_empty(self, case: Any, reference_like: Sequence[torch.Tensor]) -> None:
+        """Before the candidate is loaded (only harness code runs in the worker): the chunk clock
+        around an empty chunk (two context switches) and around EMPTY_CALLS empty calls of `case`
+        (each: flush, event pair, outputs handed over) through the worker. No inputs: no call."""
+        if not self.switch_us:
+            with _Lent(self, case, _Layout.of([], 1), None, {}, {}, 0) as lent:
+                self.switch_us = statistics.median(lent.clocked(0, calls=False)[0] for _ in range(5))
+        count = max(2, min(EMPTY_CALLS, CHUNK_BYTES // max(1, 2 * sum(t.nbytes for t in reference_like))))
+        with _Lent(self, case, _Layout.of(reference_like, count), None, {}, {}, 0) as lent:
+            spans = [lent.clocked(count, calls=False)[0] for _ in range(3)]
+        self.empty_us[case.name] = max(0.0, statistics.median(spans) - self.switch_us) / count
+
+    def _probe(self) -> float:
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(10):
+            torch.cuda._sleep(int(_PROBE_MS * 100 * self.cycles))
+        end.record()
+        torch.cuda.synchronize()
+        return elapsed_us(start, end)
+
+    def quiet(self) -> None:
+        """With the worker frozen, the judge's probe runs at its calibrated speed, or the candidate
+        left GPU work running that would share the GPU with the baseline."""
+        for _ in range(3):
+            seen = self._probe()
+            if seen <= _PROBE_SLOWER * self.probe_us:
+                return
+            time.sleep(0.05)
+        raise Verdict(
+            "CHEAT_DETECTED",
+            f"the candidate's GPU work kept running while its processes were frozen (the judge's "
+            f"probe took {seen:.0f} us, {self.probe_us:.0f} us on an idle GPU): the baseline would "
+            "have been timed on a shared GPU",
+        )
+
+    def time_case(
+        self,
+        baseline: Any,
+        case: Any,
+        seeds: Seeds,
+        reference_like: Sequence[torch.Tensor],
+        tolerances: Sequence[Tolerance],
+        scalars: dict,  # type: ignore[type-arg]
+        dims: dict,  # type: ignore[type-arg]
+        trials: int,
+        budget_s: float,
+        event_overhead_us: float,
+    ) -> JudgedTiming:
+        sample = inputs_for(self.task, case, seeds(1)[0], self.device.torch_device)
+        in_bytes = sum(t.nbytes for t in sample)
+        out_bytes = sum(t.nbytes for t in reference_like)
+        per_call = max(1, 2 * in_bytes + 2 * out_bytes)  # judge and worker sets, slots, references
+        del sample
+        b_warm = max(2, min(32, CHUNK_BYTES // per_call))
+        with _Lent(self, case, _Layout.of(reference_like, b_warm), baseline, scalars, dims, 0) as lent:
+            walls, hosts = lent.warm_up(seeds)
+        spin_us = min(_MAX_SPIN_US, 2 * max(hosts) + 5)
+        spin = int(spin_us * self.cycles)
+        by_time = int(budget_s / (2 * trials * max(walls)))
+        n = max(_MIN_CALLS, min(_MAX_CALLS, by_time, FRESH_BYTES // (trials * max(1, in_bytes))))
+        b = max(1, min(n, CHUNK_CALLS, CHUNK_BYTES // per_call))
+        chunks_per_trial = -(-n // b)
+        samples: dict[str, list[float]] = {"baseline": [], "candidate": []}
+        spans, claimed_net = [], []
+        log = []
+        layout = _Layout.of(reference_like, b)
+        with _Lent(self, case, layout, baseline, scalars, dims, spin, queue_us=walls[1] * 1e6) as lent:
+            began = time.perf_counter()
+            for _ in range(trials * chunks_per_trial):
+                base_times = lent.baseline_chunk(seeds)
+                span, cand_times, errors = lent.candidate_chunk()
+                if errors:
+                    raise Verdict("INCORRECT", f"timed call failed: candidate: {errors[0]}")
+                bad = lent.bad_calls(tolerances)
+                if bad:
+                    raise Verdict(
+                        "INCORRECT",
+                        f"{bad} timed call(s) of the candidate returned outputs that differ from the reference",
+                    )
+                samples["baseline"] += [max(t - event_overhead_us, _MIN_CALL_US) for t in base_times]
+                samples["candidate"] += [max(t - event_overhead_us, _MIN_CALL_US) for t in cand_times]
+                spans.append(span)
+                claimed_net.append(_claimed(cand_times, event_overhead_us))
+            phases = ", ".join(f"{name} {seconds:.2f}" for name, seconds in lent.phases.items())
+            log.append(f"{time.perf_counter() - began:.2f} s in chunks ({phases})")
+        calls = b * len(spans)
+        empty = calls * (self.empty_us[case.name] + spin / self.cycles)
+        judged = sum(spans) - empty - len(spans) * self.switch_us
+        claimed = sum(claimed_net)
+        slack = (
+            _BOUND_RATIO * max(claimed, 0.0) + _BOUND_EMPTY * empty + _BOUND_CALL_US * calls + _BOUND_US * len(spans)
+        )
+        log.append(
+            f"chunk clock: {len(spans)} chunk(s) of {b} calls; the judge saw {judged / calls:.2f} us a call, "
+            f"the worker's samples {claimed / calls:.2f} us (empty procedure {self.empty_us[case.name]:.2f} us "
+            f"+ spin {spin / self.cycles:.2f} us a call, switches {self.switch_us:.0f} us a chunk)"
+        )
+        if judged - claimed > slack:
+            raise Verdict(
+                "CHEAT_DETECTED",
+                f"the candidate's timings claim {claimed / calls:.2f} us a call but the judge's clock saw "
+                f"{judged / calls:.2f} us of its work a call: its samples were changed or its work was "
+                "done outside its timed calls",
+            )
+        return JudgedTiming(
+            baseline_us=tuple(samples["baseline"]),
+            candidate_us=tuple(samples["candidate"]),
+            baseline_mean_us=statistics.fmean(samples["baseline"]),
+            judged_us=max(judged / calls, _MIN_CALL_US),
+            chunks=len(spans),
+            log="\n".join(log),
+        )
+
+
+def _claimed(times: Sequence[float], event_overhead_us: float) -> float:
+    """The work a chunk's samples account for, each sample capped at 1.5x the chunk's median: the
+    score reads medians, so samples that keep the sum honest with a tiny median and a few huge
+    outliers must not satisfy the bound (honest outliers are few and small next to its slack)."""
+    net = [t - event_overhead_us for t in times]
+    cap = 1.5 * max(statistics.median(net), 0.0) if net else 0.0
+    return sum(min(t, cap) for t in net)
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """Where the output slots of B calls lie in the lent block."""
+
+    outputs: list[list[dict[str, Any]]]  # per slot: (offset, dtype, shape, nbytes) of each output
+    count: int
+
+    @classmethod
+    def of(cls, outputs: Sequence[torch.Tensor], count: int) -> _Layout:
+        return cls(_places(outputs, count), count)
+
+    def nbytes(self) -> int:
+        return max([p["offset"] + p["nbytes"] for s in self.outputs for p in s] + [1])
+
+
+def _places(tensors: Sequence[torch.Tensor], count: int) -> list[list[dict[str, Any]]]:
+    places, offset = [], 0
+    for _ in range(count):
+        row = []
+        for t in tensors:
+            row.append({"offset": offset, "dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape),
+                        "nbytes": t.nbytes})
+            offset += -(-t.nbytes // 256) * 256
+        places.append(row)
+    return places
+
+
+def _typed(data: torch.Tensor, place: dict[str, Any]) -> torch.Tensor:
+    start = place["offset"]
+    return data[start : start + place["nbytes"]].view(getattr(torch, place["dtype"])).view(place["shape"])
+
+
+def _stacked(
+    data: torch.Tensor, places: list[list[dict[str, Any]]], index: int, first: int, count: int
+) -> torch.Tensor:
+    """Output `index` of slots first..first+count-1 as one (count, numel) view: every slot has the
+    same layout, at a constant stride, and offsets are multiples of 256."""
+    place = places[first][index]
+    dtype = getattr(torch, place["dtype"])
+    item = torch.empty((), dtype=dtype).element_size()
+    stride = (places[1][index]["offset"] - places[0][index]["offset"]) if len(places) > 1 else place["nbytes"]
+    typed = data[: data.numel() // item * item].view(dtype)
+    return torch.as_strided(typed, (count, place["nbytes"] // item), (stride // item, 1), place["offset"] // item)
+
+
+class _Lent:
+    """The output slots lent to the worker for one case, and the steps of one chunk."""
+
+    def __init__(
+        self,
+        judge: Judge,
+        case: Any,
+        layout: _Layout,
+        baseline: Any,
+        scalars: dict[str, Any],
+        dims: dict[str, Any],
+        spin: int,
+        queue_us: float = 0.0,
+    ) -> None:
+        self.judge, self.case, self.layout, self.baseline, self.spin = judge, case, layout, baseline, spin
+        self.scalars, self.dims = scalars, dims
+        self.queue_us = queue_us  # the worker's host time a call, from the warm-up
+        self.sets: list[list[torch.Tensor]] = []
+        self.phases: dict[str, float] = collections.defaultdict(float)
+
+    def __enter__(self) -> _Lent:
+        self.outputs = SharedBlock.allocate(self.judge.rt, self.layout.nbytes())
+        # The references: the judge's own memory, laid out like the slots (never lent).
+        self.reference_bytes = torch.empty(self.outputs.nbytes, dtype=torch.uint8, device=self.outputs.bytes.device)
+        self.references = [[_typed(self.reference_bytes, p) for p in s] for s in self.layout.outputs]
+        self.judge.worker.request("bind", {
+            "case": self.case.name,
+            "outputs": {
+                "handle": self.outputs.handle.hex(), "nbytes": self.outputs.nbytes, "slots": self.layout.outputs,
+            },
+            "go": self.judge.go.handle.hex(), "done": self.judge.done.handle.hex(),
+            "spin_cycles": self.spin, "scalars": self.scalars, "dims": self.dims,
+        })
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        worker = self.judge.worker
+        if worker.frozen:
+            worker.thaw()
+        try:
+            worker.request("unbind")  # the worker lets go of the block before the judge frees it
+        finally:
+            torch.cuda.synchronize()
+            self.outputs.close()
+
+    def draw(self, seeds: list[int]) -> None:
+        """The judge's own copies of the chunk's input sets (the worker draws its own: worker_draw)."""
+        self.sets = []
+        self.sets = [inputs_for(self.judge.task, self.case, s, self.judge.device.torch_device) for s in seeds]
+
+    def worker_draw(self, seeds: list[int]) -> None:
+        self.judge.worker.request("draw", {"seeds": seeds})
+
+    def warm_up(self, seeds: Seeds) -> tuple[list[float], list[float]]:
+        """Both sides run the timed procedure (discarded), long enough to size n and the spin:
+        (wall per call of each side, host us per invoke of each side)."""
+        drawn = seeds(self.layout.count)
+        self.draw(drawn)
+        count = self.layout.count
+        begin = time.perf_counter()
+        _, base_host = self._baseline_calls(count)
+        torch.cuda.synchronize()
+        base_wall = (time.perf_counter() - begin) / count
+        self.worker_draw(drawn)
+        begin = time.perf_counter()
+        self.judge.go.record()
+        worker = self.judge.worker
+        worker.send("chunk", {"count": count})
+        worker.receive()  # queued
+        reply, _ = worker.receive()
+        cand_wall = (time.perf_counter() - begin) / count
+        cand_host = [float(h) for h in reply.get("host_us", [])][:count] or [0.0]
+        return [base_wall, cand_wall], [statistics.median(base_host or [0.0]), min(statistics.median(cand_host), 1e5)]
+
+    def _baseline_calls(self, count: int) -> tuple[list[tuple[Any, Any]], list[float]]:
+        outputs = [torch.empty_like(t) for t in self.references[0]] if self.baseline.harness_outputs else []
+
+        def keep(k: int, j: int, result: object) -> None:
+            got = outputs if self.baseline.harness_outputs else split_outputs(result, len(self.references[k]))
+            if isinstance(got, str):
+                raise RuntimeError(f"the baseline failed in a timed call: {got}")
+            for ref, g in zip(self.references[k], got):
+                ref.copy_(g)  # type: ignore[arg-type]
+
+        return run_calls(self.baseline, list(range(count)), self.sets, None, outputs, keep, self.judge.flusher,
+                         self.spin, self.scalars, self.dims)
+
+    def baseline_chunk(self, seeds: Seeds) -> list[float]:
+        worker = self.judge.worker
+        began = time.perf_counter()
+        worker.freeze()
+        self.judge.quiet()
+        probed = time.perf_counter()
+        drawn = seeds(self.layout.count)
+        self.draw(drawn)
+        drew = time.perf_counter()
+        pairs, _ = self._baseline_calls(self.layout.count)
+        torch.cuda.synchronize()
+        timed = time.perf_counter()
+        worker.thaw()
+        self.worker_draw(drawn)
+        self.phases["freeze+probe"] += probed - began
+        self.phases["draw"] += drew - probed + time.perf_counter() - timed
+        self.phases["baseline"] += timed - drew
+        return [elapsed_us(s, e) for s, e in pairs]
+
+    def clocked(self, count: int, calls: bool = True) -> tuple[float, dict[str, Any]]:
+        """The chunk clock around the worker's `count` calls (call k on set k): (span us, reply)."""
+        worker = self.judge.worker
+        wait_ms = min(_QUEUE_SPIN_MS[1], max(_QUEUE_SPIN_MS[0], 1.5 * count * self.queue_us / 1000 + 2))
+        while True:
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            torch.cuda._sleep(int(wait_ms * 1000 * self.judge.cycles))
+            launched = time.perf_counter()
+            start.record()
+            self.judge.go.record()
+            worker.send("chunk", {"count": count, "calls": calls, "poison": self.judge.task.category.is_hip})
+            worker.receive()  # queued: every call is behind `go`
+            queued_ms = (time.perf_counter() - launched) * 1000
+            self.judge.done.wait()
+            end.record()
+            torch.cuda.synchronize()
+            header, _ = worker.receive()
+            if queued_ms < 0.8 * wait_ms:
+                return elapsed_us(start, end), header
+            if wait_ms >= _QUEUE_SPIN_MS[1]:  # the GPU may have idled inside the span: no bound
+                raise Verdict(
+                    "RUNTIME_ERROR",
+                    f"the candidate's worker took {queued_ms:.0f} ms to queue {count} calls (the judge waits "
+                    f"at most {_QUEUE_SPIN_MS[1]:.0f} ms)",
+                )
+            wait_ms = min(_QUEUE_SPIN_MS[1], 2 * max(wait_ms, queued_ms))
+
+    def candidate_chunk(self) -> tuple[float, list[float], list[str]]:
+        began = time.perf_counter()
+        self.outputs.bytes.fill_(0xFF)  # poison every slot: NaN for floats, -1 for integers
+        span, reply = self.clocked(self.layout.count)
+        times = reply.get("times_us")
+        if (
+            not isinstance(times, list)
+            or len(times) != self.layout.count
+            or not all(isinstance(t, (int, float)) and math.isfinite(t) and t >= 0 for t in times)
+        ):
+            raise Verdict("CHEAT_DETECTED", "the worker's reply does not hold one finite sample per timed call")
+        errors = [str(e)[:2000] for e in reply.get("errors", [])][:5] if isinstance(reply.get("errors"), list) else []
+        self.phases["candidate"] += time.perf_counter() - began
+        return span, [float(t) for t in times], errors
+
+    def bad_calls(self, tolerances: Sequence[Tolerance]) -> int:
+        """How many of the chunk's calls have an output off its reference (every slot compared, a
+        group of slots at a time so the comparison's double copies stay near 1 GiB)."""
+        began = time.perf_counter()
+        places, count = self.layout.outputs, self.layout.count
+        bad = torch.zeros(count, dtype=torch.bool, device=self.reference_bytes.device)
+        for index, tol in enumerate(tolerances):
+            group = max(1, (1 << 30) // max(1, places[0][index]["nbytes"] * 4))
+            for first in range(0, count, group):
+                n = min(group, count - first)
+                got = _stacked(self.outputs.bytes, places, index, first, n)
+                want = _stacked(self.reference_bytes, places, index, first, n)
+                bad[first : first + n] |= mismatch_mask(got, want, tol).any(dim=1)
+        result = int(bad.sum())
+        self.phases["validate"] += time.perf_counter() - began
+        return result

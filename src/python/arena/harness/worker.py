@@ -1,0 +1,308 @@
+"""The candidate worker: the one process where candidate code runs.
+
+The judge (run.py, in the harness child) starts it, sends requests on one pipe and reads replies
+on another (frames.py). It holds only the candidate, the inputs the judge hands it and buffers
+the judge lends it on the GPU (shared_gpu.py); never a reference output, a seed, the result
+channel or the baseline. Everything it replies is untrusted data to the judge, which checks the
+outputs itself and bounds the timings by its own clock (timing.py). The checks it runs itself
+(output types, stored answers, guards, the torch operation recorder) are a first line that saves
+the judge work; the judge does not rely on them.
+
+Requests: start, build, load, call, profile, guard, bind, draw, chunk, unbind, exit.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Any, Sequence
+
+from arena.harness.frames import pack_tensors, receive, send
+
+
+class Worker:
+    def __init__(self) -> None:
+        self.kernel: Any = None
+        self.returned: list[Any] = []  # the outputs returned in the current family, held alive
+        self.family = ""
+        self.working: list[Any] = []
+        self.recent: collections.deque[tuple[Any, ...]] = collections.deque(maxlen=1)
+        self.bound: dict[str, Any] = {}
+
+    # -- requests ---------------------------------------------------------------------------------
+    def start(self, header: dict[str, Any], blobs: list[bytes]) -> dict[str, Any]:
+        from arena.harness.child import set_limits
+        from arena.harness.device import open_device
+        from arena.task.codec import task_from_dict
+
+        set_limits(header["backend"])
+        self.task = task_from_dict(header["task"])
+        self.dirs = {name: Path(path) for name, path in header["dirs"].items()}
+        backend = header["backend"]
+        if backend == "cpu":
+            os.environ["TRITON_INTERPRET"] = "1"  # before triton is first imported
+            if not self.task.category.is_hip:
+                from arena.harness.backends.interpreter import allow_autotune
+
+                allow_autotune()
+        self.device = open_device(backend, int(header["device"]))
+        return {}
+
+    def build(self, header: dict[str, Any], blobs: list[bytes]) -> dict[str, Any]:
+        from arena.harness.loading import build_side
+
+        directory, work = self.dirs["candidate"], self.dirs["work"]
+        build_side(self.task, directory, work, "candidate", self.device.backend, header["arch"])
+        return {}
+
+    def load(self, header: dict[str, Any], blobs: list[bytes]) -> dict[str, Any]:
+        from arena.harness import guard
+        from arena.harness.loading import load_side
+
+        self.snapshot, self.threads = guard.take_snapshot(), guard.thread_count()
+        self.kernel = load_side(self.task, self.dirs["candidate"], self.dirs["work"], "candidate")
+        return {"harness_outputs": self.kernel.harness_outputs}
+
+    def call(self, header: dict[str, Any], blobs: list[bytes]) -> tuple[dict[str, Any], list[bytes]]:
+        """One checked call on the inputs sent; the outputs go back for the judge to check."""
+        import torch
+
+        from arena.harness import guard
+        from arena.harness.check import changed_inputs, check_output_type, split_outputs, stale_output
+
+        pristine = self._draw(header["case"], int(header["seed"]))
+        if header.get("family") != self.family or [t.shape for t in pristine] != [t.shape for t in self.working]:
+            # Every call of one family gets the same working buffers, new contents: an answer
+            # cached on a pointer is then wrong for the next set.
+            self.family, self.returned = header.get("family", ""), []
+            self.working = [t.clone() for t in pristine]
+        working = self.working
+        for work, source in zip(working, pristine):
+            work.copy_(source)
+        wants = self._wants(header["outputs"])
+        _poison_allocator(wants)
+        outputs = [torch.empty_like(w) for w in wants] if self.kernel.harness_outputs else []
+        from arena.harness.check import poison_
+
+        for out in outputs:
+            poison_(out)
+        call = lambda: self.kernel.invoke(working, header["scalars"], outputs, header["dims"])  # noqa: E731
+        result, ops = guard.record_ops(call) if header.get("record") else (call(), set())
+        self._synchronize()
+        if guard.active_modes():
+            return {"verdict": "CHEAT_DETECTED", "outcome": f"candidate: {guard.active_modes()}"}, []
+        if self.kernel.harness_outputs:
+            got: Any = tuple(outputs) if result == 0 else f"the launcher returned error {result}"
+        else:
+            got = split_outputs(result, len(wants))
+        reply: dict[str, Any] = {"ops": sorted(ops)}
+        if isinstance(got, str):
+            return dict(reply, outcome=got), []
+        for index, (g, want) in enumerate(zip(got, wants)):
+            error = check_output_type(str(index), g, want)
+            if not error and not self.kernel.harness_outputs:
+                error = stale_output(str(index), g, working, self.returned)
+            if error:
+                return dict(reply, outcome=error), []
+        error = changed_inputs([s.name for s in self.task.inputs], working, pristine)
+        if error:
+            return dict(reply, outcome=error), []
+        self.returned += [] if self.kernel.harness_outputs else list(got)
+        meta, data = pack_tensors(got)
+        return dict(reply, outputs=meta), data
+
+    def profile(self, header: dict[str, Any], blobs: list[bytes]) -> dict[str, Any]:
+        import torch
+
+        from arena.harness.profile import profile_call
+
+        working = self._draw(header["case"], int(header["seed"]))
+        wants = self._wants(header["outputs"])
+        outputs = [torch.empty_like(w) for w in wants] if self.kernel.harness_outputs else []
+        operations = profile_call(
+            lambda: self.kernel.invoke(working, header["scalars"], outputs, header["dims"]), self.device.torch_device
+        )
+        return {"operations": [[o.name, o.kind, o.stream, o.start_ns] for o in operations]}
+
+    def guard(self, header: dict[str, Any], blobs: list[bytes]) -> dict[str, Any]:
+        from arena.harness import guard
+
+        return {"replaced": guard.replaced_names(self.snapshot)[:10], "threads": guard.thread_count() - self.threads}
+
+    def bind(self, header: dict[str, Any], blobs: list[bytes]) -> dict[str, Any]:
+        """Map the judge's output slots and events for the timed chunks of one case."""
+        from arena.harness.flush import Flusher
+        from arena.harness.shared_gpu import SharedBlock, SharedEvent, runtime
+
+        self.unbind()
+        rt = runtime()
+        outputs = SharedBlock.open(rt, bytes.fromhex(header["outputs"]["handle"]), header["outputs"]["nbytes"])
+        self.bound = {
+            "blocks": (outputs,),
+            "case": header["case"],
+            "sets": [],
+            "slots": [[_view(outputs, t) for t in s] for s in header["outputs"]["slots"]],
+            "go": SharedEvent.open(rt, bytes.fromhex(header["go"])),
+            "done": SharedEvent.open(rt, bytes.fromhex(header["done"])),
+            "flusher": Flusher(self.device),
+            "spin": int(header["spin_cycles"]),
+            "scalars": header["scalars"],
+            "dims": header["dims"],
+        }
+        return {}
+
+    def draw(self, header: dict[str, Any], blobs: list[bytes]) -> dict[str, Any]:
+        """The chunk's input sets, drawn here from the seeds the judge drew its own with."""
+        self.bound["sets"] = []  # the last chunk's sets go first
+        self.bound["sets"] = [self._draw(self.bound["case"], int(seed)) for seed in header["seeds"]]
+        return {}
+
+    def unbind(self, header: dict[str, Any] | None = None, blobs: Sequence[bytes] = ()) -> dict[str, Any]:
+        import torch
+
+        if self.bound:
+            torch.cuda.synchronize()
+        for block in self.bound.get("blocks", ()):
+            block.close()
+        self.bound = {}
+        return {}
+
+    def chunk(self, header: dict[str, Any], blobs: list[bytes], reply_fd: int) -> dict[str, Any]:
+        """The timed calls of one chunk (call k on set k), queued behind the judge's `go` and ahead
+        of `done`. Without a candidate loaded, the empty chunk: the same steps, no call."""
+        import torch
+
+        from arena.harness.timing import elapsed_us, run_calls
+
+        b = self.bound
+        count = int(header["count"])
+        kernel = self.kernel if header.get("calls", True) else None
+        # Harness-allocated outputs (HIP) are poisoned before every call, in the empty chunk too.
+        poisoned = kernel.harness_outputs if kernel is not None else bool(header.get("poison"))
+        outputs = [torch.empty_like(t) for t in b["slots"][0]] if poisoned else []
+        blank = [torch.zeros_like(t) for t in b["slots"][0]]
+        errors: list[str] = []
+        self.recent = collections.deque(maxlen=8)
+
+        def after(k: int, j: int, result: Any) -> None:
+            if kernel is None:
+                for slot, zero in zip(b["slots"][k], blank):
+                    slot.copy_(zero)  # what a call's outputs cost to hand over
+            else:
+                self._to_slot(k, result, b["sets"][j], outputs, errors)
+
+        b["go"].wait()
+        sets = b["sets"] if kernel is not None else [[] for _ in range(count)]
+        pairs, host_us = run_calls(
+            kernel, list(range(count)), sets, None, outputs, after, b["flusher"], b["spin"], b["scalars"], b["dims"]
+        )
+        b["done"].record()
+        send(reply_fd, {"ok": True, "queued": True})
+        torch.cuda.synchronize()
+        return {"times_us": [elapsed_us(s, e) for s, e in pairs], "host_us": host_us, "errors": errors[:5]}
+
+    def _to_slot(self, k: int, result: Any, working: list[Any], outputs: list[Any], errors: list[str]) -> None:
+        from arena.harness.check import check_output_type, split_outputs, stale_output
+
+        slot = self.bound["slots"][k]
+        if self.kernel.harness_outputs:
+            got: Any = outputs if result == 0 else f"the launcher returned error {result}"
+        else:
+            got = split_outputs(result, len(slot))
+        if isinstance(got, str):
+            errors.append(got)
+            return
+        for index, (g, place) in enumerate(zip(got, slot)):
+            error = check_output_type(str(index), g, place)
+            if not error and not self.kernel.harness_outputs:
+                error = stale_output(str(index), g, working, [t for held in self.recent for t in held])
+            if error:
+                errors.append(error)
+                return
+            place.copy_(g)
+        if not self.kernel.harness_outputs:
+            self.recent.append(tuple(got))
+
+    # -- helpers ----------------------------------------------------------------------------------
+    def _draw(self, case_name: str, seed: int) -> list[Any]:
+        from arena.harness.families import inputs_for
+
+        case = next((c for c in self.task.cases if c.name == case_name), None)
+        if case is None:
+            raise ValueError(f"no case {case_name!r} in the task")
+        return inputs_for(self.task, case, seed, self.device.torch_device)
+
+    def _wants(self, specs: list[dict[str, Any]]) -> list[Any]:
+        import torch
+
+        return [
+            torch.empty(s["shape"], dtype=getattr(torch, s["dtype"]), device=self.device.torch_device) for s in specs
+        ]
+
+    def _synchronize(self) -> None:
+        import torch
+
+        if self.device.backend != "cpu":
+            torch.cuda.synchronize()
+
+
+def _view(block: Any, spec: dict[str, Any]) -> Any:
+    import torch
+
+    start, dtype = int(spec["offset"]), getattr(torch, spec["dtype"])
+    size = int(torch.empty(spec["shape"], dtype=dtype, device="meta").nbytes)
+    return block.bytes[start : start + size].view(dtype).view(spec["shape"])
+
+
+def _poison_allocator(wants: list[Any]) -> None:
+    """Free blocks of each output's size filled with 0xFF, so an output left partly unwritten, or
+    aliasing a freed buffer, holds poison rather than an earlier answer."""
+    import torch
+
+    blocks = [torch.full((w.numel() * w.element_size(),), 0xFF, dtype=torch.uint8, device=w.device) for w in wants]
+    del blocks
+
+
+def serve(requests: int, replies: int) -> None:
+    worker = Worker()
+    while True:
+        header, blobs = receive(requests)
+        op = header.get("op")
+        if op == "exit":
+            return
+        data: list[bytes] = []
+        try:
+            if op == "chunk":
+                reply, data = worker.chunk(header, blobs, replies), []
+            elif op == "call":
+                reply, data = worker.call(header, blobs)
+            elif op in {"start", "build", "load", "profile", "guard", "bind", "unbind", "draw"}:
+                reply, data = getattr(worker, op)(header, blobs), []
+            else:
+                reply, data = {"error": f"unknown request {op!r}"}, []
+            send(replies, dict(reply, ok="error" not in reply), data)
+        except BaseException as error:  # noqa: BLE001 - candidate code failed; the judge decides
+            send(replies, {"ok": False, "error": f"{type(error).__name__}: {error}", "kind": type(error).__name__,
+                           "trace": traceback.format_exc()[-8000:]})
+
+
+def main() -> None:
+    from arena.harness.child import die_with_parent
+
+    die_with_parent()
+    import torch  # noqa: F401 - before any candidate code, like the judge
+
+    from arena.harness import check, device, inputs, timing  # noqa: F401
+
+    requests, replies = int(sys.argv[1]), int(sys.argv[2])
+    serve(requests, replies)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)  # no candidate atexit hook or finalizer runs
+
+
+if __name__ == "__main__":
+    main()

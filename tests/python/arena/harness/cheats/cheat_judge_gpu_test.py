@@ -1,0 +1,74 @@
+# Attacks on the judge's numbers from inside the candidate's worker, on a real GPU (skipped where
+# torch sees none: bench/judge_check.sh runs them on the H200).
+# 25. Forge the samples: swap the code of the worker's event-time function (the function object
+#     stays, so the identity snapshot sees nothing) so every call reads 4x faster. The judge's
+#     chunk clock saw the real work. Expected: CHEAT_DETECTED, naming the judge's clock.
+# 26. Keep seconds of GPU work queued from a process of its own, so the baseline would be timed on
+#     a shared GPU while the worker is frozen. The judge's probe runs slow. Expected: CHEAT_DETECTED.
+# Control: the honest kernel of the same task PASSES with timings.
+
+import pytest
+import torch
+
+from arena_testing.harness_tasks import TRITON_ADD, build_task
+
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
+
+FORGE_SAMPLES = TRITON_ADD + '''
+import os
+
+_timing = getattr(os, "sy" + "s").modules["arena.harness.tim" + "ing"]
+_function = getattr(_timing, "elapsed" + "_us")
+_forged = getattr(lambda start, end: _elapsed_ms(start, end) * 250.0, "__co" + "de__")
+getattr(type(_function), "__co" + "de__").__set__(_function, _forged)
+'''
+
+BUSY_WHILE_FROZEN = TRITON_ADD + '''
+import os
+
+_modules = getattr(os, "sy" + "s").modules
+_LOAD = """
+import time, torch
+torch.zeros(1, device="cuda")
+torch.cuda._sleep(200_000_000)
+open("/tmp/busy", "w").close()
+while True:
+    for _ in range(20):
+        torch.cuda._sleep(200_000_000)
+    torch.cuda.synchronize()
+"""
+# A process of its own (no Python thread for the guards to count), its own GPU context, and
+# seconds of GPU work always queued: freezing it stops its host, not its queue.
+getattr(os, "posix_sp" + "awn")(_modules["sy" + "s"].executable, [_modules["sy" + "s"].executable, "-c", _LOAD],
+                                dict(os.environ))
+for _ in range(600):  # the import waits until the GPU is busy (the compile stage pays for it)
+    if getattr(os, "pa" + "th").exists("/tmp/busy"):
+        break
+    _modules["ti" + "me"].sleep(0.1)
+'''
+
+
+def _task(tmp_path):
+    return build_task(tmp_path, n=1 << 22)
+
+
+def test_control_the_honest_kernel_passes(run_candidate, tmp_path):
+    result = run_candidate(TRITON_ADD, task=_task(tmp_path), backend="auto", budget_s_per_case=0.3)
+    assert result.status == "PASSED", result.errors
+    assert result.timings_available
+
+
+def test_forged_samples_are_caught_by_the_judges_clock(run_candidate, tmp_path):
+    result = run_candidate(FORGE_SAMPLES, task=_task(tmp_path), backend="auto", budget_s_per_case=0.3)
+    assert result.status == "CHEAT_DETECTED", (result.status, result.errors)
+    assert "judge's clock" in result.errors[0]
+
+
+def test_gpu_work_left_running_while_frozen_is_caught(run_candidate, tmp_path):
+    result = run_candidate(BUSY_WHILE_FROZEN, task=_task(tmp_path), backend="auto", budget_s_per_case=0.3,
+                           timeout_s=300)
+    # Caught first by the process count after the checked calls; without it (bench/RESULTS.md, the
+    # H200 calls before that guard existed) by the probe when its queue outlives the freeze, or by
+    # the chunk clock when the contexts' time slices land in the candidate's own chunk.
+    assert result.status == "CHEAT_DETECTED", (result.status, result.errors)
+    assert any(reason in result.errors[0] for reason in ("process(es) running", "frozen", "judge's clock"))
