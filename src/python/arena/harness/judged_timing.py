@@ -14,7 +14,8 @@ Per trial, per chunk of B calls (B as large as the memory budget allows, up to t
    `go`, runs the same per-call procedure (its own event pair per call: the samples), copies
    each call's outputs into the judge's slots and records `done`; the judge's stream waits on
    `done` and records `end`;
-5. the judge compares every slot with its reference.
+5. the judge compares every slot, as its stream copied them right after `done` and before
+   `end`, with its reference.
 The worker's samples are its own: they can only flatter the candidate. The bound: the chunk's
 span on the judge's clock, less the same procedure without calls (the empty chunk: run through
 the worker, two context switches included, before the candidate was loaded, for every timed
@@ -103,7 +104,7 @@ class Judge:
         if not self.switch_us:
             with _Lent(self, case, _Layout.of([], 1), None, {}, {}, 0) as lent:
                 self.switch_us = statistics.median(lent.clocked(0, calls=False)[0] for _ in range(5))
-        count = max(2, min(EMPTY_CALLS, CHUNK_BYTES // max(1, 2 * sum(t.nbytes for t in reference_like))))
+        count = max(2, min(EMPTY_CALLS, CHUNK_BYTES // max(1, 3 * sum(t.nbytes for t in reference_like))))
         with _Lent(self, case, _Layout.of(reference_like, count), None, {}, {}, 0) as lent:
             spans = [lent.clocked(count, calls=False)[0] for _ in range(3)]
         self.empty_us[case.name] = max(0.0, statistics.median(spans) - self.switch_us) / count
@@ -148,7 +149,7 @@ class Judge:
         sample = inputs_for(self.task, case, seeds(1)[0], self.device.torch_device)
         in_bytes = sum(t.nbytes for t in sample)
         out_bytes = sum(t.nbytes for t in reference_like)
-        per_call = max(1, 2 * in_bytes + 2 * out_bytes)  # judge and worker sets, slots, references
+        per_call = max(1, 2 * in_bytes + 3 * out_bytes)  # both sides' sets; slots, references, snapshot
         del sample
         b_warm = max(2, min(32, CHUNK_BYTES // per_call))
         with _Lent(self, case, _Layout.of(reference_like, b_warm), baseline, scalars, dims, 0) as lent:
@@ -287,8 +288,10 @@ class _Lent:
 
     def __enter__(self) -> _Lent:
         self.outputs = SharedBlock.allocate(self.judge.rt, self.layout.nbytes())
-        # The references: the judge's own memory, laid out like the slots (never lent).
+        # The references, and the snapshot of the slots taken inside the span: the judge's own
+        # memory, laid out like the slots (never lent).
         self.reference_bytes = torch.empty(self.outputs.nbytes, dtype=torch.uint8, device=self.outputs.bytes.device)
+        self.snapshot_bytes = torch.empty_like(self.reference_bytes)
         self.references = [[_typed(self.reference_bytes, p) for p in s] for s in self.layout.outputs]
         self.judge.worker.request("bind", {
             "case": self.case.name,
@@ -385,6 +388,9 @@ class _Lent:
             worker.receive()  # queued: every call is behind `go`
             queued_ms = (time.perf_counter() - launched) * 1000
             self.judge.done.wait()
+            # The outputs judged are the ones in the slots now, before `end`: a worker that records
+            # `done` ahead of its work (or not at all) leaves poison here, not a shorter span.
+            self.snapshot_bytes.copy_(self.outputs.bytes)
             end.record()
             torch.cuda.synchronize()
             header, _ = worker.receive()
@@ -423,7 +429,7 @@ class _Lent:
             group = max(1, (1 << 30) // max(1, places[0][index]["nbytes"] * 4))
             for first in range(0, count, group):
                 n = min(group, count - first)
-                got = _stacked(self.outputs.bytes, places, index, first, n)
+                got = _stacked(self.snapshot_bytes, places, index, first, n)
                 want = _stacked(self.reference_bytes, places, index, first, n)
                 bad[first : first + n] |= mismatch_mask(got, want, tol).any(dim=1)
         result = int(bad.sum())

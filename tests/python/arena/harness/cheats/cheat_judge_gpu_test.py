@@ -5,6 +5,9 @@
 #     chunk clock saw the real work. Expected: CHEAT_DETECTED, naming the judge's clock.
 # 26. Keep seconds of GPU work queued from a process of its own, so the baseline would be timed on
 #     a shared GPU while the worker is frozen. The judge's probe runs slow. Expected: CHEAT_DETECTED.
+# 27. Record `done` as soon as `go` is waited on, so the judge's span would end before the work
+#     (and forge the samples too). Expected: INCORRECT, the judge's snapshot of the slots holding
+#     poison (written 2026-11-30 after the last device call: first run due next session).
 # Control: the honest kernel of the same task PASSES with timings.
 
 import pytest
@@ -21,6 +24,43 @@ _timing = getattr(os, "sy" + "s").modules["arena.harness.tim" + "ing"]
 _function = getattr(_timing, "elapsed" + "_us")
 _forged = getattr(lambda start, end: _elapsed_ms(start, end) * 250.0, "__co" + "de__")
 getattr(type(_function), "__co" + "de__").__set__(_function, _forged)
+'''
+
+DONE_EARLY = FORGE_SAMPLES + '''
+# Code swapped in place (the functions' identities, which the worker's snapshot watches, stay);
+# the new code runs with shared_gpu's globals, where the list of opened events is put.
+_shared = getattr(os, "sy" + "s").modules["arena.harness.shared_g" + "pu"]
+getattr(_shared, "__di" + "ct__")["_arena_opened"] = []
+getattr(_shared, "__di" + "ct__")["_c"] = getattr(_shared, "ctyp" + "es")
+_event = getattr(_shared, "SharedEv" + "ent")
+
+
+def _open_and_keep(cls, rt, handle):
+    event = _c.c_void_p()
+    rt.call("IpcOpenEventHandle", _c.byref(event), _handle(handle))
+    opened = cls(rt, event, handle)
+    _arena_opened.append(opened)
+    return opened
+
+
+def _wait_then_done(self):
+    self.rt.call("StreamWaitEvent", _current_stream(), self.event, _c.c_uint(0))  # `go`
+    for other in _arena_opened:
+        if other.handle != self.handle:
+            other.rt.call("EventRecord", other.event, _current_stream())  # `done`, before any call
+
+
+def _record_nothing(self):
+    return None
+
+
+def _swap(function, replacement):
+    getattr(type(function), "__co" + "de__").__set__(function, getattr(replacement, "__co" + "de__"))
+
+
+_swap(getattr(_event, "op" + "en").__func__, _open_and_keep)
+_swap(getattr(_event, "wa" + "it"), _wait_then_done)
+_swap(getattr(_event, "rec" + "ord"), _record_nothing)
 '''
 
 BUSY_WHILE_FROZEN = TRITON_ADD + '''
@@ -72,3 +112,8 @@ def test_gpu_work_left_running_while_frozen_is_caught(run_candidate, tmp_path):
     # the chunk clock when the contexts' time slices land in the candidate's own chunk.
     assert result.status == "CHEAT_DETECTED", (result.status, result.errors)
     assert any(reason in result.errors[0] for reason in ("process(es) running", "frozen", "judge's clock"))
+
+
+def test_done_recorded_before_the_work_leaves_poison_in_the_snapshot(run_candidate, tmp_path):
+    result = run_candidate(DONE_EARLY, task=_task(tmp_path), backend="auto", budget_s_per_case=0.3)
+    assert result.status in ("INCORRECT", "CHEAT_DETECTED"), (result.status, result.errors)
