@@ -52,7 +52,9 @@ class CandidateWorker:
             pass_fds=(requests_r, replies_w),
             stdin=subprocess.DEVNULL,
             # The judge's own import path, whoever started the judge (the launcher, a test, a bench).
-            env=dict(os.environ, PYTHONPATH=_import_path()),
+            # Inductor compiles in the worker itself, not in a pool of processes that would stay
+            # behind and read as processes the candidate left running.
+            env=dict(os.environ, PYTHONPATH=_import_path(), TORCHINDUCTOR_COMPILE_THREADS="1"),
             start_new_session=True,  # outside a sandbox, the process group is what freezing stops
         )
         os.close(requests_r)
