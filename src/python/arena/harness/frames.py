@@ -58,11 +58,13 @@ def receive(fd: int, blob_limit: int = BLOB_LIMIT) -> tuple[dict[str, Any], list
 
 def pack_tensors(tensors: Sequence[Any]) -> tuple[list[dict[str, Any]], list[bytes]]:
     """(metadata, raw bytes) of each tensor, copied to the host."""
+    import torch
+
     meta, blobs = [], []
     for tensor in tensors:
         host = tensor.detach().contiguous().cpu()
         meta.append({"dtype": str(host.dtype).removeprefix("torch."), "shape": list(host.shape)})
-        blobs.append(host.reshape(-1).view(_byte_dtype()).numpy().tobytes() if host.numel() else b"")
+        blobs.append(host.reshape(-1).view(torch.uint8).numpy().tobytes() if host.numel() else b"")
     return meta, blobs
 
 
@@ -82,12 +84,6 @@ def unpack_tensors(meta: object, blobs: Sequence[bytes], device: Any) -> list[An
         flat = torch.frombuffer(bytearray(blob), dtype=torch.uint8) if blob else torch.empty(0, dtype=torch.uint8)
         tensors.append(flat.view(getattr(torch, dtype)).reshape(shape).to(device))
     return tensors
-
-
-def _byte_dtype() -> Any:
-    import torch
-
-    return torch.uint8
 
 
 def _write_all(fd: int, data: bytes | memoryview) -> None:

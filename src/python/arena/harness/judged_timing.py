@@ -39,6 +39,7 @@ from arena.harness.candidate_worker import CandidateWorker
 from arena.harness.check import mismatch_mask, split_outputs
 from arena.harness.families import inputs_for
 from arena.harness.flush import Flusher
+from arena.harness.run import Verdict
 from arena.harness.shared_gpu import SharedBlock, SharedEvent, runtime
 from arena.harness.timing import cycles_per_us, elapsed_us, run_calls
 from arena.task.task import Tolerance
@@ -66,12 +67,6 @@ _BOUND_RATIO, _BOUND_CALL_US, _BOUND_EMPTY, _BOUND_US = 0.10, 0.3, 0.003, 20.0
 
 Seeds = Callable[[int], list[int]]  # seeds(count): seeds of fresh input sets
 EMPTY_CALLS = 64  # calls in the empty chunk measured for each timed case
-
-
-class Verdict(Exception):
-    def __init__(self, status: str, message: str) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 @dataclass(frozen=True)

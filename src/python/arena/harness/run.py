@@ -19,12 +19,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
 from arena.harness.families import Member, case_outcome, make_families
+from arena.harness.loading import LOG_LIMIT, cut  # noqa: F401 - LOG_LIMIT: the cap callers read here
 
 if TYPE_CHECKING:
     from arena.harness.job import Job
-
-LOG_LIMIT = 16 * 1024
-
 
 class Verdict(Exception):
     """Stops the run with a status (CHEAT_DETECTED, COMPILE_ERROR, ...) and a message."""
@@ -32,10 +30,6 @@ class Verdict(Exception):
     def __init__(self, status: str, message: str) -> None:
         super().__init__(message)
         self.status = status
-
-
-def cut(text: str) -> str:
-    return text if len(text) <= LOG_LIMIT else "...\n" + text[-LOG_LIMIT:]
 
 
 class Run:
@@ -528,7 +522,6 @@ class Run:
         from arena.harness.device import read_clock_sample, start_clock_sample
         from arena.harness.families import fresh_seeds
         from arena.harness.inputs import make_scalars
-        from arena.harness.judged_timing import Verdict as TimingVerdict
         from arena.harness.timing import measure_event_overhead
         from arena.task.tolerance import tolerance_for
 
@@ -555,7 +548,7 @@ class Run:
                         self.settings.budget_s_per_case,
                         event_overhead_us,
                     )
-                except TimingVerdict as verdict:
+                except Verdict as verdict:
                     raise Verdict(verdict.status, f"case {case.name}: {verdict}") from None
             self._mark(f"case {case.name}: {timing.log}")
             index = next(i for i, o in enumerate(self.cases) if o.name == case.name)
