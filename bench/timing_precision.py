@@ -28,7 +28,7 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
 import torch
 import triton
@@ -37,6 +37,7 @@ import triton.language as tl
 from arena.harness.backends.kernel import Kernel
 from arena.harness.device import Device, open_device, read_clock_sample, select_backend, start_clock_sample
 from arena.harness.flush import MODES, Flusher
+from arena.harness.settings import WARM_INPUTS
 from arena.harness.timing import Bench, measure_event_overhead, time_case
 
 REPEATS = 8
@@ -168,6 +169,47 @@ def batched_repeats(size: int, n: int, calls: int = 100) -> dict:
     return {"median_us": statistics.median(values), "cv": cv(values)}
 
 
+def copy_task(root: Path, timed: dict[str, int]) -> Any:
+    """A copy task under `root` (kernel.py: COPY_TASK, a PyTorch reference): one small checked
+    case and a timed case of N float32 elements per entry of `timed`."""
+    from arena.task.task import Case, Category, Entry, Task, TensorSpec
+    from arena.task.tolerance import merge_tolerances
+
+    task_dir = root / "tasks" / "b" / "copy"
+    task_dir.mkdir(parents=True, exist_ok=True)
+    (task_dir / "kernel.py").write_text(COPY_TASK)
+    (task_dir / "reference.py").write_text("def copy(x):\n    return x.clone()\n")
+    return Task(
+        address="tasks/b/copy:copy",
+        name="copy",
+        category=Category.TRITON2TRITON,
+        task_dir="tasks/b/copy",
+        description="",
+        baseline=("kernel.py",),
+        editable=("kernel.py",),
+        entry=Entry("kernel.py", "copy"),
+        signature="",
+        reference=Entry("reference.py", "copy"),
+        inputs=(TensorSpec("x", ("N",)),),
+        outputs=(TensorSpec("y", ("N",)),),
+        scalars={},
+        abi=(),
+        cases=(
+            Case("small", {"N": 1000}, "float32", 1),
+            *(Case(name, {"N": n}, "float32", 2 + i, timed=True) for i, (name, n) in enumerate(timed.items())),
+        ),
+        tolerances=merge_tolerances({}),
+        forbidden=(),
+        flops="",
+        bytes="2*N*esize",
+        exemplars=(),
+        wrong="",
+        sources=(),
+        build="",
+        bench="",
+    )
+
+
 def evaluation_overhead() -> dict:
     """run_harness on a copy task (one small case, one ~50 us timed case, 1 hidden seed, a PyTorch
     reference): wall and stages of a cold run, then of runs whose child a Standby started ahead
@@ -176,44 +218,11 @@ def evaluation_overhead() -> dict:
     from arena.candidate.candidate import Candidate
     from arena.harness.launch import Standby, run_harness
     from arena.harness.settings import HarnessSettings
-    from arena.task.task import Case, Category, Entry, Task, TensorSpec
-    from arena.task.tolerance import merge_tolerances
 
     runs = []
     with tempfile.TemporaryDirectory() as tmp:
-        task_dir = Path(tmp) / "tasks" / "b" / "copy"
-        task_dir.mkdir(parents=True)
-        (task_dir / "kernel.py").write_text(COPY_TASK)
-        (task_dir / "reference.py").write_text("def copy(x):\n    return x.clone()\n")
-        task = Task(
-            address="tasks/b/copy:copy",
-            name="copy",
-            category=Category.TRITON2TRITON,
-            task_dir="tasks/b/copy",
-            description="",
-            baseline=("kernel.py",),
-            editable=("kernel.py",),
-            entry=Entry("kernel.py", "copy"),
-            signature="",
-            reference=Entry("reference.py", "copy"),
-            inputs=(TensorSpec("x", ("N",)),),
-            outputs=(TensorSpec("y", ("N",)),),
-            scalars={},
-            abi=(),
-            cases=(
-                Case("small", {"N": 1000}, "float32", 1),
-                Case("main", {"N": 24 << 20}, "float32", 2, timed=True),
-            ),
-            tolerances=merge_tolerances({}),
-            forbidden=(),
-            flops="",
-            bytes="2*N*esize",
-            exemplars=(),
-            wrong="",
-            sources=(),
-            build="",
-            bench="",
-        )
+        task = copy_task(Path(tmp), {"main": 24 << 20})
+        task_dir = Path(tmp) / task.task_dir
         standby = Standby()
         try:
             # The baseline copies twice; the "faster" candidate once, so it gets the profiled call.
@@ -248,6 +257,93 @@ def evaluation_overhead() -> dict:
         finally:
             standby.close()
     return {"runs": runs}
+
+
+JUDGED_SIZES = {"1MiB": 1 << 18, "4MiB": 1 << 20, "16MiB": 1 << 22, "96MiB": 24 << 20}  # float32 elements
+
+
+def judged_precision(repeats: int, sizes: list[str], modes: list[str], out: Path) -> dict:
+    """The product's own path (run_harness: the judge, its sandboxed worker, fresh inputs, the
+    chunk clock) on copy kernels of 1-96 MiB, with each of `modes` (--warm-inputs settings): `repeats` no-op
+    evaluations (the baseline against itself) and `repeats` of a baseline that launches its
+    copy twice against a candidate that launches it once (truth: once/twice = 0.5)."""
+    from arena.candidate.candidate import Candidate
+    from arena.harness.launch import Standby, run_harness
+    from arena.harness.settings import HarnessSettings
+
+    report: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        task = copy_task(Path(tmp), {name: JUDGED_SIZES[name] for name in sizes})
+        kernel = Path(tmp) / task.task_dir / "kernel.py"
+        once = Candidate(task.address, {"kernel.py": COPY_TASK.encode()})
+        standby = Standby()
+        try:
+            for warm in modes:
+                settings = HarnessSettings(timeout_s=300, warm_inputs=warm)
+                runs: dict[str, list[dict]] = {"noop": [], "twice": []}
+                for kind in ("noop", "twice"):
+                    kernel.write_text(COPY_TASK if kind == "noop" else TWICE_TASK)
+                    for _ in range(repeats):
+                        begin = time.perf_counter()
+                        result = run_harness(task, None if kind == "noop" else once, Path(tmp), settings, standby)
+                        runs[kind].append({
+                            "status": result.status,
+                            "wall_s": round(time.perf_counter() - begin, 2),
+                            "errors": list(result.errors)[:2],
+                            "cases": {
+                                c.name: {
+                                    "baseline_median_us": statistics.median(c.baseline_us),
+                                    "candidate_median_us": statistics.median(c.candidate_us),
+                                    "calls": len(c.candidate_us),
+                                    "judged_us": c.candidate_wall_us,
+                                    # in the order timed: does the gap between the sides drift
+                                    # inside an evaluation, or sit still (placement, process)?
+                                    "tenths_ratio": _tenths_ratio(c.baseline_us, c.candidate_us),
+                                }
+                                for c in result.cases if c.candidate_us
+                            },
+                            "clocks": result.environment.get("clocks_under_load"),
+                            "time_log": next((st.log for st in result.stages if st.name == "time"), "")[-3000:],
+                        })
+                        out.write_text(json.dumps({warm: runs, **report}, indent=1))  # kept if cut short
+                report[warm] = {"runs": runs, "summary": _judged_summary(runs)}
+                print("judged", warm, json.dumps(report[warm]["summary"]), flush=True)
+        finally:
+            standby.close()
+    return report
+
+
+def _tenths_ratio(baseline: Sequence[float], candidate: Sequence[float]) -> list[float]:
+    """Candidate over baseline median in each tenth of the samples, in the order they were timed."""
+    tenth = max(1, min(len(baseline), len(candidate)) // 10)
+    return [
+        round(statistics.median(candidate[i : i + tenth]) / statistics.median(baseline[i : i + tenth]), 4)
+        for i in range(0, tenth * 10, tenth)
+        if candidate[i : i + tenth] and baseline[i : i + tenth]
+    ]
+
+
+def _judged_summary(runs: dict[str, list[dict]]) -> dict:
+    """Per case: the no-op's ratio (mean, CV across evaluations), the baseline median's CV, and
+    once/twice per evaluation."""
+    summary: dict[str, Any] = {}
+    for name in sorted({n for kind in runs.values() for r in kind for n in r["cases"]}):
+        noop = [r["cases"][name] for r in runs["noop"] if name in r["cases"]]
+        twice = [r["cases"][name] for r in runs["twice"] if name in r["cases"]]
+        if not noop or not twice:
+            summary[name] = "missing"
+            continue
+        ratios = [c["candidate_median_us"] / c["baseline_median_us"] for c in noop]
+        halves = [c["candidate_median_us"] / c["baseline_median_us"] for c in twice]
+        summary[name] = {
+            "us": round(statistics.median(c["baseline_median_us"] for c in noop), 3),
+            "noop_ratio": round(statistics.fmean(ratios), 4),
+            "noop_ratio_cv_pct": round(100 * cv(ratios), 3) if len(ratios) > 1 else None,
+            "median_cv_pct": round(100 * cv([c["baseline_median_us"] for c in noop]), 3) if len(noop) > 1 else None,
+            "once_over_twice": [round(h, 4) for h in halves],
+            "once_over_twice_mean": round(statistics.fmean(halves), 4),
+        }
+    return summary
 
 
 def _marker(marks: list, begin: float) -> Callable[[str], None]:
@@ -291,6 +387,7 @@ def copy(x):
 
 
 COPY_AGAIN = "    _copy[(triton.cdiv(x.numel(), 4096),)](x, y, x.numel(), BLOCK=4096)\n"
+TWICE_TASK = COPY_TASK.replace("    return y\n", COPY_AGAIN + "    return y\n")  # the same copy launched twice
 
 
 def _ratios(result) -> list[float]:  # type: ignore[no-untyped-def]
@@ -308,9 +405,12 @@ def main() -> None:
     parser.add_argument(
         "--part",
         nargs="+",
-        choices=("kernels", "profiler", "evaluation"),
-        default=["kernels", "profiler", "evaluation"],
+        choices=("kernels", "profiler", "evaluation", "judged"),
+        default=["kernels", "profiler", "evaluation", "judged"],
     )
+    parser.add_argument("--judged-sizes", nargs="+", choices=tuple(JUDGED_SIZES), default=list(JUDGED_SIZES))
+    parser.add_argument("--warm", nargs="+", choices=WARM_INPUTS, default=list(WARM_INPUTS))
+    parser.add_argument("--repeats", type=int, default=4, help="evaluations per setting and kind (judged part)")
     args = parser.parse_args()
     device = open_device(select_backend("auto"), 0)
     flushers = {mode: Flusher(device, mode) for mode in MODES}
@@ -354,11 +454,15 @@ def main() -> None:
             }
         report["kernels"][name] = entry
         print(name, json.dumps(_headline(entry, variants), default=str), flush=True)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     report["profiler"] = profiler_start_cost() if "profiler" in args.part else {"runs": []}
     print(json.dumps(report["profiler"]), flush=True)
     report["evaluation"] = evaluation_overhead() if "evaluation" in args.part else {"runs": []}
     keys = ("kind", "status", "wall_s", "overhead_s", "speedup", "stages_s")
     print(json.dumps([{k: r[k] for k in keys} for r in report["evaluation"]["runs"]]), flush=True)
+    if "judged" in args.part:
+        report["judged"] = judged_precision(args.repeats, args.judged_sizes, args.warm, args.out)
+        args.out.write_text(json.dumps(report, indent=1))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1))
 

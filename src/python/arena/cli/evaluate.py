@@ -19,7 +19,7 @@ from arena.environment.probe import probe_environment
 from arena.errors import InvalidCandidate, UnknownTask
 from arena.evaluation.evaluate import evaluate, evaluate_directory, settings_for_machine
 from arena.evaluation.evaluation import Evaluation
-from arena.harness.settings import BACKENDS, HarnessSettings
+from arena.harness.settings import BACKENDS, WARM_INPUTS, HarnessSettings
 from arena.report.table import format_evaluation
 from arena.task.load import load_task
 from arena.task.task import Task
@@ -51,6 +51,13 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--trials", type=int, default=HarnessSettings.trials, help="interleaved A/B trials per case"
+    )
+    parser.add_argument(
+        "--warm-inputs",
+        choices=WARM_INPUTS,
+        default=HarnessSettings.warm_inputs,
+        help="small: calls whose inputs and outputs fit in a quarter of the last-level cache get their "
+        "inputs read back after the flush; never: every call starts from a flushed cache",
     )
 
 
@@ -84,6 +91,7 @@ def settings_from_args(args: argparse.Namespace, task: Task) -> HarnessSettings:
         # validate-task shares this function but not the timing options.
         budget_s_per_case=getattr(args, "budget_s_per_case", HarnessSettings.budget_s_per_case),
         trials=getattr(args, "trials", HarnessSettings.trials),
+        warm_inputs=getattr(args, "warm_inputs", HarnessSettings.warm_inputs),
     )
     return settings_for_machine(task, settings, probe_environment())
 

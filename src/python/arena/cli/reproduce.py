@@ -1,23 +1,31 @@
-"""`arena reproduce ID [--json FILE|-] [--backend B] [--timeout S]`: run a stored evaluation again.
+"""`arena reproduce ID [--json FILE|-] [--backend B] [--timeout S] [--runner-state DIR]`: run a
+stored evaluation again.
 
-ID is an evaluation id or cache key from the score cache ($ARENA_CACHE_DIR/scores.sqlite, else
-<repo>/.arena/scores.sqlite), or a JSON file written by `arena evaluate --json`. The task must be
-unchanged (same digest) and the candidate's files kept beside the cache (arena.cache.blobs).
-The new run bypasses the cache. Per case it reports whether correctness agrees and whether the new
-speedup agrees with the recorded one: their confidence intervals overlap, or they differ by less
-than the recorded noise floor. Exit 0: everything agrees; 1: something differs; 2: cannot reproduce.
+ID is any id the CLI or a runner returned: an evaluation id or cache key from the score cache
+($ARENA_CACHE_DIR/scores.sqlite, else <repo>/.arena/scores.sqlite), an evaluation id a runner
+returned (its state folder, --runner-state, default <repo>/.arena/runner: the job and the
+candidate it evaluated, or its score cache), or a JSON file written by `arena evaluate --json`.
+The task must be unchanged (same digest) and the candidate's files known (the runner's job, or
+kept beside the cache: arena.cache.blobs). The new run bypasses the cache. It compares status,
+compiled and correct; per case, correctness and the speedup (confidence intervals overlap, or
+within the recorded noise floor); and the seed's points, which must follow from the stored
+record's own cases and agree with the new run's within the speedups' noise. Exit 0: everything
+agrees; 1: something differs; 2: cannot reproduce.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import sqlite3
 import sys
+from contextlib import closing
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from arena.cache.sqlite_store import SqliteStore
-from arena.candidate.candidate import Candidate, baseline_candidate
+from arena.candidate.candidate import Candidate, baseline_candidate, candidate_from_json
 from arena.cli.evaluate import caller_error, open_store, task_timeout_s, write_json
 from arena.environment.probe import probe_environment
 from arena.errors import ArenaError, UnknownTask
@@ -25,6 +33,7 @@ from arena.evaluation.evaluate import Store, evaluate, settings_for_machine
 from arena.evaluation.evaluation import Evaluation
 from arena.harness.settings import BACKENDS, HarnessSettings
 from arena.scoring.records import CaseResult
+from arena.scoring.score import POINTS_PER_SPEEDUP, score_evaluation
 from arena.task.digest import task_digest
 from arena.task.load import load_task
 from arena.task.task import Task
@@ -32,6 +41,9 @@ from arena.task.task import Task
 HELP = "run a stored evaluation again and say whether the new result agrees with it"
 EXIT_DIFFERS = 1
 HIDDEN_MARK = "~hidden"
+RUNNER_STATE = Path(".arena") / "runner"  # under the repository: `arena serve`'s default --state
+RUNNER_JOBS, RUNNER_SCORES = "runner.sqlite", "scores.sqlite"
+_POINTS_SLACK = 0.01  # points: rounding in a stored record
 
 
 @dataclass(frozen=True)
@@ -55,6 +67,10 @@ class Reproduction:
     cases: tuple[CaseComparison, ...]
     same_environment: bool  # the fingerprints match; speedups from another machine may differ
     errors_now: tuple[str, ...] = ()  # the re-run's own errors, to tell why it differs
+    points_then: float = 0.0
+    points_now: float = 0.0
+    points_verdict: str = "agrees"  # agrees | differs
+    points_reason: str = ""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -64,6 +80,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", metavar="FILE|-", help="write the comparison as JSON to FILE ('-': stdout)")
     parser.add_argument("--backend", choices=BACKENDS, default="auto", help="where to run (default: auto)")
     parser.add_argument("--timeout", type=float, metavar="S", help="default: the task's timeout, else the harness's")
+    parser.add_argument(
+        "--runner-state",
+        type=Path,
+        metavar="DIR",
+        help=f"a runner's state folder, for the ids it returned (default: <repo>/{RUNNER_STATE})",
+    )
 
 
 class NotReproducible(ArenaError):
@@ -74,10 +96,15 @@ def run(args: argparse.Namespace) -> int:
     repo_root: Path = args.repo_root
     store = open_store(repo_root)
     assert store is not None  # never disabled here
+    runner_state = args.runner_state or repo_root / RUNNER_STATE
     try:
-        stored = load_stored(store.path, args.evaluation)
+        stored, from_runner = load_stored(store.path, args.evaluation, runner_state)
         task = current_task(stored, repo_root)
-        candidate = recover_candidate(stored, task, repo_root, store)
+        if from_runner is not None and from_runner.digest != stored.candidate_digest:
+            raise NotReproducible(f"the runner's job {args.evaluation} holds another candidate than its evaluation")
+        candidate = from_runner or recover_candidate(stored, task, repo_root, store)
+        if candidate is not None and candidate.digest == baseline_candidate(task, repo_root).digest:
+            candidate = None
     except NotReproducible as error:
         return caller_error(str(error))
     environment = probe_environment()
@@ -107,14 +134,44 @@ def current_task(stored: Evaluation, repo_root: Path) -> Task:
     return task
 
 
-def load_stored(store_path: Path, reference: str) -> Evaluation:
-    """The evaluation named by a JSON file, or by id or cache key in the SQLite score cache."""
+def load_stored(store_path: Path, reference: str, runner_state: Path) -> tuple[Evaluation, Candidate | None]:
+    """The evaluation named by a JSON file, by id or cache key in the CLI's score cache, or by an id
+    a runner returned (its job, with the candidate it evaluated, or its score cache)."""
     if reference.endswith(".json") and Path(reference).is_file():
-        return Evaluation.from_dict(json.loads(Path(reference).read_text(encoding="utf-8")))
-    found = SqliteStore(store_path).find(reference) if store_path.exists() else None
-    if found is None:
-        raise NotReproducible(f"no evaluation {reference!r} in the score cache {store_path}")
-    return found
+        return Evaluation.from_dict(json.loads(Path(reference).read_text(encoding="utf-8"))), None
+    for path in (store_path, runner_state / RUNNER_SCORES):
+        found = SqliteStore(path).find(reference) if path.is_file() else None
+        if found is not None:
+            return found, None
+    job = runner_job(runner_state / RUNNER_JOBS, reference)
+    if job is not None:
+        return job
+    shown = reference if len(reference) <= 80 else reference[:80] + "..."
+    raise NotReproducible(
+        f"no evaluation {shown!r} in the score cache {store_path} nor in the runner state {runner_state}"
+    )
+
+
+def runner_job(path: Path, reference: str) -> tuple[Evaluation, Candidate] | None:
+    """A finished job of the runner whose state file is `path`, by its id or its evaluation's id:
+    (the evaluation, the candidate it evaluated). Read-only: the runner may be running."""
+    if not path.is_file():
+        return None
+    try:
+        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+            row = db.execute(
+                "SELECT state, evaluation, candidate FROM jobs WHERE id = ? OR "
+                "(evaluation != '' AND json_extract(evaluation, '$.id') = ?) LIMIT 1",
+                (reference, reference),
+            ).fetchone()
+    except sqlite3.Error as error:
+        raise NotReproducible(f"the runner state {path} cannot be read: {error}") from None
+    if row is None:
+        return None
+    state, evaluation, candidate = row
+    if state != "done" or not evaluation:
+        raise NotReproducible(f"the runner's evaluation {reference} is {state}: there is no result to reproduce")
+    return Evaluation.from_dict(json.loads(evaluation)), candidate_from_json(candidate)
 
 
 def recover_candidate(stored: Evaluation, task: Task, repo_root: Path, store: Store) -> Candidate | None:
@@ -147,16 +204,40 @@ def compare_evaluations(then: Evaluation, now: Evaluation) -> Reproduction:
         compare_case(name, before.get(name), after.get(name), noise) for name in sorted({*before, *after})
     )
     same = (then.status, then.compiled, then.correct) == (now.status, now.compiled, now.correct)
+    points_verdict, points_reason = compare_points(then, now, cases, noise)
     return Reproduction(
         evaluation=then.id,
         rerun=now.id,
         status_then=then.status.value,
         status_now=now.status.value,
-        agrees=same and all(case.verdict != "differs" for case in cases),
+        agrees=same and points_verdict == "agrees" and all(case.verdict != "differs" for case in cases),
         cases=cases,
         same_environment=then.environment.fingerprint == now.environment.fingerprint,
         errors_now=now.errors,
+        points_then=then.score.points,
+        points_now=now.score.points,
+        points_verdict=points_verdict,
+        points_reason=points_reason,
     )
+
+
+def compare_points(
+    then: Evaluation, now: Evaluation, cases: tuple[CaseComparison, ...], noise: float
+) -> tuple[str, str]:
+    """The seed's points: the stored ones must be what its own cases give (a record edited to
+    claim more points than its cases earned differs), and the new ones within what the speedups'
+    noise allows (100 points per unit of speedup)."""
+    for run, label in ((then, "stored"), (now, "re-run")):
+        expected = score_evaluation(run.compiled, run.correct, run.cases).points
+        if not math.isfinite(run.score.points) or abs(run.score.points - expected) > _POINTS_SLACK:
+            claimed = f"the {label} record claims {run.score.points:.2f} points"
+            return "differs", f"{claimed}; its own cases give {expected:.2f}"
+    spread = [abs(c.speedup_now - c.speedup_then) for c in cases if c.verdict == "agrees" and c.speedup_then]
+    allowed = POINTS_PER_SPEEDUP * max([noise * max(then.score.speedup, now.score.speedup), *spread]) + _POINTS_SLACK
+    gap = abs(now.score.points - then.score.points)
+    if gap > allowed:
+        return "differs", f"{then.score.points:.2f} points then, {now.score.points:.2f} now (allowed {allowed:.2f})"
+    return "agrees", f"within {allowed:.2f} points"
 
 
 def compare_case(name: str, then: CaseResult | None, now: CaseResult | None, noise: float) -> CaseComparison:
@@ -195,6 +276,7 @@ def format_reproduction(r: Reproduction) -> str:
     lines = [
         f"evaluation {r.evaluation} re-run as {r.rerun}: {r.status_then} then, {r.status_now} now: "
         + ("AGREES" if r.agrees else "DIFFERS"),
+        f"  points {r.points_then:.2f} -> {r.points_now:.2f}  {r.points_verdict} ({r.points_reason})",
     ]
     if not r.same_environment:
         lines.append("(another environment than the stored run's: speedups may legitimately differ)")

@@ -54,9 +54,10 @@ def fresh_seeds(secret_seed: int, case_name: str) -> Any:
     return lambda count: [derive_seed(secret_seed, case_name, "fresh", next(drawn)) for _ in range(count)]
 
 
-def inputs_for(task: Task, case: Any, seed: int, device: Any) -> list[Any]:
-    """The input set of `case` drawn with `seed` (the judge and the worker draw the same set)."""
-    return make_inputs(task, dataclasses.replace(case, seed=seed), device)
+def inputs_for(task: Task, case: Any, seed: int, device: Any, fresh: bool = False) -> list[Any]:
+    """The input set of `case` drawn with `seed` (the judge and the worker draw the same set);
+    `fresh`: a timed call's set, drawn whole on the device (inputs.make_inputs)."""
+    return make_inputs(task, dataclasses.replace(case, seed=seed), device, on_device=fresh)
 
 
 def case_outcome(task: Task, member: Member, error: str | None) -> CaseOutcome:

@@ -56,10 +56,12 @@ def spec_shape(spec: TensorSpec, case: Case) -> tuple[int, ...]:
     return tuple(case.dims[d] if isinstance(d, str) else int(d) for d in spec.shape)
 
 
-def make_inputs(task: Task, case: Case, device: torch.device) -> list[torch.Tensor]:
-    """The case's input tensors, contiguous on `device`, in declared order."""
+def make_inputs(task: Task, case: Case, device: torch.device, on_device: bool = False) -> list[torch.Tensor]:
+    """The case's input tensors, contiguous on `device`, in declared order. Small tensors are drawn
+    on the CPU (the same values on every machine) unless `on_device` (the timed calls' fresh sets:
+    thousands a case, where a CPU draw of a few MiB costs milliseconds)."""
     return [
-        make_tensor(spec, case.dists.get(spec.name, spec.dist), case, derive_seed(case.seed, index), device)
+        make_tensor(spec, case.dists.get(spec.name, spec.dist), case, derive_seed(case.seed, index), device, on_device)
         for index, spec in enumerate(task.inputs)
     ]
 
@@ -70,12 +72,14 @@ def make_scalars(task: Task, case: Case) -> dict[str, float | int]:
 
 
 def make_tensor(
-    spec: TensorSpec, dist: Distribution, case: Case, seed: int, device: torch.device
+    spec: TensorSpec, dist: Distribution, case: Case, seed: int, device: torch.device, on_device: bool = False
 ) -> torch.Tensor:
     shape = spec_shape(spec, case)
     dtype = torch_dtype(spec_dtype(spec, case))
     draw_on = (
-        device if device.type != "cpu" and math.prod(shape) >= _DEVICE_DRAW_NUMEL else torch.device("cpu")
+        device
+        if device.type != "cpu" and (on_device or math.prod(shape) >= _DEVICE_DRAW_NUMEL)
+        else torch.device("cpu")
     )
     generator = torch.Generator(device=draw_on)
     generator.manual_seed(seed)

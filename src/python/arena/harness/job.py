@@ -153,7 +153,7 @@ def read_result(frame: bytes, key: bytes, log: str, task: Task, settings: Harnes
     """The child's result if `frame` is one frame signed with `key` naming only the task's cases;
     otherwise the failure that says why."""
     if not frame:
-        return failure("RUNTIME_ERROR", "the child ended without a result", log)
+        return failure("RUNTIME_ERROR", "the child ended without a result", log, fault=True)
     try:
         result = HarnessResult.from_json(open_frame(key, frame))
     except ChannelError as error:
@@ -178,10 +178,15 @@ def check_case_names(result: HarnessResult, task: Task, settings: HarnessSetting
     return result
 
 
-def failure(status: str, message: str, log: str = "") -> HarnessResult:
-    """A result the parent makes itself: nothing compiled or checked, `message` and the log."""
+def failure(status: str, message: str, log: str = "", fault: bool = False) -> HarnessResult:
+    """A result the parent makes itself: nothing compiled or checked, `message` and the log;
+    `fault`: the harness left no verdict at all (HarnessResult.harness_fault says why)."""
     return HarnessResult(
-        status=status, compiled=False, correct=False, errors=tuple(e for e in (message, log) if e)
+        status=status,
+        compiled=False,
+        correct=False,
+        errors=tuple(e for e in (message, log) if e),
+        harness_fault=message if fault else "",
     )
 
 

@@ -145,7 +145,7 @@ class Child:
             return failure("TIMEOUT", f"no result within {timeout_s:g} s; the process group was killed", log)
         if not streams["result"]:
             ending = _describe_exit(self.process.returncode, bool(self.sandbox))
-            return failure("RUNTIME_ERROR", f"the child {ending} without a result", log)
+            return failure("RUNTIME_ERROR", f"the child {ending} without a result", log, fault=True)
         try:
             return HarnessResult.from_json(open_frame(job.key_bytes, bytes(streams["result"])))
         except ChannelError as error:

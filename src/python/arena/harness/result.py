@@ -51,6 +51,9 @@ class HarnessResult:
     # backend, gpu_name, gpu_arch, driver, versions{}, clocks{}, peak_bandwidth_gbs, peak_tflops
     environment: dict[str, object] = field(default_factory=dict)
     timings_available: bool = False  # False on the CPU interpreter and compile-only paths
+    # Set only by the parent, never read from the child's frame: why the harness left no verdict
+    # (the child ended or was killed without a signed result). Such a result is no one's score.
+    harness_fault: str = ""
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
@@ -67,7 +70,7 @@ class HarnessResult:
             errors=tuple(str(e) for e in raw.get("errors", ())),
             environment=dict(raw.get("environment", {})),
             timings_available=bool(raw.get("timings_available", False)),
-        )
+        )  # harness_fault stays "": a frame the judge signed is a verdict
 
 
 def _case_outcome_from(raw: dict[str, Any]) -> CaseOutcome:

@@ -100,11 +100,12 @@ class Run:
         if self.timed:
             from arena.harness.judged_timing import Judge
 
-            self.judge = Judge(self.device, self.worker, self.task)
+            self.judge = Judge(self.device, self.worker, self.task, self.settings.warm_inputs)
             for family in families:  # before the candidate exists: only harness code in the worker
                 if family[0].case.timed:
                     self.judge.measure_empty(family[0].case, family[0].references)
             self.environment["switch_us"] = round(self.judge.switch_us, 1)
+            self.environment["warm_inputs_bytes"] = self.judge.warm_bytes
         self._mark("environment probed, worker started")
         self._end_stage("setup", True, f"{sum(len(f) for f in families)} input sets, references computed")
         self.stage = "compile"
@@ -539,7 +540,7 @@ class Run:
                     timing = self.judge.time_case(
                         baseline,
                         case,
-                    fresh_seeds(self.secret_seed, case.name),
+                        fresh_seeds(self.secret_seed, case.name),
                         references,
                         tolerances,
                         make_scalars(self.task, case),

@@ -5,6 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 BACKENDS = ("auto", "cuda", "rocm", "cpu")
+# Inputs of a timed call after the cache flush: "small" reads them back into the cache when the
+# call's inputs and outputs fit in a quarter of the last-level cache (as the op that made them
+# would leave them in a model); "never" times every call from a flushed cache (docs/harness.md).
+WARM_INPUTS = ("small", "never")
 
 
 @dataclass(frozen=True)
@@ -22,3 +26,10 @@ class HarnessSettings:
     # Names of the declared cases to run (hidden copies are drawn from these only); empty: all.
     # Set by arena.evaluation for CPU runs, which check only the small, non-timed cases.
     cases: tuple[str, ...] = ()
+    warm_inputs: str = "small"  # small | never (WARM_INPUTS)
+
+    def __post_init__(self) -> None:
+        if self.backend not in BACKENDS:
+            raise ValueError(f"backend {self.backend!r}: expected one of {', '.join(BACKENDS)}")
+        if self.warm_inputs not in WARM_INPUTS:
+            raise ValueError(f"warm_inputs {self.warm_inputs!r}: expected one of {', '.join(WARM_INPUTS)}")

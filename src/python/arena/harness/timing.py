@@ -160,11 +160,13 @@ def run_calls(
     spin_cycles: int,
     scalars: dict,  # type: ignore[type-arg]
     dims: dict,  # type: ignore[type-arg]
+    warm: bool = False,
 ) -> tuple[list[tuple[torch.cuda.Event, torch.cuda.Event]], list[float]]:
     """The per-call procedure, queued with no host sync: restore the working inputs from set
     order[k] (`working` None: call on the set itself, each set a fresh draw used once) -> flush ->
-    poison the harness's outputs -> spin -> start event -> call -> end event -> after(k, j,
-    result). The judge runs it for the baseline, the worker for the candidate and, with `kernel`
+    poison the harness's outputs -> read the inputs back into the cache when `warm` (a small
+    case: flush.warm_limit) -> spin -> start event -> call -> end event -> after(k, j, result).
+    The judge runs it for the baseline, the worker for the candidate and, with `kernel`
     None, for the empty chunk the judge's clock subtracts. (event pairs, host us of each invoke)."""
     stream = torch.cuda.current_stream()
     pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in order]
@@ -177,6 +179,8 @@ def run_calls(
         flusher.run()
         for out in outputs:
             poison_(out)
+        if warm:
+            flusher.touch(list(inputs))
         if spin_cycles:
             torch.cuda._sleep(spin_cycles)
         pairs[k][0].record(stream)

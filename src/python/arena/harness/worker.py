@@ -151,13 +151,21 @@ class Worker:
             "spin": int(header["spin_cycles"]),
             "scalars": header["scalars"],
             "dims": header["dims"],
+            "warm": bool(header.get("warm")),
         }
+        # The empty chunk touches one drawn set per call when the case's inputs are warmed.
+        self.bound["empty_inputs"] = (
+            self._draw(header["case"], 0, fresh=True) if self.bound["warm"] and self.kernel is None else []
+        )
         return {}
 
     def draw(self, header: dict[str, Any], blobs: list[bytes]) -> dict[str, Any]:
         """The chunk's input sets, drawn here from the seeds the judge drew its own with."""
         self.bound["sets"] = []  # the last chunk's sets go first
-        self.bound["sets"] = [self._draw(self.bound["case"], int(seed)) for seed in header["seeds"]]
+        self.bound["sets"] = [self._draw(self.bound["case"], int(seed), fresh=True) for seed in header["seeds"]]
+        import torch
+
+        torch.cuda.synchronize()  # the reply says the sets are there: the judge's clock starts after
         return {}
 
     def unbind(self, header: dict[str, Any] | None = None, blobs: Sequence[bytes] = ()) -> dict[str, Any]:
@@ -195,9 +203,10 @@ class Worker:
                 self._to_slot(k, result, b["sets"][j], outputs, errors)
 
         b["go"].wait()
-        sets = b["sets"] if kernel is not None else [[] for _ in range(count)]
+        sets = b["sets"] if kernel is not None else [b["empty_inputs"]] * count
         pairs, host_us = run_calls(
-            kernel, list(range(count)), sets, None, outputs, after, b["flusher"], b["spin"], b["scalars"], b["dims"]
+            kernel, list(range(count)), sets, None, outputs, after, b["flusher"], b["spin"], b["scalars"], b["dims"],
+            warm=b["warm"],
         )
         b["done"].record()
         send(reply_fd, {"ok": True, "queued": True})
@@ -227,13 +236,13 @@ class Worker:
             self.recent.append(tuple(got))
 
     # -- helpers ----------------------------------------------------------------------------------
-    def _draw(self, case_name: str, seed: int) -> list[Any]:
+    def _draw(self, case_name: str, seed: int, fresh: bool = False) -> list[Any]:
         from arena.harness.families import inputs_for
 
         case = next((c for c in self.task.cases if c.name == case_name), None)
         if case is None:
             raise ValueError(f"no case {case_name!r} in the task")
-        return inputs_for(self.task, case, seed, self.device.torch_device)
+        return inputs_for(self.task, case, seed, self.device.torch_device, fresh)
 
     def _wants(self, specs: list[dict[str, Any]]) -> list[Any]:
         import torch

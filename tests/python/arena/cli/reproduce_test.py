@@ -15,6 +15,7 @@ from arena.cli.reproduce import compare_case, compare_evaluations
 from arena.evaluation.evaluation import Evaluation, Status
 from arena.harness.result import HarnessResult
 from arena.scoring.records import CaseResult
+from arena.scoring.score import score_evaluation
 
 TASK = "tasks/triton2triton/add"
 
@@ -202,9 +203,72 @@ def test_the_case_verdicts() -> None:
     assert compare_case("c", None, case(2.0, 1.9, 2.1), 0.0).verdict == "not compared"
 
 
+def scored(status: Status, compiled: bool, correct: bool, *cases: CaseResult, points: float | None = None) -> Evaluation:
+    """An evaluation whose points follow from its cases, unless `points` says otherwise."""
+    score = score_evaluation(compiled, correct, cases)
+    if points is not None:
+        score = replace(score, points=points)
+    return Evaluation("a", TASK, "t", "c", status, compiled, correct, cases=cases, score=score)
+
+
 def test_an_evaluation_agrees_only_when_status_compiled_and_correct_agree() -> None:
-    base = Evaluation("a", TASK, "t", "c", Status.PASSED, True, True, cases=(case(2.0, 1.9, 2.1),))
+    base = scored(Status.PASSED, True, True, case(2.0, 1.9, 2.1))
     assert compare_evaluations(base, replace(base, id="b")).agrees
     assert not compare_evaluations(base, replace(base, id="b", status=Status.RUNTIME_ERROR, correct=False)).agrees
-    wrong = replace(base, status=Status.INCORRECT, correct=False)
+    wrong = scored(Status.INCORRECT, True, False, case(2.0, 1.9, 2.1))
     assert not compare_evaluations(wrong, replace(wrong, id="b", compiled=False)).agrees
+
+
+def test_points_must_follow_from_the_record_and_agree_within_the_speedups_noise() -> None:
+    base = scored(Status.PASSED, True, True, case(2.0, 1.9, 2.1))
+    assert base.score.points == pytest.approx(320.0)
+    forged = replace(base, score=replace(base.score, points=99999.0))
+    verdict = compare_evaluations(forged, replace(base, id="b"))
+    assert not verdict.agrees and verdict.points_verdict == "differs" and "claims 99999.00" in verdict.points_reason
+    # Intervals that overlap allow the points their speedups differ by; a gap beyond them differs.
+    near = scored(Status.PASSED, True, True, case(2.08, 1.98, 2.18))
+    assert compare_evaluations(base, replace(near, id="b")).points_verdict == "agrees"
+    far = scored(Status.PASSED, True, True, case(2.0, 1.9, 2.1), case(3.0, 2.9, 3.1))
+    mixed = compare_evaluations(base, replace(far, id="b"))
+    assert mixed.points_verdict == "differs" and not mixed.agrees
+
+
+def test_a_forged_json_record_differs_and_exits_1(
+    add_repo: Path, cache_dir: Path, cpu_machine: Any, fake_harness: list[Any], tmp_path: Path
+) -> None:
+    stored = evaluate(add_repo, tmp_path, None)
+    stored["score"]["points"] = 99999.0
+    (tmp_path / "forged.json").write_text(json.dumps(stored))
+    code, report = reproduce(add_repo, tmp_path, str(tmp_path / "forged.json"))
+    assert code == 1 and not report["agrees"] and report["points_verdict"] == "differs"
+    assert report["points_then"] == 99999.0
+
+
+def test_an_id_a_runner_returned_reproduces_from_its_state_folder(
+    add_repo: Path, cache_dir: Path, cpu_machine: Any, fake_harness: list[Any], tmp_path: Path
+) -> None:
+    """The runner's job row holds the evaluation and the candidate it evaluated: reproduce finds both
+    by the id the runner returned, and re-runs that candidate."""
+    from arena.candidate.candidate import Candidate, candidate_to_json
+    from arena.runner.database import Database
+
+    kernel = task_file(add_repo, "exemplars/wide/kernel.py")
+    stored = evaluate(add_repo, tmp_path, kernel)
+    shutil.rmtree(cache_dir)  # nothing in the CLI's cache: only the runner knows this evaluation
+    state = tmp_path / "runner-state"
+    candidate = Candidate(TASK, {"kernel.py": kernel.encode()})
+    database = Database(state / "runner.sqlite")
+    with database.transaction() as conn:
+        conn.execute(
+            "INSERT INTO jobs (id, agent, attempt, task, candidate, state, evaluation, created_ms) "
+            "VALUES (?, 'agent-1', '', ?, ?, 'done', ?, 0)",
+            ("job-0123", TASK, candidate_to_json(candidate), json.dumps(stored)),
+        )
+    database.close()
+    calls = len(fake_harness)
+    code, report = reproduce(add_repo, tmp_path, "job-0123", "--runner-state", str(state))
+    assert code == 0 and report["agrees"], report
+    assert report["evaluation"] == stored["id"] and len(fake_harness) == calls + 1
+    assert fake_harness[-1][0] is not None and fake_harness[-1][0].digest == candidate.digest
+    code, report = reproduce(add_repo, tmp_path, stored["id"], "--runner-state", str(state))  # its own id too
+    assert code == 0 and report["agrees"]

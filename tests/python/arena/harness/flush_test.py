@@ -5,6 +5,7 @@ import torch
 
 from arena.harness import flush as flush_module
 from arena.harness.device import Device
+from arena.harness.settings import HarnessSettings
 
 CUDA_ON_CPU = Device("cuda", 0, torch.device("cpu"))  # the flush logic with host tensors
 
@@ -43,3 +44,31 @@ def test_a_write_pass_rewrites_the_whole_buffer_with_a_new_value_each_time(small
 def test_an_unknown_mode_is_refused(small_cache):
     with pytest.raises(ValueError, match="flush mode 'evict'"):
         flush_module.Flusher(CUDA_ON_CPU, mode="evict")
+
+
+def test_small_calls_are_warmed_under_a_quarter_of_the_cache_and_never_when_told(small_cache):
+    assert flush_module.warm_limit(CUDA_ON_CPU, "small") == (3 << 20) // 4
+    assert flush_module.warm_limit(CUDA_ON_CPU, "never") == 0
+    with pytest.raises(ValueError, match="warm_inputs 'always'"):
+        flush_module.warm_limit(CUDA_ON_CPU, "always")
+
+
+def test_touch_reads_every_byte_of_every_input_of_any_dtype_and_layout(small_cache):
+    flusher = flush_module.Flusher(CUDA_ON_CPU)
+    floats = torch.zeros(1000)
+    floats[-1] = -0.0  # sign bit only, in the last byte of the last element
+    flusher.touch([floats])
+    assert int(flusher._byte_sink) == 0x80
+    ints = torch.zeros(4, 6, dtype=torch.int16).t()  # not contiguous
+    ints[5, 3] = 0x0700
+    flusher.touch([torch.zeros(0), ints, torch.zeros(3, dtype=torch.bool)])
+    assert int(flusher._byte_sink) == 0  # each input is read on its own: the last one, all zero
+    flusher.touch([ints])
+    assert int(flusher._byte_sink) == 0x07
+
+
+def test_settings_refuse_an_unknown_warm_inputs_or_backend():
+    with pytest.raises(ValueError, match="warm_inputs 'sometimes'"):
+        HarnessSettings(warm_inputs="sometimes")
+    with pytest.raises(ValueError, match="backend 'tpu'"):
+        HarnessSettings(backend="tpu")

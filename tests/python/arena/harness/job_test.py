@@ -151,6 +151,14 @@ def test_no_frame_is_a_runtime_error_that_quotes_the_log(task: Task) -> None:
     result = read_result(b"", KEY, "--- stderr ---\nSegmentation fault", task, SETTINGS)
     assert result.status == "RUNTIME_ERROR" and not result.compiled
     assert result.errors == ("the child ended without a result", "--- stderr ---\nSegmentation fault")
+    assert result.harness_fault == "the child ended without a result"  # no verdict: nobody's score
+
+
+def test_a_signed_frame_can_never_claim_to_be_a_harness_fault(task: Task) -> None:
+    """Only the parent marks a fault: a child that writes one into its frame still gave a verdict."""
+    claimed = json.loads(_passed().to_json()) | {"status": "RUNTIME_ERROR", "harness_fault": "lost machine"}
+    result = read_result(sign_frame(KEY, json.dumps(claimed)), KEY, "", task, SETTINGS)
+    assert result.status == "RUNTIME_ERROR" and result.harness_fault == ""
 
 
 @pytest.mark.parametrize(
@@ -165,6 +173,7 @@ def test_a_frame_not_signed_with_the_run_key_is_a_cheat(task: Task, frame: bytes
     result = read_result(frame, KEY, "", task, SETTINGS)
     assert result.status == "CHEAT_DETECTED"
     assert "tampered" in result.errors[0]
+    assert result.harness_fault == ""  # a tampered channel is the candidate's doing: a verdict
 
 
 @pytest.mark.parametrize("payload", ['{"status": "PASSED"}', "[]", "not json"])
