@@ -27,6 +27,11 @@ class BudgetExhausted(ArenaError):
     """An agent attempt has used its wall-clock or iteration budget."""
 
 
+class Throttled(BudgetExhausted):
+    """A limit on the rate of calls or on open streams refused this call for now: unlike a spent
+    budget it passes, and clients try again after a pause."""
+
+
 class NoDevice(ArenaError):
     """No GPU (or no backend able to run the task) is available."""
 

@@ -1,4 +1,8 @@
-"""The gRPC server: `create_server` binds (port 0 in tests) and `serve` runs until a signal."""
+"""The gRPC server: `create_server` binds (port 0 in tests) and `serve` runs until a signal.
+
+With `credentials` it serves TLS; without, it listens only on loopback unless `insecure_listen`
+(api/transport.py): bearer tokens never cross a network in plaintext by accident.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from concurrent import futures
 import grpc
 
 from arena.api.service import add_runner_service
+from arena.api.transport import require_safe_listen
 from arena.api.wire import MAX_RECEIVE_BYTES, MAX_SEND_BYTES
 from arena.runner.auth import Tokens
 from arena.runner.runner import Runner
@@ -20,9 +25,17 @@ STOP_GRACE_S = 5.0
 
 
 def create_server(
-    address: str, runner: Runner, tokens: Tokens, max_workers: int = MAX_WORKERS
+    address: str,
+    runner: Runner,
+    tokens: Tokens,
+    max_workers: int = MAX_WORKERS,
+    *,
+    credentials: grpc.ServerCredentials | None = None,
+    insecure_listen: bool = False,
 ) -> tuple[grpc.Server, int]:
-    """A server for `runner` bound to `address` ("host:port"; port 0 picks one), not yet started."""
+    """A server for `runner` bound to `address` ("host:port"; port 0 picks one), not yet started:
+    TLS with `credentials`; plaintext only on loopback, or anywhere with `insecure_listen`."""
+    require_safe_listen(address, tls=credentials is not None, insecure_listen=insecure_listen)
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="arena-rpc"),
         maximum_concurrent_rpcs=max_workers,
@@ -32,7 +45,10 @@ def create_server(
         ],
     )
     add_runner_service(server, runner, tokens)
-    port = server.add_insecure_port(address)
+    if credentials is not None:
+        port = server.add_secure_port(address, credentials)
+    else:
+        port = server.add_insecure_port(address)
     if not port:
         raise OSError(f"cannot listen on {address}")
     return server, port

@@ -1,7 +1,9 @@
 """The gRPC servicer: each method converts the request, calls one Runner method, converts back.
 
 `status_code_of` is the one mapping from arena errors to gRPC status codes; anything else a
-method raises is logged and answered INTERNAL, so a fault never stops the server.
+method raises is logged and answered INTERNAL, so a fault never stops the server. Every call
+passes its identity's rate limit, and every Evaluate stream the stream caps (limits.py); an
+error's message is cut to a bounded size (quoting.py) before it goes back.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any, Callable, Iterator, TypeVar
 import grpc
 
 from arena.api import convert
+from arena.api.limits import CallGate, CallLimits
 from arena.api.wire import ERROR_KIND_KEY
 from arena.errors import (
     ArenaError,
@@ -30,6 +33,7 @@ from arena.errors import (
     UnknownTask,
 )
 from arena.runner.auth import Identity, Tokens
+from arena.runner.quoting import cut
 from arena.runner.runner import Runner
 from arena.v1 import evaluation_pb2, runner_pb2, runner_pb2_grpc, task_pb2
 
@@ -64,7 +68,7 @@ def status_code_of(error: ArenaError) -> grpc.StatusCode:
 def abort_with_error(context: grpc.ServicerContext, error: ArenaError) -> None:
     """Abort the call with the error's status code; the error's class name travels in trailing metadata."""
     context.set_trailing_metadata(((ERROR_KIND_KEY, type(error).__name__),))
-    context.abort(status_code_of(error), str(error))
+    context.abort(status_code_of(error), cut(str(error)))
 
 
 def answer_errors(method: Method) -> Method:
@@ -84,12 +88,15 @@ def answer_errors(method: Method) -> Method:
 
 
 class RunnerServicer(runner_pb2_grpc.RunnerServicer):
-    def __init__(self, runner: Runner, tokens: Tokens) -> None:
+    def __init__(self, runner: Runner, tokens: Tokens, limits: CallLimits | None = None) -> None:
         self._runner = runner
         self._tokens = tokens
+        self._gate = CallGate(limits or CallLimits())
 
     def _identify(self, context: grpc.ServicerContext) -> Identity:
-        return self._tokens.identify(context.invocation_metadata())
+        identity = self._tokens.identify(context.invocation_metadata())
+        self._gate.admit(identity.agent)
+        return identity
 
     @answer_errors
     def ListTasks(
@@ -119,16 +126,20 @@ class RunnerServicer(runner_pb2_grpc.RunnerServicer):
         self, request: runner_pb2.EvaluateRequest, context: grpc.ServicerContext
     ) -> Iterator[runner_pb2.EvaluateProgress]:
         # Accepting (and refusing) happens in this call; only following the job streams.
-        progress = self._runner.evaluate(
-            self._identify(context),
-            request.attempt,
-            convert.candidate_from_pb(request.candidate),
-            context.is_active,
-        )
-        return self._stream(progress, context)
+        identity = self._identify(context)
+        release = self._gate.open_stream(identity.agent)
+        context.add_callback(release)  # however the call ends, cancelled included
+        try:
+            progress = self._runner.evaluate(
+                identity, request.attempt, convert.candidate_from_pb(request.candidate), context.is_active
+            )
+        except BaseException:
+            release()
+            raise
+        return self._stream(progress, context, release)
 
     def _stream(
-        self, progress: Iterator[Any], context: grpc.ServicerContext
+        self, progress: Iterator[Any], context: grpc.ServicerContext, release: Callable[[], None]
     ) -> Iterator[runner_pb2.EvaluateProgress]:
         try:
             for step in progress:
@@ -138,6 +149,8 @@ class RunnerServicer(runner_pb2_grpc.RunnerServicer):
         except Exception:
             log.exception("Evaluate failed while streaming")
             context.abort(grpc.StatusCode.INTERNAL, "internal error in the runner")
+        finally:
+            release()
 
     @answer_errors
     def Submit(self, request: runner_pb2.SubmitRequest, context: grpc.ServicerContext) -> runner_pb2.Attempt:
@@ -159,6 +172,7 @@ class RunnerServicer(runner_pb2_grpc.RunnerServicer):
         return runner_pb2.LeaderboardResponse(rows=[convert.leaderboard_row_to_pb(row) for row in rows])
 
 
-def add_runner_service(server: grpc.Server, runner: Runner, tokens: Tokens) -> None:
-    """Serve `runner` on `server` (server.py stays free of generated code)."""
-    runner_pb2_grpc.add_RunnerServicer_to_server(RunnerServicer(runner, tokens), server)
+def add_runner_service(server: grpc.Server, runner: Runner, tokens: Tokens, limits: CallLimits | None = None) -> None:
+    """Serve `runner` on `server` (server.py stays free of generated code); `limits` must leave
+    threads of the server's pool free for unary calls (CallLimits.total_streams below its size)."""
+    runner_pb2_grpc.add_RunnerServicer_to_server(RunnerServicer(runner, tokens, limits), server)

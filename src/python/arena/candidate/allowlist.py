@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import PurePosixPath
+from typing import Iterable
 
 from arena.errors import InvalidCandidate
 from arena.task.paths import is_allowed
@@ -24,6 +25,31 @@ def check_candidate_path(task: Task, name: str) -> str:
             f"{name!r} is outside the editable files of {task.address} ({', '.join(task.editable)})"
         )
     return name
+
+
+def check_file_tree(task: Task, names: Iterable[str]) -> None:
+    """No path is both a file and a folder once the candidate lies over the task's files:
+    `kernel.py` with `kernel.py/evil.py`, `kernel.py/evil.py` where the task has a file
+    `kernel.py`, or a file `lib` where the task has `lib/util.py`. Such a map could never be laid
+    out, so it is refused where it enters rather than failing inside the runner."""
+    candidate = set(names)
+    files = candidate | set(task.all_files())
+    for name in sorted(candidate):
+        for parent in _folders_above(name):
+            if parent in files:
+                owner = "the candidate" if parent in candidate else f"the task {task.address}"
+                raise InvalidCandidate(f"{name!r} lies below {parent!r}, which is a file of {owner}")
+    task_folders = {parent: name for name in task.all_files() for parent in _folders_above(name)}
+    for name in sorted(candidate):
+        if name in task_folders:
+            raise InvalidCandidate(
+                f"{name!r} is a folder of the task {task.address} (it holds {task_folders[name]!r}), not a file"
+            )
+
+
+def _folders_above(name: str) -> list[str]:
+    """ "a/b/c.py" -> ["a/b", "a"]."""
+    return [str(parent) for parent in PurePosixPath(name).parents if str(parent) != "."]
 
 
 def check_candidate_sizes(files: dict[str, bytes]) -> None:

@@ -16,6 +16,7 @@ from arena.candidate.allowlist import (
     MAX_FILE_BYTES,
     check_candidate_path,
     check_candidate_sizes,
+    check_file_tree,
 )
 from arena.errors import InvalidCandidate
 from arena.task.task import Task
@@ -54,9 +55,11 @@ def digest_files(files: Mapping[str, bytes]) -> str:
 
 def accept_candidate(task: Task, files: Mapping[str, bytes]) -> Candidate:
     """A candidate for `task` from files that arrived as a map (over gRPC, from a queue): the one
-    check at that boundary; InvalidCandidate if a path or size breaks the rules."""
+    check at that boundary; InvalidCandidate if a path or size breaks the rules, or a path is
+    both a file and a folder (check_file_tree)."""
     for name in files:
         check_candidate_path(task, name)
+    check_file_tree(task, files)
     check_candidate_sizes(dict(files))
     return Candidate(task=task.address, files=files)
 
@@ -84,6 +87,7 @@ def load_candidate(task: Task, directory: Path) -> Candidate:
                     f"{relative!r} has {path.stat().st_size} bytes; the limit is {MAX_FILE_BYTES}"
                 )
             files[relative] = path.read_bytes()
+    check_file_tree(task, files)
     check_candidate_sizes(files)
     return Candidate(task=task.address, files=files)
 

@@ -1,11 +1,14 @@
-"""`arena serve --listen HOST:PORT [--tokens FILE] [--state DIR] [--devices 0,1|cpu]
-[--executor local|docker|remote ...]`: run the runner."""
+"""`arena serve --listen HOST:PORT [--tls-cert FILE --tls-key FILE | --insecure-listen]
+[--tokens FILE] [--state DIR] [--devices 0,1|cpu] [--executor local|docker|remote ...]`: run the runner.
+
+Without TLS it listens only on loopback unless --insecure-listen (api/transport.py)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from arena.errors import ArenaError
 from arena.executors.base import Executor
@@ -14,7 +17,11 @@ from arena.executors.local import LocalExecutor
 from arena.executors.remote import RemoteExecutor
 from arena.runner.auth import load_tokens
 from arena.runner.devices import discover_lanes, parse_lanes
+from arena.runner.run_folders import sweep_run_folders
 from arena.runner.runner import open_runner
+
+if TYPE_CHECKING:
+    import grpc
 
 HELP = "run the runner: the gRPC service agents evaluate candidates through"
 DEFAULT_LISTEN = "127.0.0.1:50051"
@@ -23,6 +30,13 @@ DEFAULT_LISTEN = "127.0.0.1:50051"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--listen", default=DEFAULT_LISTEN, metavar="HOST:PORT", help=f"default {DEFAULT_LISTEN}"
+    )
+    parser.add_argument("--tls-cert", type=Path, metavar="FILE", help="PEM certificate chain: serve TLS")
+    parser.add_argument("--tls-key", type=Path, metavar="FILE", help="PEM private key of --tls-cert")
+    parser.add_argument(
+        "--insecure-listen",
+        action="store_true",
+        help="allow plaintext on an address beyond loopback: bearer tokens cross the network unencrypted",
     )
     parser.add_argument(
         "--tokens", type=Path, metavar="FILE", help="agent:token[:operator] entries (also read: ARENA_TOKENS)"
@@ -68,7 +82,23 @@ def build_executor(args: argparse.Namespace) -> Executor:
     return LocalExecutor()
 
 
+def tls_credentials(args: argparse.Namespace) -> grpc.ServerCredentials | None:
+    """The server's TLS credentials from --tls-cert and --tls-key (both or neither), or None."""
+    if (args.tls_cert is None) != (args.tls_key is None):
+        raise ArenaError("--tls-cert and --tls-key go together: give both files, or neither")
+    if args.tls_cert is None:
+        return None
+    from arena.api.transport import server_credentials
+
+    return server_credentials(args.tls_cert, args.tls_key)
+
+
 def run(args: argparse.Namespace) -> int:
+    from arena.api.transport import require_safe_listen
+
+    credentials = tls_credentials(args)
+    # Before anything starts: a refused address must not leave lanes and children behind.
+    require_safe_listen(args.listen, tls=credentials is not None, insecure_listen=args.insecure_listen)
     try:
         tokens = load_tokens(args.tokens)
         lanes = parse_lanes(args.devices) if args.devices else discover_lanes()
@@ -82,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
     from arena.api.server import create_server, serve
 
     state = args.state or args.repo_root / ".arena" / "runner"
+    sweep_run_folders()  # what runs killed before us left in the temporary directory
     runner = open_runner(
         args.repo_root,
         state,
@@ -91,11 +122,14 @@ def run(args: argparse.Namespace) -> int:
         require_isolation=not args.allow_unisolated,
     )
     try:
-        server, port = create_server(args.listen, runner, tokens)
+        server, port = create_server(
+            args.listen, runner, tokens, credentials=credentials, insecure_listen=args.insecure_listen
+        )
         host = args.listen.rsplit(":", 1)[0]
         print(
             f"arena runner on {host}:{port}: lanes {','.join(lanes)}, executor {args.executor}, "
-            f"isolation {runner.isolation() or 'NONE'}, {len(tokens)} token(s), state {state}",
+            f"isolation {runner.isolation() or 'NONE'}, {len(tokens)} token(s), state {state}, "
+            f"{'TLS' if credentials is not None else 'plaintext'}",
             flush=True,
         )
         serve(server)

@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterator, Mapping
 
 from arena.candidate.candidate import Candidate, baseline_candidate, exemplar_candidates, load_candidate
 from arena.cli.evaluate import add_run_arguments, caller_error, open_store, settings_from_args, write_json
-from arena.errors import ArenaError, InvalidCandidate, UnknownTask
+from arena.errors import ArenaError, InvalidCandidate, JobFailed, UnknownTask
 from arena.evaluation.evaluate import Store, evaluate, evaluate_directory
 from arena.evaluation.evaluation import Evaluation, Status
 from arena.harness.settings import HarnessSettings
@@ -44,6 +44,7 @@ TOKEN_VARIABLE = "ARENA_TOKEN"
 OPERATOR = Identity("local", operator=True)  # the in-process runner's only caller: no attempts, no budgets
 REMOTE_IN_FLIGHT = 16  # candidates sent to a remote runner at once; it queues them on its lanes
 MIN_PENDING = 256
+EXIT_NOT_SCORED = 1  # some evaluation failed in the runner (a harness fault): the suite is incomplete
 
 # submit(candidate) queues it and returns wait() -> its Evaluation.
 Submit = Callable[[Candidate], Callable[[], Evaluation]]
@@ -119,8 +120,10 @@ def refused_evaluation(request: Request, args: argparse.Namespace) -> Evaluation
     return evaluate(request.task, None, args.repo_root, settings)
 
 
-def evaluations(requests: list[Request], args: argparse.Namespace) -> Iterator[tuple[str, Evaluation]]:
-    """(label, evaluation) per request, in order; all are queued first so every lane keeps busy."""
+def evaluations(requests: list[Request], args: argparse.Namespace) -> Iterator[tuple[str, Evaluation | JobFailed]]:
+    """(label, evaluation) per request, in order; all are queued first so every lane keeps busy. A
+    job the runner failed (a harness fault, after its retries) is (label, its error): nobody's
+    score, and the suite goes on."""
     if not requests:
         return
     address = args.runner or os.environ.get(RUNNER_VARIABLE, "")
@@ -129,7 +132,13 @@ def evaluations(requests: list[Request], args: argparse.Namespace) -> Iterator[t
     with runner as submit:
         waits = [submit(request.candidate) if request.candidate is not None else None for request in requests]
         for request, wait in zip(requests, waits):
-            yield request.label, wait() if wait is not None else refused_evaluation(request, args)
+            if wait is None:
+                yield request.label, refused_evaluation(request, args)
+                continue
+            try:
+                yield request.label, wait()
+            except JobFailed as error:
+                yield request.label, error
 
 
 @contextmanager
@@ -230,11 +239,17 @@ def run(args: argparse.Namespace) -> int:
         if task.skip:
             print(f"skipped {task.address}: {task.skip}", file=report)
     tasks = [task for task in tasks if not task.skip]
+    failed: list[tuple[str, str]] = []
     for label, evaluation in evaluations(suite_requests(tasks, args), args):
+        if isinstance(evaluation, JobFailed):
+            failed.append((label, str(evaluation)))
+            print(f"[{len(done) + len(failed)}] {label}  FAILED, not scored: {evaluation}", file=report, flush=True)
+            continue
         done.append((label, evaluation))
         speed = f"speedup {evaluation.score.geomean_speedup:.3f}" if evaluation.score.geomean_speedup else "untimed"
         cached = " (cached)" if evaluation.cached else ""
-        print(f"[{len(done)}] {label}  {evaluation.status.value}  {speed}{cached}", file=report, flush=True)
+        print(f"[{len(done) + len(failed)}] {label}  {evaluation.status.value}  {speed}{cached}", file=report,
+              flush=True)
     summary = summarize_suite([task_outcome(evaluation) for _, evaluation in done])
     print("\n" + format_suite(done, summary), file=report)
     waiting = [label for label, evaluation in done if needs_gpu(evaluation, args.check_only)]
@@ -244,6 +259,9 @@ def run(args: argparse.Namespace) -> int:
             f"(run on a GPU machine for speedups): {', '.join(waiting)}",
             file=report,
         )
+    if failed:
+        print(f"\n{len(failed)} evaluation(s) failed in the runner and were not scored: "
+              f"{', '.join(label for label, _ in failed)}", file=report)
     if args.json:
         write_json(
             args.json,
@@ -258,7 +276,8 @@ def run(args: argparse.Namespace) -> int:
                     "geomean_speedup": summary.geomean_speedup if summary.tasks else None,
                     "fast_p": summary.fast_p,
                 },
+                "failed": [{"label": label, "error": error} for label, error in failed],
                 "created_unix_ms": int(time.time() * 1000),
             },
         )
-    return 0
+    return EXIT_NOT_SCORED if failed else 0

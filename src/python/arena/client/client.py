@@ -1,13 +1,17 @@
 """A small SDK for the runner: what agents, adapters and the CLI call.
 
 `Client(address, token)` talks to a runner at HOST:PORT; with no address (and no ARENA_RUNNER)
-it starts an embedded runner in this process on 127.0.0.1. Errors come back as the arena
-exceptions the runner raised (the class name travels in trailing metadata).
+it starts an embedded runner in this process on 127.0.0.1. `tls_ca` (or ARENA_TLS_CA) names the
+PEM file of the CA the runner's certificate must chain to; without it the client speaks
+plaintext, and refuses to beyond loopback unless `insecure_connect` (or ARENA_INSECURE_CONNECT=1).
+Errors come back as the arena exceptions the runner raised (the class name travels in trailing
+metadata).
 """
 
 from __future__ import annotations
 
 import os
+import random
 import time
 from pathlib import Path
 from types import TracebackType
@@ -17,6 +21,7 @@ import grpc
 
 from arena import errors
 from arena.api import convert
+from arena.api.transport import channel_credentials, require_safe_connect
 from arena.api.wire import ERROR_KIND_KEY, MAX_RECEIVE_BYTES, MAX_SEND_BYTES
 from arena.candidate.candidate import Candidate
 from arena.errors import ArenaError
@@ -30,10 +35,15 @@ if TYPE_CHECKING:  # server code, loaded only when a runner is embedded
 
 RUNNER_VARIABLE = "ARENA_RUNNER"  # HOST:PORT of a runner
 TOKEN_VARIABLE = "ARENA_TOKEN"  # the agent's bearer token for it
+TLS_CA_VARIABLE = "ARENA_TLS_CA"  # PEM file of the CA that signed the runner's certificate
+INSECURE_CONNECT_VARIABLE = "ARENA_INSECURE_CONNECT"  # "1": plaintext beyond loopback is allowed
 UNARY_TIMEOUT_S = 60.0
 # An Evaluate stream that breaks (runner restarting) is sent again: the runner recognises the
 # same candidate in the same attempt and follows the same job without spending an iteration.
 EVALUATE_RETRIES = 3
+# A call a limit refused (Throttled: the rate, or too many open streams) is sent again after a
+# growing pause, for about this long in all, before the refusal reaches the caller.
+THROTTLED_WAIT_S = 60.0
 # Status codes whose error class the runner did not name (e.g. a refused connection).
 CODE_ERRORS: dict[grpc.StatusCode, type[ArenaError]] = {
     grpc.StatusCode.UNAUTHENTICATED: errors.Unauthenticated,
@@ -56,8 +66,11 @@ class Client:
         runner: Runner | None = None,
         timeout_s: float = UNARY_TIMEOUT_S,
         evaluate_timeout_s: float | None = None,
+        tls_ca: Path | str | None = None,
+        insecure_connect: bool | None = None,
     ) -> None:
-        """`runner`: the runner to embed when no address is configured (default: the real one)."""
+        """`runner`: the runner to embed when no address is configured (default: the real one).
+        `tls_ca`, `insecure_connect`: default ARENA_TLS_CA, ARENA_INSECURE_CONNECT."""
         address = address or os.environ.get(RUNNER_VARIABLE, "")
         self._embedded: EmbeddedRunner | None = None
         if not address:
@@ -72,13 +85,19 @@ class Client:
         self._timeout_s = timeout_s
         self._evaluate_timeout_s = evaluate_timeout_s
         self._metadata = (("authorization", f"Bearer {token}"),) if token else ()
-        self._channel = grpc.insecure_channel(
-            address,
-            options=[
-                ("grpc.max_send_message_length", MAX_RECEIVE_BYTES),
-                ("grpc.max_receive_message_length", MAX_SEND_BYTES),
-            ],
-        )
+        options = [
+            ("grpc.max_send_message_length", MAX_RECEIVE_BYTES),
+            ("grpc.max_receive_message_length", MAX_SEND_BYTES),
+        ]
+        # The embedded runner serves plaintext on loopback, whatever the environment says.
+        ca = None if self._embedded is not None else tls_ca or os.environ.get(TLS_CA_VARIABLE, "")
+        if ca:
+            self._channel = grpc.secure_channel(address, channel_credentials(Path(ca)), options=options)
+        else:
+            if insecure_connect is None:
+                insecure_connect = os.environ.get(INSECURE_CONNECT_VARIABLE, "") == "1"
+            require_safe_connect(address, tls=False, insecure_connect=insecure_connect)
+            self._channel = grpc.insecure_channel(address, options=options)
         self._stub = runner_pb2_grpc.RunnerStub(self._channel)
 
     def __enter__(self) -> Client:
@@ -119,6 +138,11 @@ class Client:
     ) -> Evaluation:
         """Send `candidate` (within `attempt`; empty for operators) and wait for its Evaluation."""
         request = runner_pb2.EvaluateRequest(attempt=attempt, candidate=convert.candidate_to_pb(candidate))
+        return self._throttled(lambda: self._evaluate(request, on_progress))
+
+    def _evaluate(
+        self, request: runner_pb2.EvaluateRequest, on_progress: Callable[[Progress], None] | None
+    ) -> Evaluation:
         for retry in range(EVALUATE_RETRIES + 1):
             try:
                 stream = self._stub.Evaluate(
@@ -150,10 +174,28 @@ class Client:
         return tuple(convert.leaderboard_row_from_pb(row) for row in reply.rows)
 
     def _call(self, method: Callable[..., Reply], request: object) -> Reply:
-        try:
-            return method(request, metadata=self._metadata, timeout=self._timeout_s)
-        except grpc.RpcError as error:
-            raise_arena_error(error, self.address)
+        def once() -> Reply:
+            try:
+                return method(request, metadata=self._metadata, timeout=self._timeout_s)
+            except grpc.RpcError as error:
+                raise_arena_error(error, self.address)
+
+        return self._throttled(once)
+
+    @staticmethod
+    def _throttled(call: Callable[[], Reply]) -> Reply:
+        """call(), sent again while a limit refuses it (errors.Throttled), with pauses that grow
+        from 0.1 s to 5 s (and a random part, so refused clients do not return in step)."""
+        waited, pause = 0.0, 0.1
+        while True:
+            try:
+                return call()
+            except errors.Throttled:
+                if waited >= THROTTLED_WAIT_S:
+                    raise
+            sleep = pause * (0.5 + random.random())
+            time.sleep(sleep)
+            waited, pause = waited + sleep, min(5.0, pause * 2)
 
 
 def raise_arena_error(error: grpc.RpcError, address: str) -> NoReturn:

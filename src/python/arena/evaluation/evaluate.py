@@ -3,6 +3,10 @@
 This is the only module outside the harness that starts it (arena.harness.launch.run_harness).
 The store is anything with get/put/keep (arena.cache holds the real ones): this package defines
 what an evaluation is and how it is keyed, the cache only keeps them.
+
+A result is the candidate's only when the harness produced it: one the parent made because the
+child left no signed result (killed from outside, a lost machine) raises HarnessFault, and is
+neither stored nor returned as a verdict (harness_fault).
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from typing import Any, Callable, Mapping, Protocol
 from arena.candidate.candidate import Candidate, baseline_candidate, load_candidate
 from arena.environment.environment import Environment, has_gpu
 from arena.environment.probe import probe_environment
-from arena.errors import InvalidCandidate, UnknownTask
+from arena.errors import InvalidCandidate, JobFailed, UnknownTask
 from arena.evaluation.evaluation import Evaluation, Stage, Status
 from arena.evaluation.key import cache_key, code_version
 from arena.harness.result import HarnessResult
@@ -29,7 +33,11 @@ from arena.task.task import Task
 Runner = Callable[[Task, "Candidate | None", Path, HarnessSettings], HarnessResult]
 # Statuses not worth keeping: a timeout may be the machine's fault, not the candidate's.
 _NOT_CACHED = frozenset({Status.TIMEOUT})
-MEASUREMENT_KEYS = ("flush_bytes", "event_overhead_us")  # what the child reports of how it timed
+MEASUREMENT_KEYS = ("flush_bytes", "event_overhead_us", "switch_us", "warm_inputs_bytes")  # how the child timed
+
+
+class HarnessFault(JobFailed):
+    """The harness left no verdict (no signed result): the machine's fault, not the candidate's."""
 
 
 class Store(Protocol):
@@ -46,6 +54,13 @@ def _run_harness(task: Task, candidate: Candidate | None, repo_root: Path, setti
     from arena.harness.launch import run_harness  # the trusted parent side; imported only when used
 
     return run_harness(task, candidate, repo_root, settings)
+
+
+def harness_fault(result: HarnessResult) -> str:
+    """Why `result` is no verdict of the harness ("" when it is one): the parent made it because
+    the child ended, or was killed, without writing a signed result (harness/launch.py Child.run,
+    harness/job.py read_result for the docker and remote executors; a signed frame never sets it)."""
+    return result.harness_fault
 
 
 def new_evaluation_id() -> str:
@@ -90,8 +105,9 @@ def evaluate(
 
     `candidate` was accepted where it entered (load_candidate, accept_candidate): its paths and
     sizes are not checked again here. A stored evaluation returns marked cached; a broken or
-    hostile candidate is an Evaluation with a failing status, never an exception. `runner`
-    replaces run_harness (an executor's run, or a fake in tests).
+    hostile candidate is an Evaluation with a failing status, never an exception. A harness that
+    left no verdict raises HarnessFault (nothing is stored). `runner` replaces run_harness (an
+    executor's run, or a fake in tests).
     """
     environment = environment or probe_environment()
     header = _header(task, repo_root, environment)
@@ -99,9 +115,7 @@ def evaluate(
         digest = (candidate if candidate is not None else baseline_candidate(task, repo_root)).digest
     except InvalidCandidate as error:
         return _invalid(header, "", str(error))
-    key = cache_key(
-        str(header["task_digest"]), digest, environment.fingerprint, code_version(), settings, task.address
-    )
+    key = _key(task, digest, str(header["task_digest"]), environment, settings)
     if store is not None:
         if candidate is not None:
             store.keep(candidate)
@@ -112,10 +126,38 @@ def evaluate(
         result = (runner or _run_harness)(selected_cases(task, settings), candidate, repo_root, settings)
     except InvalidCandidate as error:
         return _invalid(header, digest, str(error))
+    fault = harness_fault(result)
+    if fault:
+        raise HarnessFault(f"the harness left no verdict on this candidate ({fault}); nothing was scored")
     evaluation = evaluation_from_result(result, candidate_digest=digest, cache_key=key, **header)
     if store is not None and evaluation.status not in _NOT_CACHED:
         store.put(key, evaluation)
     return evaluation
+
+
+def stored_evaluation(
+    task: Task,
+    candidate: Candidate,
+    repo_root: Path,
+    settings: HarnessSettings,
+    store: Store | None,
+    environment: Environment | None = None,
+) -> Evaluation | None:
+    """What evaluate() would answer from `store` alone (marked cached), or None: no harness runs,
+    so a runner can answer a cached score without waiting for a device."""
+    if store is None:
+        return None
+    environment = environment or probe_environment()
+    key = _key(task, candidate.digest, task_digest(task, repo_root), environment, settings)
+    store.keep(candidate)
+    hit = store.get(key)
+    return replace(hit, cached=True) if hit is not None else None
+
+
+def _key(
+    task: Task, candidate_digest: str, digest_of_task: str, environment: Environment, settings: HarnessSettings
+) -> str:
+    return cache_key(digest_of_task, candidate_digest, environment.fingerprint, code_version(), settings, task.address)
 
 
 def evaluate_directory(

@@ -42,6 +42,7 @@ def main() -> None:
     die_with_parent()
     _preload()
     from arena.harness.candidate_worker import CandidateWorker
+    from arena.harness.device import select_backend
     from arena.harness.job import Job
     from arena.harness.run import Run, Verdict, cut
 
@@ -54,7 +55,7 @@ def main() -> None:
     job = Job.from_json(request)
     key, fd = job.key_bytes, job.result_fd
     os.set_inheritable(fd, False)  # builds and any grandchild never get the result descriptor
-    set_limits(str(job.settings["backend"]))
+    set_limits(select_backend(str(job.settings["backend"])))  # "auto" on a machine without a GPU: cpu
     run = Run(job, worker)
     del job  # the key stays only in this frame's locals
     try:

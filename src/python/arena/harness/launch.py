@@ -97,7 +97,9 @@ class Child:
     waiting for its job on stdin. Used for one job, then closed."""
 
     def __init__(self) -> None:
-        self._folder = tempfile.TemporaryDirectory(prefix="arena-run-")
+        # The parent's pid in the name: a runner started later sweeps the folders of dead parents
+        # (arena.runner.run_folders) and leaves a live one's alone.
+        self._folder = tempfile.TemporaryDirectory(prefix=f"arena-run-{os.getpid()}-")
         self.work = Path(self._folder.name)
         make_folders(self.work)
         self.trusted_digest = trusted_digest()  # the sources this child imports

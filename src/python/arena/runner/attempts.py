@@ -2,6 +2,8 @@
 
 Every function takes the connection of an open transaction (database.Database.transaction), so
 checking a budget and spending it happen atomically: concurrent Evaluate calls count exactly.
+An agent opens at most `max_attempts` attempts per task, and gets back at most `max_refunds`
+iterations per task for jobs the runner failed: beyond those, retrying buys nothing.
 """
 
 from __future__ import annotations
@@ -10,12 +12,22 @@ import sqlite3
 import uuid
 
 from arena.errors import BudgetExhausted, InvalidRequest, NotFound, PermissionDenied
+from arena.runner.quoting import quote
 from arena.runner.records import Attempt
 from arena.task.task import Task
 
 
-def open_attempt(conn: sqlite3.Connection, agent: str, task: Task, now_ms: int) -> Attempt:
-    """A new attempt: deadline = now + task.budget_seconds, iterations = task.iterations."""
+def open_attempt(conn: sqlite3.Connection, agent: str, task: Task, now_ms: int, max_attempts: int) -> Attempt:
+    """A new attempt: deadline = now + task.budget_seconds, iterations = task.iterations; BudgetExhausted
+    once `agent` has opened `max_attempts` on `task`."""
+    (opened,) = conn.execute(
+        "SELECT COUNT(*) FROM attempts WHERE agent = ? AND task = ?", (agent, task.address)
+    ).fetchone()
+    if opened >= max_attempts:
+        raise BudgetExhausted(
+            f"agent {agent!r} has opened {opened} attempts on {task.address}, the most this runner allows "
+            f"per agent and task (max_attempts={max_attempts})"
+        )
     attempt = Attempt(
         id=uuid.uuid4().hex,
         task=task.address,
@@ -44,9 +56,9 @@ def read_attempt(conn: sqlite3.Connection, attempt_id: str, agent: str) -> Attem
     """The attempt `attempt_id`, if `agent` opened it."""
     row = conn.execute("SELECT * FROM attempts WHERE id = ?", (attempt_id,)).fetchone()
     if row is None:
-        raise NotFound(f"no attempt {attempt_id!r}")
+        raise NotFound(f"no attempt {quote(attempt_id)}")
     if row["agent"] != agent:
-        raise PermissionDenied(f"attempt {attempt_id!r} belongs to another agent")
+        raise PermissionDenied(f"attempt {quote(attempt_id)} belongs to another agent")
     return attempt_from_row(row)
 
 
@@ -54,27 +66,42 @@ def charge_attempt(conn: sqlite3.Connection, attempt_id: str, agent: str, task: 
     """Spend one iteration of the attempt on a candidate for `task`, or raise BudgetExhausted."""
     attempt = read_attempt(conn, attempt_id, agent)
     if attempt.task != task:
-        raise InvalidRequest(f"attempt {attempt_id!r} is for {attempt.task}, the candidate for {task}")
+        raise InvalidRequest(f"attempt {quote(attempt_id)} is for {attempt.task}, the candidate for {task}")
     if attempt.submitted:
-        raise BudgetExhausted(f"attempt {attempt_id!r} is already submitted")
+        raise BudgetExhausted(f"attempt {quote(attempt_id)} is already submitted")
     if now_ms > attempt.deadline_unix_ms:
-        raise BudgetExhausted(f"attempt {attempt_id!r} passed its deadline")
+        raise BudgetExhausted(f"attempt {quote(attempt_id)} passed its deadline")
     if attempt.iterations_left <= 0:
-        raise BudgetExhausted(f"attempt {attempt_id!r} has no iterations left")
+        raise BudgetExhausted(f"attempt {quote(attempt_id)} has no iterations left")
     conn.execute("UPDATE attempts SET iterations_left = iterations_left - 1 WHERE id = ?", (attempt_id,))
     return read_attempt(conn, attempt_id, agent)
 
 
-def refund_attempt(conn: sqlite3.Connection, attempt_id: str) -> None:
-    """Give back an iteration spent on an evaluation the runner itself failed to run."""
+def refund_attempt(conn: sqlite3.Connection, attempt_id: str, max_refunds: int) -> bool:
+    """Give back an iteration spent on an evaluation the runner itself failed to run, unless the
+    attempt's agent already got `max_refunds` back on this task (then it stays spent: False)."""
+    row = conn.execute("SELECT agent, task FROM attempts WHERE id = ?", (attempt_id,)).fetchone()
+    if row is None:
+        return False
+    refunded = conn.execute(
+        "SELECT count FROM refunds WHERE agent = ? AND task = ?", (row["agent"], row["task"])
+    ).fetchone()
+    if refunded is not None and refunded["count"] >= max_refunds:
+        return False
+    conn.execute(
+        "INSERT INTO refunds (agent, task, count) VALUES (?, ?, 1)"
+        " ON CONFLICT (agent, task) DO UPDATE SET count = count + 1",
+        (row["agent"], row["task"]),
+    )
     conn.execute("UPDATE attempts SET iterations_left = iterations_left + 1 WHERE id = ?", (attempt_id,))
+    return True
 
 
 def submit_attempt(conn: sqlite3.Connection, attempt_id: str, agent: str, evaluation_id: str) -> Attempt:
     """Close the attempt, recording `evaluation_id` (already checked to be its own) as final."""
     attempt = read_attempt(conn, attempt_id, agent)
     if attempt.submitted:
-        raise BudgetExhausted(f"attempt {attempt_id!r} is already submitted")
+        raise BudgetExhausted(f"attempt {quote(attempt_id)} is already submitted")
     conn.execute(
         "UPDATE attempts SET submitted = 1, final_evaluation = ? WHERE id = ?", (evaluation_id, attempt_id)
     )

@@ -43,9 +43,18 @@ CREATE TABLE IF NOT EXISTS jobs (
     error_kind TEXT NOT NULL DEFAULT '',    -- the exception class name once failed
     error TEXT NOT NULL DEFAULT '',
     created_ms INTEGER NOT NULL,
-    finished_ms INTEGER NOT NULL DEFAULT 0
+    finished_ms INTEGER NOT NULL DEFAULT 0,
+    tries INTEGER NOT NULL DEFAULT 0        -- runs that ended in a fault of the runner
 );
 CREATE INDEX IF NOT EXISTS jobs_by_state ON jobs (state, seq);
+CREATE INDEX IF NOT EXISTS attempts_by_agent ON attempts (agent, task);
+-- Iterations given back for jobs the runner failed, per agent and task (capped: runner.py).
+CREATE TABLE IF NOT EXISTS refunds (
+    agent TEXT NOT NULL,
+    task TEXT NOT NULL,
+    count INTEGER NOT NULL,
+    PRIMARY KEY (agent, task)
+);
 """
 
 
@@ -69,6 +78,7 @@ class Database:
         self._connection.execute("PRAGMA journal_mode=WAL")
         self._connection.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
         self._connection.executescript(SCHEMA)
+        add_missing_columns(self._connection)
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -94,3 +104,14 @@ class Database:
                 self._connection.close()
                 os.close(self._lock_fd)  # releases the flock
                 self._lock_fd = -1
+
+
+# Columns added after the first schema: (table, column, declaration) for state files made before them.
+ADDED_COLUMNS = (("jobs", "tries", "INTEGER NOT NULL DEFAULT 0"),)
+
+
+def add_missing_columns(connection: sqlite3.Connection) -> None:
+    for table, column, declaration in ADDED_COLUMNS:
+        present = {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}
+        if column not in present:
+            connection.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import os
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 from typing import Mapping
+
+from arena.harness.settings import HarnessSettings
 
 CPU_LANE = "cpu"
 KFD_NODES = Path("/sys/class/kfd/kfd/topology/nodes")
@@ -38,6 +41,20 @@ def parse_lanes(text: str) -> tuple[str, ...]:
     if not lanes or len(set(lanes)) != len(lanes):
         raise ValueError(f"device lanes {text!r} must be distinct and not empty")
     return lanes
+
+
+def lane_settings(settings: HarnessSettings, lane: str) -> HarnessSettings:
+    """The settings a job runs with on `lane`: a GPU lane pins the job to its GPU; the CPU lane
+    names the cpu backend, never "auto". The harness caps a child's address space only when its
+    backend setting is "cpu" (CUDA and ROCm reserve far more than they use), and "auto" would
+    also let a CPU lane's job onto a GPU that other lanes time on."""
+    if lane == CPU_LANE:
+        if settings.backend not in ("auto", CPU_LANE):
+            raise ValueError(f"backend {settings.backend!r} needs a GPU lane; lane {lane!r} has none")
+        return replace(settings, backend=CPU_LANE)
+    if not lane.isdigit():
+        raise ValueError(f"device lane {lane!r} is neither a GPU index nor {CPU_LANE!r}")
+    return replace(settings, device=int(lane))
 
 
 def count_nvidia_gpus() -> int:

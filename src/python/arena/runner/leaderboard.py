@@ -1,8 +1,13 @@
-"""The leaderboard: per agent and category, how the submitted evaluations fared.
+"""The leaderboard: per agent and category, how the agent's attempts fared.
 
-Only Submit-ted attempts count, and per (agent, task) only the latest submission, so opening
-many attempts on a task and submitting each does not weigh it more. Speedups average over the
-correct evaluations (an incorrect kernel has no meaningful speedup); correct_rate says how many.
+The rule, made so that retrying cannot raise a rank: every attempt an agent opens counts once
+it is closed, and a task's figures are the mean over its attempts. An attempt is closed when it
+is submitted (its final evaluation counts) or when its deadline passes without a submission (it
+counts as nothing delivered: not compiled, not correct, 0 points). Attempts per agent and task
+are capped (Runner max_attempts), so there is no best-of-N to pick from, and dropping a bad
+attempt is not possible: it counts at its deadline either way. Attempts still open count for
+nothing yet. Speedups average over the correct attempts (an incorrect kernel has no meaningful
+speedup); correct_rate says how many there are. Every task weighs the same in a row.
 """
 
 from __future__ import annotations
@@ -19,54 +24,88 @@ from arena.runner.records import LeaderboardRow
 
 @dataclass(frozen=True)
 class Submission:
+    """One closed attempt: its final evaluation, or None when its deadline passed without one."""
+
     agent: str
     category: str
     task: str
-    evaluation: Evaluation
+    evaluation: Evaluation | None
 
 
-def read_submissions(conn: sqlite3.Connection, category: str = "") -> list[Submission]:
-    """Submitted attempts' final evaluations, oldest submission first."""
+def read_submissions(conn: sqlite3.Connection, category: str = "", now_ms: int = 0) -> list[Submission]:
+    """Closed attempts, oldest first: submitted ones with their final evaluation, and those whose
+    deadline was before `now_ms` without a submission."""
     rows = conn.execute(
-        "SELECT a.agent, a.category, a.task, j.evaluation"
-        " FROM attempts a JOIN jobs j ON j.id = a.final_evaluation"
-        " WHERE a.submitted = 1 AND j.state = 'done' AND (? = '' OR a.category = ?)"
+        "SELECT a.agent, a.category, a.task, a.submitted, j.evaluation"
+        " FROM attempts a LEFT JOIN jobs j ON j.id = a.final_evaluation AND j.state = 'done'"
+        " WHERE (a.submitted = 1 AND j.id IS NOT NULL OR a.submitted = 0 AND a.deadline_ms < ?)"
+        " AND (? = '' OR a.category = ?)"
         " ORDER BY a.created_ms, a.id",
-        (category, category),
+        (now_ms, category, category),
     ).fetchall()
     return [
         Submission(
-            row["agent"], row["category"], row["task"], Evaluation.from_dict(json.loads(row["evaluation"]))
+            row["agent"],
+            row["category"],
+            row["task"],
+            Evaluation.from_dict(json.loads(row["evaluation"])) if row["submitted"] else None,
         )
         for row in rows
     ]
 
 
+@dataclass(frozen=True)
+class TaskFigures:
+    """One agent's figures on one task: means over its closed attempts."""
+
+    compiled: float
+    correct: float
+    points: float
+    speedup: float  # mean over the correct attempts; 0 when none
+    geomean_speedup: float  # geometric mean over the correct attempts; 0 when none
+
+
+def task_figures(outcomes: list[Evaluation | None]) -> TaskFigures:
+    count = len(outcomes)
+    delivered = [e for e in outcomes if e is not None]
+    correct = [e for e in delivered if e.correct]
+    speedups = [e.score.speedup for e in correct if e.score.speedup > 0]
+    geomeans = [value for value in (e.score.geomean_speedup or e.score.speedup for e in correct) if value > 0]
+    return TaskFigures(
+        compiled=sum(e.compiled for e in delivered) / count,
+        correct=len(correct) / count,
+        points=sum(e.score.points for e in delivered) / count,
+        speedup=sum(speedups) / len(speedups) if speedups else 0.0,
+        geomean_speedup=geometric_mean(geomeans),
+    )
+
+
 def rank_submissions(submissions: Iterable[Submission]) -> tuple[LeaderboardRow, ...]:
     """One row per (agent, category), sorted by category, then mean score (best first), then agent."""
-    latest: dict[tuple[str, str, str], Evaluation] = {}
+    attempts: dict[tuple[str, str, str], list[Evaluation | None]] = {}
     for submission in submissions:
-        latest[(submission.agent, submission.category, submission.task)] = submission.evaluation
-    groups: dict[tuple[str, str], list[Evaluation]] = {}
-    for (agent, category, _), evaluation in latest.items():
-        groups.setdefault((agent, category), []).append(evaluation)
-    rows = [summarise(agent, category, evaluations) for (agent, category), evaluations in groups.items()]
+        attempts.setdefault((submission.agent, submission.category, submission.task), []).append(submission.evaluation)
+    groups: dict[tuple[str, str], list[TaskFigures]] = {}
+    for (agent, category, _), outcomes in attempts.items():
+        groups.setdefault((agent, category), []).append(task_figures(outcomes))
+    rows = [summarise(agent, category, tasks) for (agent, category), tasks in groups.items()]
     return tuple(sorted(rows, key=lambda row: (row.category, -row.mean_score, row.agent)))
 
 
-def summarise(agent: str, category: str, evaluations: list[Evaluation]) -> LeaderboardRow:
-    count = len(evaluations)
-    correct = [e for e in evaluations if e.correct]
-    speedups = [e.score.speedup for e in correct if e.score.speedup > 0]
-    geomeans = [e.score.geomean_speedup or e.score.speedup for e in correct]
-    geomeans = [value for value in geomeans if value > 0]
+def summarise(agent: str, category: str, tasks: list[TaskFigures]) -> LeaderboardRow:
+    count = len(tasks)
+    speedups = [task.speedup for task in tasks if task.speedup > 0]
     return LeaderboardRow(
         agent=agent,
         category=category,
         tasks=count,
-        compile_rate=sum(e.compiled for e in evaluations) / count,
-        correct_rate=len(correct) / count,
+        compile_rate=sum(task.compiled for task in tasks) / count,
+        correct_rate=sum(task.correct for task in tasks) / count,
         mean_speedup=sum(speedups) / len(speedups) if speedups else 0.0,
-        geomean_speedup=math.exp(sum(map(math.log, geomeans)) / len(geomeans)) if geomeans else 0.0,
-        mean_score=sum(e.score.points for e in evaluations) / count,
+        geomean_speedup=geometric_mean([task.geomean_speedup for task in tasks if task.geomean_speedup > 0]),
+        mean_score=sum(task.points for task in tasks) / count,
     )
+
+
+def geometric_mean(values: list[float]) -> float:
+    return math.exp(sum(map(math.log, values)) / len(values)) if values else 0.0

@@ -3,7 +3,9 @@
 A job is accepted by a committed INSERT before the caller replies, so a restart loses none:
 `start` returns jobs left running by a dead process to pending and the workers pick them up.
 A job's id is derived from its content by the caller, so the same request never makes two jobs.
-Each lane runs one job at a time: one timing job per GPU.
+Each lane runs one job at a time: one timing job per GPU. A job that ends in a fault of the
+runner (is_fault) goes back to the queue, up to max_tries runs in all, before it fails.
+A job answered without running (a score already cached) is recorded done at once (record_done).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from arena.candidate.candidate import Candidate, candidate_from_json, candidate_
 from arena.errors import ArenaError, JobFailed, NotFound, NotReady, QueueFull
 from arena.evaluation.evaluation import Evaluation
 from arena.runner.database import Database
+from arena.runner.quoting import cut, quote
 from arena.runner.records import Progress
 
 log = logging.getLogger(__name__)
@@ -42,10 +45,13 @@ class Job:
     evaluation: Evaluation | None = None  # set once done
     error_kind: str = ""  # the ArenaError subclass once failed
     error: str = ""
+    tries: int = 0  # runs that ended in a fault of the runner
 
 
 # run_job(job, lane) -> the Evaluation; raising ArenaError fails the job with that error.
 RunJob = Callable[[Job, str], Evaluation]
+# is_fault(error) -> True when `error` is the runner's or the machine's fault, worth running the job again.
+IsFault = Callable[[BaseException], bool]
 # on_failure(conn, job) runs in the transaction that marks a job failed (e.g. to refund a budget).
 OnFailure = Callable[[sqlite3.Connection, Job], None]
 
@@ -60,8 +66,12 @@ class JobQueue:
         max_pending: int = 256,
         poll_s: float = 0.5,
         on_lane_start: Callable[[str], None] | None = None,
+        is_fault: IsFault | None = None,
+        max_tries: int = 1,
     ) -> None:
         self._database = database
+        self._is_fault = is_fault or (lambda error: False)
+        self._max_tries = max_tries
         self._on_lane_start = on_lane_start  # called on each worker's own thread before its first claim
         self._lanes = lanes
         self._run_job = run_job
@@ -98,7 +108,7 @@ class JobQueue:
         with self._database.reading() as conn:
             job = self.find(conn, job_id)
         if job is None:
-            raise NotFound(f"no evaluation {job_id!r}")
+            raise NotFound(f"no evaluation {quote(job_id)}")
         return job
 
     def enqueue(self, conn: sqlite3.Connection, job: Job, now_ms: int) -> None:
@@ -111,6 +121,24 @@ class JobQueue:
             "INSERT INTO jobs (id, agent, attempt, task, candidate, state, created_ms)"
             " VALUES (?, ?, ?, ?, ?, 'pending', ?)",
             (job.id, job.agent, job.attempt, job.candidate.task, candidate_to_json(job.candidate), now_ms),
+        )
+
+    def record_done(self, conn: sqlite3.Connection, job: Job, evaluation: Evaluation, now_ms: int) -> None:
+        """Add `job` as already done with `evaluation` (it needs no lane), in the caller's transaction."""
+        conn.execute("DELETE FROM jobs WHERE id = ? AND state = 'failed'", (job.id,))
+        conn.execute(
+            "INSERT INTO jobs (id, agent, attempt, task, candidate, state, evaluation, created_ms, finished_ms)"
+            " VALUES (?, ?, ?, ?, ?, 'done', ?, ?, ?)",
+            (
+                job.id,
+                job.agent,
+                job.attempt,
+                job.candidate.task,
+                candidate_to_json(job.candidate),
+                json.dumps(replace(evaluation, id=job.id).to_dict()),
+                now_ms,
+                now_ms,
+            ),
         )
 
     def wake(self) -> None:
@@ -147,7 +175,7 @@ class JobQueue:
                 "SELECT seq, state, evaluation, error_kind, error FROM jobs WHERE id = ?", (job_id,)
             ).fetchone()
             if row is None:
-                raise NotFound(f"no evaluation {job_id!r}")
+                raise NotFound(f"no evaluation {quote(job_id)}")
             if row["state"] == "pending":
                 (ahead,) = conn.execute(
                     "SELECT COUNT(*) FROM jobs WHERE state = 'pending' AND seq < ?", (row["seq"],)
@@ -195,11 +223,17 @@ class JobQueue:
         self._notify()
         try:
             evaluation = replace(self._run_job(job, lane), id=job.id)
-        except ArenaError as error:
-            self._settle(job, claim, None, type(error).__name__, str(error))
-        except Exception:  # the worker's edge: a fault of the runner, never of the candidate
-            log.exception("evaluating job %s failed", job.id)
-            self._settle(job, claim, None, "JobFailed", "the runner failed to evaluate this candidate")
+        except Exception as error:  # the worker's edge: a fault of the runner, never of the candidate
+            if isinstance(error, ArenaError):
+                kind, message = type(error).__name__, cut(str(error))
+            else:
+                log.exception("evaluating job %s failed", job.id)
+                kind, message = "JobFailed", "the runner failed to evaluate this candidate"
+            if self._is_fault(error) and job.tries + 1 < self._max_tries:
+                log.warning("job %s: run %d ended in a fault (%s); queued again", job.id, job.tries + 1, message)
+                self._requeue(job, claim, kind, message)
+            else:
+                self._settle(job, claim, None, kind, message)
         else:
             self._settle(job, claim, evaluation, "", "")
         self._notify()
@@ -215,6 +249,15 @@ class JobQueue:
                 (claim, lane, row["id"]),
             )
         return job_from_row(row), claim
+
+    def _requeue(self, job: Job, claim: str, kind: str, message: str) -> None:
+        """Back to pending (keeping its place in line) after a fault, unless a restart took it back."""
+        with self._database.transaction() as conn:
+            conn.execute(
+                "UPDATE jobs SET state = 'pending', claim = '', tries = tries + 1, error_kind = ?, error = ?"
+                " WHERE id = ? AND claim = ? AND state = 'running'",
+                (kind, message, job.id, claim),
+            )
 
     def _settle(self, job: Job, claim: str, evaluation: Evaluation | None, kind: str, message: str) -> None:
         """Record a job's outcome, unless a restart took the job back meanwhile (its claim changed)."""
@@ -251,4 +294,5 @@ def job_from_row(row: sqlite3.Row) -> Job:
         evaluation=Evaluation.from_dict(json.loads(row["evaluation"])) if row["evaluation"] else None,
         error_kind=row["error_kind"],
         error=row["error"],
+        tries=row["tries"],
     )

@@ -61,11 +61,14 @@ class TaskView:
 
 @dataclass(frozen=True)
 class LeaderboardRow:
+    """An agent's figures in a category; each task's figure is the mean over the agent's closed
+    attempts on it (leaderboard.py), and every task weighs the same."""
+
     agent: str
     category: str
-    tasks: int  # tasks with a submitted evaluation
-    compile_rate: float  # fraction of those tasks whose candidate compiled
-    correct_rate: float  # fraction that passed every case
-    mean_speedup: float  # mean of the seed's per-task speedup over correct tasks; 0 when none
-    geomean_speedup: float  # geometric mean of per-task geomean speedups over correct tasks; 0 when none
-    mean_score: float  # mean of the seed's points (20 compiled + 100 correct + 100 x speedup) over all tasks
+    tasks: int  # tasks with a closed attempt (submitted, or past its deadline)
+    compile_rate: float  # mean over tasks of the fraction of attempts whose candidate compiled
+    correct_rate: float  # mean over tasks of the fraction of attempts that passed every case
+    mean_speedup: float  # mean of the tasks' speedups (over their correct attempts); 0 when none
+    geomean_speedup: float  # geometric mean of the tasks' geomean speedups over correct attempts; 0 when none
+    mean_score: float  # mean over tasks of the seed's points (20 compiled + 100 correct + 100 x speedup)

@@ -1,11 +1,15 @@
 """The runner's domain object: tasks, attempts, the evaluation queue and the leaderboard.
 
 It never imports grpc (service.py translates); every public method is one thing an agent asks.
+A score already in the cache is answered in the Evaluate call itself, never behind device work;
+jobs that end in a fault of the runner or machine run again (max_tries) before they fail, and
+their iterations come back only up to max_refunds per agent and task (attempts.py).
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import sqlite3
 import time
 from dataclasses import replace
@@ -14,19 +18,30 @@ from typing import Any, Callable, Iterator
 
 from arena.cache.sqlite_store import SqliteStore
 from arena.candidate.candidate import Candidate, accept_candidate
+from arena.environment.environment import Environment
 from arena.environment.probe import probe_environment, sandbox_tool
-from arena.errors import InvalidRequest, NotFound, NotReady, PermissionDenied, Unisolated, UnknownTask
-from arena.evaluation.evaluate import Store, evaluate
+from arena.errors import (
+    ArenaError,
+    InvalidRequest,
+    JobFailed,
+    NotFound,
+    NotReady,
+    PermissionDenied,
+    Unisolated,
+    UnknownTask,
+)
+from arena.evaluation.evaluate import Store, evaluate, stored_evaluation
 from arena.evaluation.evaluation import Evaluation
-from arena.executors.base import Executor
+from arena.executors.base import Executor, ExecutorError
 from arena.harness.settings import HarnessSettings
 from arena.harness.version import pin_sources
 from arena.runner import attempts
 from arena.runner.auth import Identity
 from arena.runner.database import Database
-from arena.runner.devices import CPU_LANE, discover_lanes
+from arena.runner.devices import CPU_LANE, discover_lanes, lane_settings
 from arena.runner.leaderboard import rank_submissions, read_submissions
 from arena.runner.queue import Job, JobQueue, error_of
+from arena.runner.quoting import quote
 from arena.runner.records import Attempt, LeaderboardRow, Progress, TaskView
 from arena.runner.task_view import view_task
 from arena.task.digest import task_digest
@@ -35,7 +50,20 @@ from arena.task.task import Task
 
 # evaluate(task, candidate, repo_root, settings, store) -> Evaluation; tests inject a fast fake.
 Evaluate = Callable[[Task, Candidate, Path, Any, Any], Evaluation]
+# lookup(task, candidate, repo_root, settings, store, environment) -> the cached Evaluation or None.
+Lookup = Callable[[Task, Candidate, Path, Any, Any, Environment], Evaluation | None]
 STATE_FILE = "runner.sqlite"
+log = logging.getLogger(__name__)
+PIPELINE: Evaluate = evaluate  # the real pipeline, whose cache the runner may read before queueing
+MAX_ATTEMPTS = 3  # attempts one agent may open on one task
+MAX_REFUNDS = 3  # iterations one agent gets back per task for jobs the runner failed
+MAX_TRIES = 3  # runs of a job whose runs end in a fault of the runner or machine
+
+
+def is_fault(error: BaseException) -> bool:
+    """True for the runner's or the machine's faults (worth another run): a lost executor, a harness
+    that left no verdict, a bug. Refusals that would recur (NoDevice, UnknownTask...) are not."""
+    return isinstance(error, (ExecutorError, JobFailed)) or not isinstance(error, ArenaError)
 
 
 class Runner:
@@ -53,9 +81,19 @@ class Runner:
         durable: bool = True,
         executor: Executor | None = None,
         require_isolation: bool = False,
+        max_attempts: int = MAX_ATTEMPTS,
+        max_refunds: int = MAX_REFUNDS,
+        max_tries: int = MAX_TRIES,
+        lookup: Lookup | None = None,
     ) -> None:
         """`require_isolation`: refuse agents' candidates when the executor isolates nothing
-        (Executor.isolation()); operators' own evaluations still run."""
+        (Executor.isolation()); operators' own evaluations still run. `lookup` answers cached
+        scores before the queue; by default the pipeline's own when `evaluate` is the pipeline's."""
+        if max_attempts < 1 or max_tries < 1 or max_refunds < 0:
+            raise ValueError(
+                f"max_attempts ({max_attempts}) and max_tries ({max_tries}) must be at least 1, "
+                f"max_refunds ({max_refunds}) at least 0"
+            )
         self.repo_root = repo_root
         self.lanes = lanes
         self._evaluate = evaluate
@@ -64,6 +102,9 @@ class Runner:
         self._clock = clock
         self._executor = executor  # None: evaluate's own run_harness on this host
         self._require_isolation = require_isolation
+        self._max_attempts = max_attempts
+        self._max_refunds = max_refunds
+        self._lookup = lookup if lookup is not None else stored_evaluation if evaluate is PIPELINE else None
         self._tasks = {task.address: task for task in (tasks if tasks is not None else load_tasks(repo_root))}
         self._views: dict[str, TaskView] = {}
         self._database = Database(state_dir / STATE_FILE, durable=durable)
@@ -74,6 +115,8 @@ class Runner:
             self._refund,
             max_pending=max_pending,
             on_lane_start=getattr(executor, "prepare", None),  # e.g. start a lane's first child now
+            is_fault=is_fault,
+            max_tries=max_tries,
         )
 
     def isolation(self) -> str:
@@ -104,7 +147,7 @@ class Runner:
     def open_attempt(self, identity: Identity, address: str) -> Attempt:
         task = self.find_task(address)
         with self._database.transaction() as conn:
-            return attempts.open_attempt(conn, identity.agent, task, self._now_ms())
+            return attempts.open_attempt(conn, identity.agent, task, self._now_ms(), self._max_attempts)
 
     def get_attempt(self, identity: Identity, attempt_id: str) -> Attempt:
         with self._database.reading() as conn:
@@ -120,7 +163,8 @@ class Runner:
         """Accept the candidate (spending one iteration of the attempt), then follow its job.
 
         Refusals raise here, before anything streams. The same candidate sent again within an
-        attempt is the same job: it is followed again and spends nothing. Following stops once
+        attempt is the same job: it is followed again and spends nothing. A score already cached
+        is recorded done here, without entering a lane's queue. Following stops once
         `is_active()` is false (the caller hung up); the job itself runs on.
         """
         task = self.find_task(candidate.task)
@@ -138,14 +182,19 @@ class Runner:
             attempt=attempt_id,
             candidate=candidate,
         )
+        cached = self._cached(task, candidate)
         now_ms = self._now_ms()
         with self._database.transaction() as conn:
             existing = self._queue.find(conn, job.id)
             if existing is None or existing.state == "failed":
                 if attempt_id:
                     attempts.charge_attempt(conn, attempt_id, identity.agent, task.address, now_ms)
-                self._queue.enqueue(conn, job, now_ms)
-        self._queue.wake()
+                if cached is not None:
+                    self._queue.record_done(conn, job, cached, now_ms)
+                else:
+                    self._queue.enqueue(conn, job, now_ms)
+        if cached is None:  # a job recorded done needs no lane
+            self._queue.wake()
         return self._queue.watch(job.id, is_active)
 
     def submit(self, identity: Identity, attempt_id: str, evaluation_id: str) -> Attempt:
@@ -154,26 +203,26 @@ class Runner:
             attempts.read_attempt(conn, attempt_id, identity.agent)
             job = self._queue.find(conn, evaluation_id)
             if job is None or job.agent != identity.agent:
-                raise NotFound(f"no evaluation {evaluation_id!r} of yours")
+                raise NotFound(f"no evaluation {quote(evaluation_id)} of yours")
             if job.attempt != attempt_id:
-                raise InvalidRequest(f"evaluation {evaluation_id!r} is not from attempt {attempt_id!r}")
+                raise InvalidRequest(f"evaluation {quote(evaluation_id)} is not from attempt {quote(attempt_id)}")
             if job.state != "done":
-                raise NotReady(f"evaluation {evaluation_id!r} has not finished")
+                raise NotReady(f"evaluation {quote(evaluation_id)} has not finished")
             return attempts.submit_attempt(conn, attempt_id, identity.agent, evaluation_id)
 
     def get_evaluation(self, identity: Identity, evaluation_id: str) -> Evaluation:
         job = self._queue.read(evaluation_id)
         if job.agent != identity.agent and not identity.operator:
-            raise PermissionDenied(f"evaluation {evaluation_id!r} belongs to another agent")
+            raise PermissionDenied(f"evaluation {quote(evaluation_id)} belongs to another agent")
         if job.state == "failed":
             raise error_of(job.error_kind, job.error)
         if job.evaluation is None:
-            raise NotReady(f"evaluation {evaluation_id!r} is {job.state}; ask again later")
+            raise NotReady(f"evaluation {quote(evaluation_id)} is {job.state}; ask again later")
         return job.evaluation
 
     def leaderboard(self, identity: Identity, category: str = "") -> tuple[LeaderboardRow, ...]:
         with self._database.reading() as conn:
-            return rank_submissions(read_submissions(conn, category))
+            return rank_submissions(read_submissions(conn, category, self._now_ms()))
 
     def find_task(self, address: str) -> Task:
         if address in self._tasks:
@@ -181,7 +230,7 @@ class Runner:
         folder, name = parse_address(address)  # raises UnknownTask for what is no task address
         task = self._tasks.get(f"{folder}:{name}")
         if task is None:
-            raise UnknownTask(f"no task at {address!r}")
+            raise UnknownTask(f"no task at {quote(address)}")
         return task
 
     def _view(self, task: Task) -> TaskView:
@@ -190,13 +239,28 @@ class Runner:
             self._views[task.address] = view_task(task, self.repo_root, task_digest(task, self.repo_root))
         return self._views[task.address]
 
-    def _run_job(self, job: Job, lane: str) -> Evaluation:
-        task = self.find_task(job.candidate.task)
+    def _settings_for(self, task: Task, lane: str) -> HarnessSettings | None:
         settings = self._settings
-        if settings is not None and lane != CPU_LANE:
-            settings = replace(settings, device=int(lane))
+        if settings is not None:
+            settings = lane_settings(settings, lane)  # the GPU it pins, or the cpu backend
         if settings is not None and task.timeout is not None:
             settings = replace(settings, timeout_s=task.timeout)  # the task's own harness timeout
+        return settings
+
+    def _cached(self, task: Task, candidate: Candidate) -> Evaluation | None:
+        """The score cache's answer for `candidate`, as a lane would find it (the lane's device is
+        not part of the cache key; its backend is, and every lane of a runner has the same), or None."""
+        settings = self._settings_for(task, self.lanes[0])
+        if self._lookup is None or settings is None or self._store is None:
+            return None
+        environment = probe_environment()
+        if self._executor is not None:
+            environment = self._executor.environment(environment)
+        return self._lookup(task, candidate, self.repo_root, settings, self._store, environment)
+
+    def _run_job(self, job: Job, lane: str) -> Evaluation:
+        task = self.find_task(job.candidate.task)
+        settings = self._settings_for(task, lane)
         if self._executor is None:
             return self._evaluate(task, job.candidate, self.repo_root, settings, self._store)
         return self._evaluate(
@@ -210,8 +274,9 @@ class Runner:
         )
 
     def _refund(self, conn: sqlite3.Connection, job: Job) -> None:
-        if job.attempt:
-            attempts.refund_attempt(conn, job.attempt)
+        if job.attempt and not attempts.refund_attempt(conn, job.attempt, self._max_refunds):
+            log.warning("job %s failed; agent %s already had %d refunds on this task: charged", job.id, job.agent,
+                        self._max_refunds)
 
     def _now_ms(self) -> int:
         return int(self._clock() * 1000)
@@ -236,7 +301,9 @@ def open_runner(
     """A started runner with the real pipeline on this machine's lanes (scores cached in state_dir),
     evaluating through `executor` (default: this host, a child started ahead on each lane)."""
     from arena.executors.local import LocalExecutor
+    from arena.runner.run_folders import sweep_run_folders
 
+    sweep_run_folders()  # what killed runs left behind; a live runner's folders stay
     options["executor"] = options.get("executor") or LocalExecutor()
     options.setdefault("require_isolation", True)
     return Runner(

@@ -20,25 +20,11 @@ from arena.evaluation.evaluation import Evaluation
 from arena.runner.auth import Tokens, parse_tokens
 from arena.runner.runner import Runner
 from arena.task.load import load_tasks
+from arena_testing.raw_protobuf import field
 
 SOFTMAX = "tasks/triton2triton/softmax:softmax"
 SERVICE = "/arena.v1.Runner/"
 TIMEOUT_S = 10
-
-
-def varint(number: int) -> bytes:
-    out = b""
-    while True:
-        low, number = number & 0x7F, number >> 7
-        if not number:
-            return out + bytes([low])
-        out += bytes([low | 0x80])
-
-
-def field(number: int, payload: bytes | str) -> bytes:
-    """A length-delimited protobuf field (strings, bytes, messages)."""
-    data = payload.encode() if isinstance(payload, str) else payload
-    return varint(number << 3 | 2) + varint(len(data)) + data
 
 
 def evaluate_request(attempt: str, files: dict[str, bytes], task: str = SOFTMAX) -> bytes:

@@ -231,3 +231,33 @@ def test_a_remote_runner_over_grpc(
         remote.stop()
     assert seen == ["local"] and len(fake_harness) == 1
     assert not (cache_dir / "scores.sqlite").exists()  # the remote runner's cache, not this one's
+
+
+def test_a_harness_fault_is_not_scored_and_the_suite_goes_on(
+    add_repo: Path,
+    tmp_path: Path,
+    fake_harness: list[Any],
+    cache_dir: Path,
+    gpu_machine: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The child killed from outside on every run of the exemplar: after its retries the job is
+    reported as failed, left out of the summary and the JSON's evaluations, and the exit is 1."""
+    import arena.harness.launch as launch
+    from arena.harness.job import failure
+
+    def killed(task, candidate, repo_root, settings, standby=None):  # type: ignore[no-untyped-def]
+        fake_harness.append((candidate, settings))
+        return failure("RUNTIME_ERROR", "the child was killed by SIGKILL without a result", fault=True)
+
+    monkeypatch.setattr(launch, "run_harness", killed)
+    out_file = tmp_path / "suite.json"
+    assert _suite(add_repo, "--exemplars", "--json", str(out_file)) == 1
+    out = capsys.readouterr().out
+    assert "[exemplars/wide]  FAILED, not scored: the harness left no verdict" in out
+    assert "1 evaluation(s) failed in the runner and were not scored" in out
+    saved = json.loads(out_file.read_text())
+    assert [e["label"] for e in saved["failed"]] == ["tasks/triton2triton/add:add [exemplars/wide]"]
+    assert saved["evaluations"] == [] and saved["summary"]["tasks"] == 0
+    assert len(fake_harness) == 3  # the runner's retries, then no score

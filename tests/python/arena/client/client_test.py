@@ -84,3 +84,40 @@ def test_evaluate_retries_an_unreachable_runner_then_gives_up(monkeypatch: pytes
     with client, pytest.raises(NotReady, match="cannot reach"):
         client.evaluate(candidate("1"))
     assert sleeps == [1.0, 2.0, 4.0]
+
+
+def test_a_throttled_call_is_sent_again_after_growing_pauses_and_a_spent_budget_is_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A limit's refusal passes (errors.Throttled): the client waits and tries again, within
+    THROTTLED_WAIT_S; a spent budget (BudgetExhausted) reaches the caller at once."""
+    from arena import errors
+
+    pauses: list[float] = []
+    monkeypatch.setattr(client_module.time, "sleep", pauses.append)
+    answers = iter([errors.Throttled("over its rate"), errors.Throttled("over its rate"), "done"])
+
+    def call() -> str:
+        answer = next(answers)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    assert client_module.Client._throttled(call) == "done"
+    assert len(pauses) == 2 and pauses[1] > pauses[0] * 0.5 and all(p > 0 for p in pauses)
+
+    def always() -> str:
+        raise errors.Throttled("too many streams")
+
+    pauses.clear()
+    with pytest.raises(errors.Throttled):
+        client_module.Client._throttled(always)
+    assert client_module.THROTTLED_WAIT_S <= sum(pauses) < client_module.THROTTLED_WAIT_S + 10
+
+    def spent() -> str:
+        raise errors.BudgetExhausted("no iterations left")
+
+    pauses.clear()
+    with pytest.raises(errors.BudgetExhausted):
+        client_module.Client._throttled(spent)
+    assert pauses == []

@@ -1,9 +1,15 @@
 from __future__ import annotations
 
+import os
+import resource
+import subprocess
+import sys
+
 import pytest
 
+from arena.harness.settings import HarnessSettings
 from arena.runner import devices
-from arena.runner.devices import discover_lanes, parse_lanes
+from arena.runner.devices import discover_lanes, lane_settings, parse_lanes
 
 
 def test_lanes_given_in_the_environment_win() -> None:
@@ -24,3 +30,45 @@ def test_no_gpu_means_one_cpu_lane(monkeypatch: pytest.MonkeyPatch) -> None:
     assert discover_lanes({}) == ("cpu",)
     monkeypatch.setattr(devices, "count_rocm_gpus", lambda: 2)
     assert discover_lanes({}) == ("0", "1")
+
+
+def test_the_cpu_lane_names_the_cpu_backend_so_the_harness_caps_memory() -> None:
+    settings = lane_settings(HarnessSettings(), "cpu")  # the runner's default backend is "auto"
+    assert (settings.backend, settings.device) == ("cpu", 0)
+    assert lane_settings(HarnessSettings(backend="cpu"), "cpu").backend == "cpu"
+
+
+def test_a_gpu_lane_pins_its_gpu_and_keeps_the_backend() -> None:
+    settings = lane_settings(HarnessSettings(backend="rocm"), "3")
+    assert (settings.backend, settings.device) == ("rocm", 3)
+    assert lane_settings(HarnessSettings(), "1").backend == "auto"
+
+
+def test_a_gpu_backend_on_the_cpu_lane_is_refused() -> None:
+    with pytest.raises(ValueError, match="'cuda' needs a GPU lane"):
+        lane_settings(HarnessSettings(backend="cuda"), "cpu")
+    with pytest.raises(ValueError, match="neither a GPU index nor 'cpu'"):
+        lane_settings(HarnessSettings(), "gpu0")
+
+
+def address_space_limit_in_a_child(backend: str) -> int:
+    """RLIMIT_AS after the harness child's set_limits(backend), in a fresh process."""
+    code = (
+        "import resource, sys\n"
+        "from arena.harness.child import set_limits\n"
+        "set_limits(sys.argv[1])\n"
+        "print(resource.getrlimit(resource.RLIMIT_AS)[0])\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    done = subprocess.run(
+        [sys.executable, "-c", code, backend], capture_output=True, text=True, env=env, timeout=60, check=True
+    )
+    return int(done.stdout.split()[-1])
+
+
+def test_a_cpu_lane_job_runs_under_the_address_space_limit() -> None:
+    # What the harness child does with the backend it is handed: "auto" (what the CPU lane
+    # passed before lane_settings) leaves the address space as it was.
+    assert address_space_limit_in_a_child("auto") == resource.getrlimit(resource.RLIMIT_AS)[0]
+    limited = address_space_limit_in_a_child(lane_settings(HarnessSettings(), "cpu").backend)
+    assert 0 < limited <= 64 << 30
