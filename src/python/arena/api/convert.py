@@ -13,10 +13,10 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
 from arena.candidate.candidate import Candidate
-from arena.errors import InvalidCandidate
+from arena.errors import InvalidCandidate, InvalidRequest
 from arena.evaluation.evaluation import Evaluation
 from arena.runner.records import Attempt, LeaderboardRow, Progress, TaskView
-from arena.task.task import Case, TensorSpec
+from arena.task.task import Case, TensorSpec, Tolerance
 from arena.v1 import candidate_pb2, evaluation_pb2, runner_pb2, task_pb2
 
 
@@ -41,6 +41,13 @@ def task_view_to_pb(view: TaskView) -> task_pb2.Task:
         budget_seconds=view.budget_seconds,
         iterations=view.iterations,
         archs=view.archs,
+        tolerances={dtype: tolerance_to_pb(tolerance) for dtype, tolerance in view.tolerances.items()},
+        scalars={name: scalar_to_pb(value) for name, value in view.scalars.items()},
+        reference_platform=view.reference_platform,
+        points_compiled=view.points_compiled,
+        points_correct=view.points_correct,
+        points_per_speedup=view.points_per_speedup,
+        scoring_rule=view.scoring_rule,
     )
 
 
@@ -63,7 +70,45 @@ def task_view_from_pb(message: task_pb2.Task) -> TaskView:
         budget_seconds=message.budget_seconds,
         iterations=message.iterations,
         archs=tuple(message.archs),
+        # Maps arrive in no particular order; sorted, as the runner builds them.
+        tolerances={dtype: tolerance_from_pb(message.tolerances[dtype]) for dtype in sorted(message.tolerances)},
+        scalars={name: scalar_from_pb(message.scalars[name]) for name in sorted(message.scalars)},
+        reference_platform=message.reference_platform,
+        points_compiled=message.points_compiled,
+        points_correct=message.points_correct,
+        points_per_speedup=message.points_per_speedup,
+        scoring_rule=message.scoring_rule,
     )
+
+
+def tolerance_to_pb(tolerance: Tolerance) -> task_pb2.Tolerance:
+    return task_pb2.Tolerance(atol=tolerance.atol, rtol=tolerance.rtol)
+
+
+def tolerance_from_pb(message: task_pb2.Tolerance) -> Tolerance:
+    return Tolerance(atol=message.atol, rtol=message.rtol)
+
+
+def scalar_to_pb(value: float | int | str) -> task_pb2.Scalar:
+    """An int, a float and a dim name each keep their kind (the harness passes them differently)."""
+    if isinstance(value, str):
+        return task_pb2.Scalar(dim=value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"a scalar is a number or a dim name, not {value!r}")
+    if isinstance(value, int):
+        return task_pb2.Scalar(integer=value)
+    return task_pb2.Scalar(number=value)
+
+
+def scalar_from_pb(message: task_pb2.Scalar) -> float | int | str:
+    kind = message.WhichOneof("value")
+    if kind == "dim":
+        return message.dim
+    if kind == "integer":
+        return message.integer
+    if kind == "number":
+        return message.number
+    raise InvalidRequest("a scalar carries no value")
 
 
 def tensor_spec_to_pb(spec: TensorSpec) -> task_pb2.TensorSpec:

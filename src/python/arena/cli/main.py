@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from arena.cli import evaluate, image, leaderboard, reproduce, serve, suite, tasks, validate_task
+from arena.cli import evaluate, image, leaderboard, reproduce, serve, suite, tasks, validate_task, workspace
 from arena.errors import (
     ArenaError,
     BudgetExhausted,
@@ -34,6 +34,7 @@ COMMANDS: dict[str, ModuleType] = {
     "leaderboard": leaderboard,
     "image": image,
     "reproduce": reproduce,
+    "workspace": workspace,
 }
 
 EXIT_USAGE = 2  # argparse's own code for a bad command line

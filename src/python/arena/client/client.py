@@ -27,6 +27,7 @@ from arena.candidate.candidate import Candidate
 from arena.errors import ArenaError
 from arena.evaluation.evaluation import Evaluation
 from arena.runner.records import Attempt, LeaderboardRow, Progress, TaskView
+from arena.runner.workspace import write_workspace
 from arena.v1 import runner_pb2, runner_pb2_grpc
 
 if TYPE_CHECKING:  # server code, loaded only when a runner is embedded
@@ -122,6 +123,12 @@ class Client:
         return convert.task_view_from_pb(
             self._call(self._stub.GetTask, runner_pb2.GetTaskRequest(address=address))
         )
+
+    def workspace(self, address: str, folder: Path | str, force: bool = False) -> tuple[str, ...]:
+        """Write the workspace of task `address` into `folder` from GetTask alone (TASK.md, the
+        editable files under candidate/, the other baseline files under context/); returns the
+        paths written. A non-empty folder is refused (FolderNotEmpty) unless `force`."""
+        return write_workspace(self.get_task(address), Path(folder), force=force)
 
     def open_attempt(self, task: str) -> Attempt:
         return convert.attempt_from_pb(

@@ -152,6 +152,21 @@ class CandidateWorker:
             grew = bool(more)
         return len(tree) - 1
 
+    def threads(self) -> int:
+        """The worker's threads as the kernel lists them (/proc/<pid>/task), however started
+        (threading, _thread, a native library): no code in the worker can hide one. Counted: those
+        that bear the name the worker started with (its executable's), as every thread Python or a
+        plain pthread_create starts does, or that bear none; the GPU runtimes name theirs
+        (cuda-EvtHandlr, ...) and may start them when they like. A renamed main thread changes
+        nothing: the name is the executable's, not the main thread's now."""
+        task = Path(f"/proc/{self.process.pid}/task")
+        try:
+            names = [_thread_name(entry) for entry in task.iterdir()]
+        except OSError as error:
+            raise WorkerError(f"the worker's threads cannot be counted: {error}") from None
+        started_as = os.path.basename(sys.executable)[:15]  # the kernel keeps 15 bytes of a name
+        return sum(1 for name in names if name in (started_as, ""))
+
     def close(self) -> None:
         if self.frozen:
             self.thaw()
@@ -174,3 +189,11 @@ class CandidateWorker:
                 os.close(fd)
             except OSError:
                 pass
+
+
+def _thread_name(task: Path) -> str | None:
+    """A thread's name (comm); None for one that ended while it was being read."""
+    try:
+        return (task / "comm").read_text().rstrip("\n")
+    except OSError:
+        return None

@@ -113,6 +113,9 @@ class Run:
         self.compiled = True
         self.stage = "first call"
         self._candidate_call(families[0][0], record=False)
+        # Thread pools a library makes on its first use exist now: threads beyond these after the
+        # checked calls are the candidate's, left running (counted by the kernel, not by Python).
+        self.worker_threads = self.worker.threads()
         self._end_stage("compile", True, "loaded, built and called once")
         self.stage = "check"
         outcomes = []
@@ -510,6 +513,13 @@ class Run:
         threads = header.get("threads", 0)
         if isinstance(threads, int) and threads > 0:
             raise Verdict("CHEAT_DETECTED", f"the candidate left {threads} Python thread(s) running")
+        more = self.worker.threads() - self.worker_threads
+        if more > 0:
+            raise Verdict(
+                "CHEAT_DETECTED",
+                f"the candidate left {more} thread(s) running that its checked calls started (counted by the "
+                "kernel: work beside its calls that the timer does not see)",
+            )
         started = self.worker.processes_started()  # counted by the OS, outside the candidate's reach
         if started:
             raise Verdict(

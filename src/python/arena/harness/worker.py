@@ -14,6 +14,7 @@ Requests: start, build, load, call, profile, guard, bind, draw, chunk, unbind, e
 from __future__ import annotations
 
 import collections
+import contextlib
 import os
 import sys
 import traceback
@@ -39,6 +40,14 @@ class Worker:
         from arena.task.codec import task_from_dict
 
         set_limits(header["backend"])
+        import torch
+
+        # No thread pool of torch's grows later: the judge counts this process's threads after the
+        # candidate's first call and after the checked calls, and a pool that a later case's CPU
+        # work (an input drawn on the CPU) started would read as threads the candidate left.
+        torch.set_num_threads(1)
+        with contextlib.suppress(RuntimeError):  # refused once inter-op work has run: it has not yet
+            torch.set_num_interop_threads(1)
         self.task = task_from_dict(header["task"])
         self.dirs = {name: Path(path) for name, path in header["dirs"].items()}
         backend = header["backend"]

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from arena.evaluation.evaluation import Evaluation
-from arena.task.task import Case, TensorSpec
+from arena.task.task import Case, TensorSpec, Tolerance
 
 
 @dataclass(frozen=True)
@@ -57,6 +57,13 @@ class TaskView:
     budget_seconds: int
     iterations: int
     archs: tuple[str, ...]
+    tolerances: Mapping[str, Tolerance]  # by dtype, the task's overrides merged over the defaults
+    scalars: Mapping[str, float | int | str]  # keyword arguments; a str names a dim
+    reference_platform: str  # where reference timings are taken; "" when none is named
+    points_compiled: float  # the score: these points once the candidate compiles,
+    points_correct: float  # these more when correct on every case (declared and hidden),
+    points_per_speedup: float  # then these times the speedup over the baseline
+    scoring_rule: str  # the same rule in words
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,18 @@ from pathlib import Path
 
 from arena.candidate.allowlist import IGNORED_FOLDERS
 from arena.runner.records import TaskView
+from arena.scoring.score import POINTS_COMPILED, POINTS_CORRECT, POINTS_PER_SPEEDUP
 from arena.task.task import Task
+
+# The pinned image (third_party/rocm/image.lock) on the GPU the AMD architectures name.
+AMD_REFERENCE_PLATFORM = "AMD Instinct MI300X (gfx942) with ROCm 7.1.1"
+SCORING_RULE = (
+    f"A candidate that compiles scores {POINTS_COMPILED:g} points; correct on every test case (the "
+    f"declared ones and hidden ones the harness draws with fresh seeds at evaluation time), "
+    f"{POINTS_CORRECT:g} more; then {POINTS_PER_SPEEDUP:g} x its speedup over the baseline (the mean "
+    "of the per-case ratios of baseline to candidate median time over the timed cases, both timed "
+    "on the same GPU). An incorrect candidate earns no speedup points."
+)
 
 
 def view_task(task: Task, repo_root: Path, digest: str) -> TaskView:
@@ -29,7 +40,22 @@ def view_task(task: Task, repo_root: Path, digest: str) -> TaskView:
         budget_seconds=task.budget_seconds,
         iterations=task.iterations,
         archs=tuple(task.archs),
+        tolerances=dict(sorted(task.tolerances.items())),
+        scalars=dict(task.scalars),
+        reference_platform=reference_platform(task),
+        points_compiled=POINTS_COMPILED,
+        points_correct=POINTS_CORRECT,
+        points_per_speedup=POINTS_PER_SPEEDUP,
+        scoring_rule=SCORING_RULE,
     )
+
+
+def reference_platform(task: Task) -> str:
+    """HIP tasks, and every task that runs on an AMD architecture, are measured on the pinned
+    ROCm image; a task for NVIDIA architectures only names none."""
+    if task.category.is_hip or any(arch.startswith("gfx") for arch in task.archs):
+        return AMD_REFERENCE_PLATFORM
+    return ""
 
 
 def read_baseline_files(task: Task, repo_root: Path) -> dict[str, bytes]:

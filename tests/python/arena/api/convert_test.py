@@ -7,11 +7,12 @@ import pytest
 from arena.api import convert
 from arena.candidate.candidate import Candidate
 from arena.environment.environment import Environment
-from arena.errors import InvalidCandidate
+from arena.errors import InvalidCandidate, InvalidRequest
 from arena.evaluation.evaluation import Evaluation, Stage, Status
 from arena.runner.records import Attempt, LeaderboardRow, Progress, TaskView
 from arena.scoring.records import CaseResult, Score, Timing
-from arena.task.task import Case, TensorSpec
+from arena.task.task import Case, TensorSpec, Tolerance
+from arena.v1 import task_pb2
 
 
 def through_bytes(message):
@@ -107,8 +108,30 @@ def test_task_view_round_trip() -> None:
         budget_seconds=3600,
         iterations=3,
         archs=("sm_90", "gfx942"),
+        tolerances={"float16": Tolerance(1e-3, 2e-3), "int32": Tolerance(0.0, 0.0)},
+        scalars={"eps": 1e-5, "groups": 4, "n": "N"},
+        reference_platform="AMD Instinct MI300X (gfx942) with ROCm 7.1.1",
+        points_compiled=20.0,
+        points_correct=100.0,
+        points_per_speedup=100.0,
+        scoring_rule="compiles 20, correct +100, then +100 x speedup",
     )
-    assert convert.task_view_from_pb(through_bytes(convert.task_view_to_pb(view))) == view
+    back = convert.task_view_from_pb(through_bytes(convert.task_view_to_pb(view)))
+    assert back == view
+    # An integer scalar stays an integer (a HIP launcher takes it as int64_t, a float as double).
+    assert [type(back.scalars[name]) for name in ("eps", "groups", "n")] == [float, int, str]
+
+
+def test_a_scalar_without_a_value_is_refused() -> None:
+    message = task_pb2.Task(address="tasks/x/y:y")
+    message.scalars["eps"].CopyFrom(task_pb2.Scalar())  # present, but neither number nor dim
+    with pytest.raises(InvalidRequest, match="no value"):
+        convert.task_view_from_pb(message)
+
+
+def test_a_scalar_that_is_no_number_or_dim_is_refused() -> None:
+    with pytest.raises(TypeError, match="number or a dim name"):
+        convert.scalar_to_pb(True)
 
 
 def test_attempt_progress_and_leaderboard_round_trips() -> None:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -95,7 +96,9 @@ def test_a_throttled_call_is_sent_again_after_growing_pauses_and_a_spent_budget_
 
     pauses: list[float] = []
     monkeypatch.setattr(client_module.time, "sleep", pauses.append)
-    answers = iter([errors.Throttled("over its rate"), errors.Throttled("over its rate"), "done"])
+    answers: Iterator[Exception | str] = iter(
+        [errors.Throttled("over its rate"), errors.Throttled("over its rate"), "done"]
+    )
 
     def call() -> str:
         answer = next(answers)

@@ -53,3 +53,18 @@ def test_a_process_left_running_beside_the_calls(run_candidate):
     assert result.status == "CHEAT_DETECTED", (result.status, result.errors)
     assert "process(es) running beside its calls" in result.errors[0]
     assert all(case.correct for case in result.cases)  # caught for the process, not for its answers
+
+
+def test_a_thread_python_does_not_know_of_is_counted_by_the_kernel(run_candidate):
+    # Attack 28: a thread started through _thread (reached by a built name) is in no list of the
+    # threading module, so the worker's own count never sees it; the judge counts the worker's
+    # threads in /proc/<pid>/task after its first call and again after the checked calls.
+    sneaky = TRITON_ADD.replace(
+        "def add(x, y):\n",
+        "import os as _os\n_low = getattr(_os, 'sy' + 's').modules['_thr' + 'ead']\n\n\ndef add(x, y):\n"
+        "    getattr(_low, 'start_new_' + 'thread')(getattr(_os, 'sy' + 's').modules['time'].sleep, (60,))\n",
+    )
+    assert "'start_new_' + 'thread'" in sneaky
+    result = run_candidate(sneaky)
+    assert result.status == "CHEAT_DETECTED", (result.status, result.errors)
+    assert "counted by the kernel" in result.errors[0], result.errors
