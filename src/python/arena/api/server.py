@@ -12,6 +12,7 @@ from concurrent import futures
 
 import grpc
 
+from arena.api.limits import CallLimits
 from arena.api.service import add_runner_service
 from arena.api.transport import require_safe_listen
 from arena.api.wire import MAX_RECEIVE_BYTES, MAX_SEND_BYTES
@@ -32,6 +33,7 @@ def create_server(
     *,
     credentials: grpc.ServerCredentials | None = None,
     insecure_listen: bool = False,
+    limits: CallLimits | None = None,
 ) -> tuple[grpc.Server, int]:
     """A server for `runner` bound to `address` ("host:port"; port 0 picks one), not yet started:
     TLS with `credentials`; plaintext only on loopback, or anywhere with `insecure_listen`."""
@@ -44,7 +46,7 @@ def create_server(
             ("grpc.max_send_message_length", MAX_SEND_BYTES),
         ],
     )
-    add_runner_service(server, runner, tokens)
+    add_runner_service(server, runner, tokens, limits)
     if credentials is not None:
         port = server.add_secure_port(address, credentials)
     else:

@@ -1,5 +1,6 @@
 """`arena serve --listen HOST:PORT [--tls-cert FILE --tls-key FILE | --insecure-listen]
-[--tokens FILE] [--state DIR] [--devices 0,1|cpu] [--executor local|docker|remote ...]`: run the runner.
+[--tokens FILE] [--state DIR] [--devices 0,1|cpu] [--executor local|docker|remote ...]
+[--max-attempts N --max-refunds N --max-tries N --streams-per-identity N --calls-per-second X]`: run the runner.
 
 Without TLS it listens only on loopback unless --insecure-listen (api/transport.py)."""
 
@@ -7,9 +8,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from arena.api.limits import CallLimits
 from arena.errors import ArenaError
 from arena.executors.base import Executor
 from arena.executors.docker import DockerExecutor
@@ -18,7 +21,7 @@ from arena.executors.remote import RemoteExecutor
 from arena.runner.auth import load_tokens
 from arena.runner.devices import discover_lanes, parse_lanes
 from arena.runner.run_folders import sweep_run_folders
-from arena.runner.runner import open_runner
+from arena.runner.runner import MAX_ATTEMPTS, MAX_REFUNDS, MAX_TRIES, open_runner
 
 if TYPE_CHECKING:
     import grpc
@@ -50,6 +53,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--max-pending", type=int, default=256, help="queued evaluations accepted before refusing"
     )
+    budgets = parser.add_argument_group("budgets and limits (docs/runner.md)")
+    budgets.add_argument("--max-attempts", type=int, default=MAX_ATTEMPTS, help="attempts per agent and task")
+    budgets.add_argument(
+        "--max-refunds", type=int, default=MAX_REFUNDS, help="runner-failed jobs refunded per agent and task"
+    )
+    budgets.add_argument("--max-tries", type=int, default=MAX_TRIES, help="runs of a job that ends in a fault")
+    budgets.add_argument(
+        "--streams-per-identity", type=int, default=CallLimits.streams_per_identity, help="open Evaluate streams"
+    )
+    budgets.add_argument(
+        "--calls-per-second", type=float, default=CallLimits.calls_per_second, help="per identity, sustained"
+    )
     parser.add_argument(
         "--executor",
         choices=("local", "docker", "remote"),
@@ -67,6 +82,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--remote-gpu", default="MI300X", help="the pool's GPU model (platform property)")
     parser.add_argument("--remote-image", default="", help="repository@sha256:digest the workers run")
     parser.add_argument("--remote-instance", default="", help="REAPI instance name")
+
+
+def positive(value: int, flag: str) -> int:
+    if value < 1:
+        raise ArenaError(f"{flag} must be at least 1, not {value}")
+    return value
 
 
 def build_executor(args: argparse.Namespace) -> Executor:
@@ -112,18 +133,32 @@ def run(args: argparse.Namespace) -> int:
     from arena.api.server import create_server, serve
 
     state = args.state or args.repo_root / ".arena" / "runner"
+    try:
+        limits = replace(
+            CallLimits(), streams_per_identity=args.streams_per_identity, calls_per_second=args.calls_per_second
+        )
+    except ValueError as error:
+        raise ArenaError(f"cannot configure the runner: {error}") from None
     sweep_run_folders()  # what runs killed before us left in the temporary directory
     runner = open_runner(
         args.repo_root,
         state,
         lanes=lanes,
         max_pending=args.max_pending,
+        max_attempts=positive(args.max_attempts, "--max-attempts"),
+        max_refunds=max(0, args.max_refunds),
+        max_tries=positive(args.max_tries, "--max-tries"),
         executor=executor,
         require_isolation=not args.allow_unisolated,
     )
     try:
         server, port = create_server(
-            args.listen, runner, tokens, credentials=credentials, insecure_listen=args.insecure_listen
+            args.listen,
+            runner,
+            tokens,
+            credentials=credentials,
+            insecure_listen=args.insecure_listen,
+            limits=limits,
         )
         host = args.listen.rsplit(":", 1)[0]
         print(

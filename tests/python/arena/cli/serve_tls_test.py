@@ -14,6 +14,7 @@ import arena.api.server
 from arena.cli import serve
 from arena.cli.main import main
 from arena.client.client import Client
+from arena.errors import ArenaError
 from arena.runner.runner import Runner
 from arena.task.load import load_tasks
 from arena_testing.runner_kit import SOFTMAX, FakeEvaluate, write_repo
@@ -120,3 +121,33 @@ def test_remote_commands_refuse_plaintext_beyond_loopback_naming_the_flag(
     assert main([*argv, "--insecure-connect"]) != 0
     assert made and made[0]["insecure_connect"] is True
     assert "refusing" not in capsys.readouterr().err
+
+
+def test_serve_hands_its_budget_and_limit_flags_to_the_runner_and_the_server(
+    repo: Path, tmp_path: Path, swept: list[bool], monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    seen: dict[str, Any] = {}
+
+    def recording_runner(root: Path, state: Path, **options: Any) -> Runner:
+        seen["runner"] = options
+        return Runner(root, state, FakeEvaluate(), tasks=load_tasks(root), durable=False).start()
+
+    def recording_server(*args: Any, **options: Any) -> Any:
+        seen["server"] = options
+        raise ArenaError("stop here")
+
+    monkeypatch.setattr(serve, "open_runner", recording_runner)
+    monkeypatch.setattr(arena.api.server, "create_server", recording_server)
+    argv = ["--repo-root", str(repo), "serve", "--listen", "127.0.0.1:0", "--state", str(tmp_path / "state"),
+            "--devices", "cpu", "--max-attempts", "5", "--max-refunds", "0", "--max-tries", "2",
+            "--streams-per-identity", "4", "--calls-per-second", "7.5"]  # fmt: skip
+    assert main(argv) != 0 and "stop here" in capsys.readouterr().err
+    assert {k: seen["runner"][k] for k in ("max_attempts", "max_refunds", "max_tries")} == {
+        "max_attempts": 5, "max_refunds": 0, "max_tries": 2,
+    }
+    limits = seen["server"]["limits"]
+    assert (limits.streams_per_identity, limits.calls_per_second) == (4, 7.5)
+    assert main([*argv[:-10], "--max-attempts", "0"]) != 0
+    assert "--max-attempts must be at least 1" in capsys.readouterr().err
+    assert main([*argv[:-10], "--calls-per-second", "0"]) != 0
+    assert "every call limit must be positive" in capsys.readouterr().err
