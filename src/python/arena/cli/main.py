@@ -13,6 +13,7 @@ from pathlib import Path
 from types import ModuleType
 
 from arena.cli import evaluate, image, leaderboard, reproduce, serve, suite, tasks, validate_task, workspace
+from arena.cli.remote import runner_address
 from arena.errors import (
     ArenaError,
     BudgetExhausted,
@@ -74,6 +75,17 @@ def exit_code_for(error: ArenaError) -> int:
     return EXIT_OTHER_ERROR
 
 
+def repo_root_for(args: argparse.Namespace) -> Path | None:
+    """The checkout a command reads; None when there is none and the command talks to a runner
+    (an agent with `arena workspace --runner` needs no repository)."""
+    try:
+        return find_repo_root(args.repo_root)
+    except ArenaError:
+        if getattr(COMMANDS[args.command], "RUNS_WITHOUT_CHECKOUT", False) and runner_address(args):
+            return None
+        raise
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -82,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     pin_sources()  # the harness this process measures with: later jobs check it is unchanged
     try:
-        args.repo_root = find_repo_root(args.repo_root)
+        args.repo_root = repo_root_for(args)
         return int(COMMANDS[args.command].run(args))
     except ArenaError as error:
         print(f"arena {args.command}: error: {error}", file=sys.stderr)

@@ -17,7 +17,7 @@ from arena.task.task import CATEGORIES, Task
 
 HELP = "list the tasks (address, category, digest, entry, ...)"
 COLUMNS = ("address", "category", "cases", "timed", "entry", "digest")
-
+RUNS_WITHOUT_CHECKOUT = True  # with --runner (or ARENA_RUNNER) it reads nothing of the repository
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", metavar="FILE|-", help="write a JSON list of tasks to FILE ('-': stdout)")

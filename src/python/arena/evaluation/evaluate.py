@@ -142,13 +142,15 @@ def stored_evaluation(
     settings: HarnessSettings,
     store: Store | None,
     environment: Environment | None = None,
+    digest_of_task: str = "",
 ) -> Evaluation | None:
     """What evaluate() would answer from `store` alone (marked cached), or None: no harness runs,
-    so a runner can answer a cached score without waiting for a device."""
+    so a runner can answer a cached score without waiting for a device. `digest_of_task`: the
+    task's digest when the caller holds it (a runner's tasks do not change while it runs)."""
     if store is None:
         return None
     environment = environment or probe_environment()
-    key = _key(task, candidate.digest, task_digest(task, repo_root), environment, settings)
+    key = _key(task, candidate.digest, digest_of_task or task_digest(task, repo_root), environment, settings)
     store.keep(candidate)
     hit = store.get(key)
     return replace(hit, cached=True) if hit is not None else None

@@ -94,6 +94,12 @@ def test_the_sdk_over_a_runner_writes_the_same_workspace(
     assert workspace(add_repo, tmp_path / "cli", "--runner", runner_address, "--token", "alice-token") == 0
     local = tree(tmp_path / "local")
     assert tree(tmp_path / "sdk") == local and tree(tmp_path / "cli") == local
+    # An agent's machine has no checkout: with a runner the command needs none; without one it says so.
+    nowhere = tmp_path / "no-checkout"
+    nowhere.mkdir()
+    assert workspace(nowhere, tmp_path / "agent", "--runner", runner_address, "--token", "alice-token") == 0
+    assert tree(tmp_path / "agent") == local
+    assert workspace(nowhere, tmp_path / "lost") != 0 and not (tmp_path / "lost").exists()
 
 
 def test_a_non_empty_folder_is_refused_unless_forced(
