@@ -17,6 +17,7 @@ import grpc
 from arena.api.server import STOP_GRACE_S, create_server
 from arena.errors import StateBusy
 from arena.runner.auth import Identity, Tokens, new_token
+from arena.runner.run_folders import sweep_run_folders
 from arena.runner.runner import Runner, open_runner
 
 LOCAL_AGENT = "local"
@@ -41,6 +42,7 @@ def start_embedded_runner(repo_root: Path, runner: Runner | None = None) -> Embe
     """Start `runner` (default: the real pipeline on this machine) behind a loopback server."""
     private_state = None
     if runner is None:
+        sweep_run_folders()  # what killed runs left behind, once per process that starts a runner
         state = repo_root / ".arena"
         store_path = state / "scores.sqlite"
         try:

@@ -305,9 +305,7 @@ def open_runner(
     """A started runner with the real pipeline on this machine's lanes (scores cached in state_dir),
     evaluating through `executor` (default: this host, a child started ahead on each lane)."""
     from arena.executors.local import LocalExecutor
-    from arena.runner.run_folders import sweep_run_folders
 
-    sweep_run_folders()  # what killed runs left behind; a live runner's folders stay
     options["executor"] = options.get("executor") or LocalExecutor()
     options.setdefault("require_isolation", True)
     return Runner(
