@@ -6,7 +6,8 @@ Per trial, per chunk of B calls (B as large as the memory budget allows, up to t
    the candidate left running would share the GPU with the baseline);
 2. draw B fresh input sets (new seeds; the worker draws the same sets in its own memory once it
    is thawed): every timed call of either side gets inputs no call has seen, so no stored answer
-   can match;
+   can match, each set copied to a random place of a pool of its side's (placement.py: where a
+   small call's inputs lie moves its time by up to 1.3x);
 3. time the baseline on them in the judge (timing.run_calls), keeping each call's outputs as
    that set's reference (the baseline passed the check stage against the task's reference);
 4. thaw the worker; the chunk clock: the judge spins its stream long enough for the worker to
@@ -39,6 +40,7 @@ from arena.harness.candidate_worker import CandidateWorker
 from arena.harness.check import mismatch_mask, split_outputs
 from arena.harness.families import inputs_for
 from arena.harness.flush import Flusher, warm_limit
+from arena.harness.placement import Scatter
 from arena.harness.run import Verdict
 from arena.harness.shared_gpu import SharedBlock, SharedEvent, runtime
 from arena.harness.timing import cycles_per_us, elapsed_us, run_calls
@@ -87,6 +89,7 @@ class Judge:
         self.rt = runtime()
         self.go, self.done = SharedEvent.create(self.rt), SharedEvent.create(self.rt)
         self.flusher = Flusher(device)
+        self.scatter = Scatter(device.torch_device)  # every timed call's inputs at a new place
         self.warm_bytes = warm_limit(device, warm_inputs)
         self.input_bytes: dict[str, int] = {}  # per case: one call's input bytes
         self.cycles = cycles_per_us()
@@ -122,6 +125,22 @@ class Judge:
             self.input_bytes[case.name] = sum(t.nbytes for t in sample)
             del sample
         return self.input_bytes[case.name] + sum(t.nbytes for t in reference_like) <= self.warm_bytes
+
+    def spin_cost(self, spin: int, count: int = 8) -> float:
+        """What one spin of `spin` cycles adds to a chunk on the GPU now, as one kernel among
+        others on a stream (its own dispatch included). The empty chunk is measured without a
+        spin, and the cycle calibration is one reading taken at the start: an autotuned kernel's
+        spin of 50-300 us, priced from the calibration, left the judge's clock about 3 us a call
+        above the samples on the H200 (a false CHEAT_DETECTED)."""
+        if not spin:
+            return 0.0
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(count):
+            torch.cuda._sleep(spin)
+        end.record()
+        torch.cuda.synchronize()
+        return elapsed_us(start, end) / count
 
     def _probe(self) -> float:
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -166,7 +185,8 @@ class Judge:
         warm = self.warm(case, reference_like)
         in_bytes = self.input_bytes[case.name]
         out_bytes = sum(t.nbytes for t in reference_like)
-        per_call = max(1, 2 * in_bytes + 3 * out_bytes)  # both sides' sets; slots, references, snapshot
+        # Both sides' sets; slots, references, snapshot; the outputs each side holds (placement.Held).
+        per_call = max(1, 2 * in_bytes + 4 * out_bytes)
         b_warm = max(2, min(32, CHUNK_BYTES // per_call))
         with _Lent(self, case, _Layout.of(reference_like, b_warm), baseline, scalars, dims, 0, warm=warm) as lent:
             walls, hosts = lent.warm_up(seeds)
@@ -199,19 +219,22 @@ class Judge:
                 claimed_net.append(_claimed(cand_times, worker_pair_us))
             phases = ", ".join(f"{name} {seconds:.2f}" for name, seconds in lent.phases.items())
             log.append(f"{time.perf_counter() - began:.2f} s in chunks ({phases})")
+            spin_us = statistics.fmean(lent.spins_us) if lent.spins_us else 0.0
         calls = b * len(spans)
-        empty = calls * (self.empty_us[case.name] + spin / self.cycles)
+        empty = calls * (self.empty_us[case.name] + spin_us)
         judged = sum(spans) - empty - len(spans) * self.switch_us
         claimed = sum(claimed_net)
         slack = (
             _BOUND_RATIO * max(claimed, 0.0) + _BOUND_EMPTY * empty + _BOUND_CALL_US * calls + _BOUND_US * len(spans)
         )
         log.append(
-            f"inputs {'warm' if warm else 'cold'} ({(in_bytes + out_bytes) / 2**20:.2f} MiB a call in and out, "
+            f"inputs {'warm' if warm else 'cold'}, {self.scatter.note} "
+            f"({(in_bytes + out_bytes) / 2**20:.2f} MiB a call in and out, "
             f"warm up to {self.warm_bytes / 2**20:.2f} MiB); "
             f"chunk clock: {len(spans)} chunk(s) of {b} calls; the judge saw {judged / calls:.2f} us a call, "
             f"the worker's samples {claimed / calls:.2f} us (empty procedure {self.empty_us[case.name]:.2f} us "
-            f"+ spin {spin / self.cycles:.2f} us a call, switches {self.switch_us:.0f} us a chunk; empty event "
+            f"+ spin {spin_us:.2f} us a call ({spin / self.cycles:.2f} by the calibration), switches "
+            f"{self.switch_us:.0f} us a chunk; empty event "
             f"pair {event_overhead_us:.2f} us in the judge, {worker_pair_us:.2f} us in the worker)"
         )
         if judged - claimed > slack:
@@ -305,6 +328,7 @@ class _Lent:
         self.scalars, self.dims = scalars, dims
         self.queue_us = queue_us  # the worker's host time a call, from the warm-up
         self.sets: list[list[torch.Tensor]] = []
+        self.spins_us: list[float] = []  # per chunk: the spin's cost, with the worker frozen
         self.phases: dict[str, float] = collections.defaultdict(float)
 
     def __enter__(self) -> _Lent:
@@ -337,7 +361,9 @@ class _Lent:
     def draw(self, seeds: list[int]) -> None:
         """The judge's own copies of the chunk's input sets (the worker draws its own: worker_draw)."""
         self.sets = []
-        self.sets = [inputs_for(self.judge.task, self.case, s, self.judge.device.torch_device, True) for s in seeds]
+        drawn = [inputs_for(self.judge.task, self.case, s, self.judge.device.torch_device, True) for s in seeds]
+        self.sets = self.judge.scatter.place(drawn)
+        del drawn
         torch.cuda.synchronize()  # drawn before anything is timed
 
     def worker_draw(self, seeds: list[int]) -> None:
@@ -385,6 +411,7 @@ class _Lent:
         began = time.perf_counter()
         worker.freeze()
         self.judge.quiet()
+        self.spins_us.append(self.judge.spin_cost(self.spin))
         probed = time.perf_counter()
         drawn = seeds(self.layout.count)
         self.draw(drawn)

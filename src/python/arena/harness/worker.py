@@ -32,6 +32,7 @@ class Worker:
         self.working: list[Any] = []
         self.recent: collections.deque[tuple[Any, ...]] = collections.deque(maxlen=1)
         self.bound: dict[str, Any] = {}
+        self.scatter: Any = None  # placement.Scatter, made on the first chunk
 
     # -- requests ---------------------------------------------------------------------------------
     def start(self, header: dict[str, Any], blobs: list[bytes]) -> dict[str, Any]:
@@ -171,7 +172,9 @@ class Worker:
     def draw(self, header: dict[str, Any], blobs: list[bytes]) -> dict[str, Any]:
         """The chunk's input sets, drawn here from the seeds the judge drew its own with."""
         self.bound["sets"] = []  # the last chunk's sets go first
-        self.bound["sets"] = [self._draw(self.bound["case"], int(seed), fresh=True) for seed in header["seeds"]]
+        drawn = [self._draw(self.bound["case"], int(seed), fresh=True) for seed in header["seeds"]]
+        self.bound["sets"] = self._scatter().place(drawn)  # each set at a new place, as the judge's are
+        del drawn
         import torch
 
         torch.cuda.synchronize()  # the reply says the sets are there: the judge's clock starts after
@@ -245,6 +248,13 @@ class Worker:
             self.recent.append(tuple(got))
 
     # -- helpers ----------------------------------------------------------------------------------
+    def _scatter(self) -> Any:
+        from arena.harness.placement import Scatter
+
+        if self.scatter is None:
+            self.scatter = Scatter(self.device.torch_device)
+        return self.scatter
+
     def _draw(self, case_name: str, seed: int, fresh: bool = False) -> list[Any]:
         from arena.harness.families import inputs_for
 
