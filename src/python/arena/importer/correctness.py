@@ -1,0 +1,280 @@
+"""The correctness test of an AgentKernelArena task runner, read from its `ast`.
+
+The layout read (their vLLM tasks): a module-level `TEST_SHAPES` list and a `run_correctness()`
+that loads the kernel file as a module (`mod = load_module()`) and loops over TEST_SHAPES; each
+pass seeds torch, draws inputs, calls one kernel function (`result = mod.fn(...)`), computes a
+reference and compares the two (`torch.allclose`, `torch.equal` or `assert_close`). This module
+finds those parts and refuses, with the line, any statement before the comparison it would have
+to run to know the inputs (a loop filling an index tensor, a helper building the inputs).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from arena.importer.outcome import NotImportable
+
+SHAPES_NAME = "TEST_SHAPES"
+TEST_FUNCTION = "run_correctness"
+# The comparison functions a test may call, by the kind of comparison they make.
+_COMPARISONS = {
+    "allclose": "allclose",
+    "equal": "equal",
+    "assert_close": "assert_close",
+    "assert_allclose": "assert_close",
+}
+# Methods that move or copy a compared tensor without changing its values, and those that cast it.
+_MOVES = frozenset(("cpu", "cuda", "contiguous", "clone", "detach", "to"))
+_CASTS = frozenset(("float", "double", "half", "bfloat16"))
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """How the test compares the kernel's output with its reference."""
+
+    kind: str  # "allclose", "equal" or "assert_close"
+    reference: ast.expr  # the reference side, without moves and casts
+    cast: bool  # either side is cast before comparing (so their dtypes may differ)
+    atol: ast.expr | None  # None: the comparison's default
+    rtol: ast.expr | None
+
+
+@dataclass(frozen=True)
+class TestLoop:
+    """run_correctness's parts; statements are the runner's own nodes."""
+
+    shapes: tuple[object, ...]  # TEST_SHAPES, one value per case
+    index: str | None  # the name enumerate() gives the case's index
+    target: ast.expr  # what each TEST_SHAPES value is unpacked into
+    setup: tuple[ast.stmt, ...]  # run_correctness's imports and assignments before the loop
+    module_name: str  # the name the kernel module is bound to (`mod`)
+    seed: ast.expr | None  # the argument of torch.manual_seed in the loop
+    statements: tuple[ast.stmt, ...]  # the loop's assignments before the comparison, the call among them
+    call: ast.Assign  # `result = mod.fn(...)`
+    comparison: Comparison
+
+    @property
+    def result_name(self) -> str:
+        return self.call.targets[0].id  # type: ignore[attr-defined]
+
+    @property
+    def kernel_call(self) -> ast.Call:
+        return self.call.value  # type: ignore[return-value]
+
+    @property
+    def function_name(self) -> str:
+        return self.kernel_call.func.attr  # type: ignore[attr-defined]
+
+
+def read_test_loop(tree: ast.Module, runner: str) -> TestLoop:
+    """The test loop of the runner `tree` (shown as `runner` in reasons)."""
+    shapes = _shapes(tree, runner)
+    function = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == TEST_FUNCTION), None)
+    if function is None:
+        raise NotImportable(f"{runner} defines no {TEST_FUNCTION}()")
+    setup, loop = _setup_and_loop(function.body)
+    if loop is None:
+        raise NotImportable(f"{TEST_FUNCTION}() in {runner} has no loop over its cases")
+    index, target = _loop_target(loop, runner)
+    module_name = _module_name(setup, tree)
+    body = loop.body[0].body if len(loop.body) == 1 and isinstance(loop.body[0], ast.Try) else loop.body
+    seed, statements, call, comparison = _read_body(body, module_name, runner)
+    return TestLoop(shapes, index, target, tuple(setup), module_name, seed, tuple(statements), call, comparison)
+
+
+def _shapes(tree: ast.Module, runner: str) -> tuple[object, ...]:
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == SHAPES_NAME for t in node.targets):
+            try:
+                value = ast.literal_eval(node.value)
+            except (ValueError, TypeError, SyntaxError, RecursionError):
+                raise NotImportable(f"{SHAPES_NAME} in {runner} is not a literal list") from None
+            if not isinstance(value, (list, tuple)) or not value:
+                raise NotImportable(f"{SHAPES_NAME} in {runner} is not a non-empty list")
+            return tuple(value)
+    raise NotImportable(f"{runner} has no {SHAPES_NAME} list: its cases are made by code the importer does not run")
+
+
+def _setup_and_loop(body: list[ast.stmt]) -> tuple[list[ast.stmt], ast.For | None]:
+    """The imports and assignments before the first loop (inside try/with too), and that loop."""
+    setup: list[ast.stmt] = []
+    for node in body:
+        if isinstance(node, ast.For):
+            return setup, node
+        if isinstance(node, (ast.Try, ast.With)):
+            inner, loop = _setup_and_loop(node.body)
+            setup += inner
+            if loop is not None:
+                return setup, loop
+        elif isinstance(node, (ast.Import, ast.ImportFrom, ast.Assign)):
+            setup.append(node)
+    return setup, None
+
+
+def _loop_target(loop: ast.For, runner: str) -> tuple[str | None, ast.expr]:
+    iterated = loop.iter
+    enumerated = (
+        isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Name) and iterated.func.id == "enumerate"
+    )
+    source = iterated.args[0] if enumerated and iterated.args else iterated  # type: ignore[attr-defined]
+    if not (isinstance(source, ast.Name) and source.id == SHAPES_NAME):
+        raise NotImportable(f"{TEST_FUNCTION}() loops over `{ast.unparse(iterated)}`, not over {SHAPES_NAME}")
+    if not enumerated:
+        return None, loop.target
+    target = loop.target
+    if not (isinstance(target, ast.Tuple) and len(target.elts) == 2 and isinstance(target.elts[0], ast.Name)):
+        raise NotImportable(f"{runner}: the loop target `{ast.unparse(target)}` is not `i, shape`")
+    return target.elts[0].id, target.elts[1]
+
+
+def _module_name(setup: list[ast.stmt], tree: ast.Module) -> str:
+    """The name run_correctness binds the loaded kernel module to: `mod = load_module()`."""
+    functions = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+    for node in setup:
+        value = getattr(node, "value", None)
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Name)
+            and value.func.id in functions
+        ):
+            return node.targets[0].id
+    raise NotImportable(f"{TEST_FUNCTION}() loads no kernel module (`mod = load_module()`)")
+
+
+def _read_body(
+    body: list[ast.stmt], module_name: str, runner: str
+) -> tuple[ast.expr | None, list[ast.stmt], ast.Assign, Comparison]:
+    seed: ast.expr | None = None
+    statements: list[ast.stmt] = []
+    call: ast.Assign | None = None
+    for node in body:
+        comparison = _comparison_call(node)
+        if comparison is not None:
+            if call is None:
+                raise NotImportable(f"line {node.lineno}: the test compares before it calls the kernel")
+            return seed, statements, call, _read_comparison(comparison, call, runner)
+        torch_call = _torch_call_name(node)
+        if torch_call == "manual_seed":
+            seed = node.value.args[0] if node.value.args else None  # type: ignore[attr-defined]
+        elif torch_call == "synchronize":
+            continue
+        elif _calls_module(node, module_name):
+            _check_kernel_call(node, module_name, call)
+            call = node  # type: ignore[assignment]
+            statements.append(node)
+        elif isinstance(node, (ast.Assign, ast.Import, ast.ImportFrom)):
+            statements.append(node)
+        else:
+            first = ast.unparse(node).splitlines()[0]
+            raise NotImportable(
+                f"line {node.lineno}: `{first[:70]}` prepares the case with code the importer does not follow"
+            )
+    raise NotImportable(f"{TEST_FUNCTION}() never compares the kernel's output with a reference")
+
+
+def _torch_call_name(node: ast.stmt) -> str:
+    """"manual_seed" for `torch.manual_seed(...)`, "synchronize" for `torch.cuda.synchronize()`."""
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute):
+        dotted = ast.unparse(node.value.func)
+        if dotted in ("torch.manual_seed", "torch.cuda.manual_seed", "torch.cuda.synchronize"):
+            return dotted.rsplit(".", 1)[-1]
+    return ""
+
+
+def _calls_module(node: ast.stmt, module_name: str) -> bool:
+    return any(
+        isinstance(child, ast.Attribute) and isinstance(child.value, ast.Name) and child.value.id == module_name
+        for child in ast.walk(node)
+    )
+
+
+def _check_kernel_call(node: ast.stmt, module_name: str, earlier: ast.Assign | None) -> None:
+    shown = f"line {node.lineno}: `{ast.unparse(node).splitlines()[0][:70]}`"
+    if earlier is not None:
+        raise NotImportable(f"{shown}: the test calls the kernel module twice in one case")
+    if not isinstance(node, (ast.Assign, ast.Expr)):
+        kind = type(node).__name__.lower()
+        raise NotImportable(f"{shown}: the test calls the kernel inside a `{kind}` statement")
+    value = node.value
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)):
+        raise NotImportable(f"{shown}: the kernel module is used other than by calling one function")
+    if isinstance(node, ast.Expr):
+        raise NotImportable(
+            f"`{module_name}.{value.func.attr}` returns nothing the test checks: it writes into its arguments "
+            "(arena kernels return their outputs)"
+        )
+    targets = node.targets if isinstance(node, ast.Assign) else []
+    if len(targets) != 1 or isinstance(targets[0], ast.Tuple):
+        count = len(targets[0].elts) if targets and isinstance(targets[0], ast.Tuple) else "several"
+        raise NotImportable(f"`{module_name}.{value.func.attr}` returns {count} tensors; the importer reads one")
+    if not isinstance(targets[0], ast.Name):
+        raise NotImportable(f"{shown}: the kernel's output is stored into an element")
+
+
+def _comparison_call(node: ast.stmt) -> ast.Call | None:
+    tests = {ast.If: "test", ast.Assert: "test", ast.Expr: "value"}
+    attribute = tests.get(type(node))
+    if attribute is None:
+        return None
+    for child in ast.walk(getattr(node, attribute)):
+        if isinstance(child, ast.Call):
+            name = child.func.attr if isinstance(child.func, ast.Attribute) else getattr(child.func, "id", "")
+            if name in _COMPARISONS:
+                return child
+    return None
+
+
+def _read_comparison(call: ast.Call, kernel: ast.Assign, runner: str) -> Comparison:
+    name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+    kind = _COMPARISONS[name]
+    if len(call.args) < 2:
+        raise NotImportable(f"line {call.lineno}: {name}() without both tensors as arguments")
+    result = kernel.targets[0].id  # type: ignore[attr-defined]
+    sides = [_strip(arg) for arg in call.args[:2]]
+    ours = [index for index, (base, _) in enumerate(sides) if isinstance(base, ast.Name) and base.id == result]
+    if len(ours) != 1:
+        raise NotImportable(
+            f"line {call.lineno}: `{ast.unparse(call)[:80]}` does not compare the whole output {result!r} "
+            "with a reference"
+        )
+    reference, reference_cast = sides[1 - ours[0]]
+    keywords = {k.arg: k.value for k in call.keywords}
+    positional = dict(zip(("rtol", "atol"), call.args[2:4])) if kind == "allclose" else {}
+    return Comparison(
+        kind=kind,
+        reference=reference,
+        cast=reference_cast or sides[ours[0]][1],
+        atol=keywords.get("atol", positional.get("atol")),
+        rtol=keywords.get("rtol", positional.get("rtol")),
+    )
+
+
+def _strip(node: ast.expr) -> tuple[ast.expr, bool]:
+    """(the tensor compared, whether it is cast first): `ref.float().cpu()` -> (ref, True)."""
+    cast = False
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        method = node.func.attr
+        if method in _CASTS or (method == "to" and _casts(node)):
+            cast = True
+        elif method not in _MOVES:
+            break
+        node = node.func.value
+    return node, cast
+
+
+def _casts(call: ast.Call) -> bool:
+    """Whether a .to(...) may change the dtype: anything but a device (`device`, `x.device`, "cuda")."""
+    if any(k.arg == "dtype" for k in call.keywords):
+        return True
+    for arg in call.args:
+        is_device = (
+            (isinstance(arg, ast.Name) and "device" in arg.id)
+            or (isinstance(arg, ast.Attribute) and arg.attr == "device")
+            or isinstance(arg, ast.Constant)
+        )
+        if not is_device:
+            return True
+    return False

@@ -1,0 +1,81 @@
+"""The kernel_task declaration of an imported task, as BUILD file text (docs/task-format.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from arena.importer.reference_source import REFERENCE_FUNCTION
+from arena.importer.task_fields import TaskFields, TensorField
+from arena.task.task import FLOAT_DTYPES
+
+CATEGORY = "triton2triton"
+
+
+def declare(
+    name: str, source: str, kernel_file: str, reference_file: str, instructions: str, fields: TaskFields
+) -> dict[str, Any]:
+    """The kernel_task keyword arguments. The first case is checked only (it is the one a CPU
+    checks); the others are timed as well, as the original test times every shape."""
+    output = fields.output
+    case_dtype = output.dtype if output.dtype in FLOAT_DTYPES else next(
+        (f.dtype for f in fields.inputs if f.dtype in FLOAT_DTYPES), "float32"
+    )
+    single = len(fields.dims) == 1  # a task needs a timed case: the only one is timed too
+    cases = [
+        {"name": f"shape{k + 1}", "dims": dims, "dtype": case_dtype, "seed": seed, "timed": k > 0 or single}
+        for k, (dims, seed) in enumerate(zip(fields.dims, fields.seeds))
+    ]
+    declared: dict[str, Any] = {
+        "name": name,
+        "category": CATEGORY,
+        "description": _description(instructions, source),
+        "baseline": [kernel_file],
+        "entry": f"{kernel_file}:{fields.function}",
+        "signature": signature(fields),
+        "reference": f"{reference_file}:{REFERENCE_FUNCTION}",
+        "sources": [reference_file],
+        "inputs": [field.declared() for field in fields.inputs],
+        "outputs": [output.declared()],
+        "scalars": {scalar.param: scalar.value for scalar in fields.scalars},
+        "cases": cases,
+    }
+    if fields.tolerance:
+        declared["tolerances"] = {output.dtype: fields.tolerance}
+    return declared
+
+
+def signature(fields: TaskFields) -> str:
+    """E.g. `rms_norm(x: [rows, hidden] float16, weight: [hidden] float16, *, eps=1e-06) -> [rows, hidden] float16`."""
+    parts = [f"{field.name}: {_tensor(field)}" for field in fields.inputs]
+    if fields.scalars:
+        parts += ["*"] + [f"{scalar.param}={scalar.value}" for scalar in fields.scalars]
+    return f"{fields.function}({', '.join(parts)}) -> {_tensor(fields.output)}"
+
+
+def build_file_text(declared: dict[str, Any], source: str) -> str:
+    """The BUILD file: one kernel_task, every value a literal, one case per line."""
+    lines = [
+        f"# Imported from AgentKernelArena {source} by `arena import aka`; do not commit (third-party code).",
+        "kernel_task(",
+    ]
+    for key, value in declared.items():
+        if key == "cases":
+            lines.append("    cases=[")
+            lines += [f"        {case!r}," for case in value]
+            lines.append("    ],")
+        else:
+            lines.append(f"    {key}={value!r},")
+    lines.append(")")
+    return "\n".join(lines) + "\n"
+
+
+def _tensor(field: TensorField) -> str:
+    return f"[{', '.join(str(dim) for dim in field.shape)}] {field.dtype}"
+
+
+def _description(instructions: str, source: str) -> str:
+    provenance = (
+        f"Imported from AgentKernelArena task {source}: its kernel file, its correctness test's shapes, "
+        "input draws and tolerance, and its reference."
+    )
+    return f"{instructions}\n\n{provenance}" if instructions else provenance

@@ -1,0 +1,97 @@
+"""The test loop followed once per TEST_SHAPES value, on shapes (arena.importer.interpreter).
+
+Each case gets its own scope: the runner's top-level names, the setup of run_correctness, the
+kernel module read from its source, the loop target bound to that case's value. What the
+kernel call and the reference come to is kept as a Tensor, or as Unknown with the reason.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+from arena.importer.correctness import TestLoop
+from arena.importer.interpreter import Interpreter, Scope
+from arena.importer.outcome import NotImportable
+from arena.importer.values import CannotRead, SourceModule, Unknown, same_value
+
+
+@dataclass(frozen=True)
+class FollowedCase:
+    """One TEST_SHAPES value, followed."""
+
+    index: int
+    scope: Scope  # every name the loop bound in this case (the call's output as the result name)
+    interpreter: Interpreter
+    seed: int | None
+    arguments: tuple[Any, ...]  # the kernel call's positional arguments
+    keywords: Mapping[str, Any]  # and its keyword arguments
+    kernel_output: Any  # a Tensor, or Unknown with the reason
+    reference_output: Any
+
+    def read(self, node: ast.expr) -> Any:
+        """`node`'s value in this case; Unknown when it cannot be read."""
+        return _evaluate(self.interpreter, node, self.scope)
+
+
+def follow_cases(loop: TestLoop, runner: Mapping[str, Any], kernel: SourceModule) -> list[FollowedCase]:
+    return [_follow(loop, index, value, runner, kernel) for index, value in enumerate(loop.shapes)]
+
+
+def same_in_every_case(cases: list[FollowedCase], node: ast.expr, what: str) -> Any:
+    """The value `node` has in every case; NotImportable when it varies or cannot be read."""
+    values = [case.read(node) for case in cases]
+    for value in values:
+        if isinstance(value, Unknown):
+            raise NotImportable(f"{what} `{ast.unparse(node)}` cannot be read: {value.reason}")
+    if not all(same_value(value, values[0]) for value in values):
+        raise NotImportable(f"{what} `{ast.unparse(node)}` differs between cases")
+    return values[0]
+
+
+def constant_reader(cases: list[FollowedCase], what: str) -> Callable[[ast.expr], Any]:
+    return lambda node: same_in_every_case(cases, node, what)
+
+
+def _follow(loop: TestLoop, index: int, value: object, runner: Mapping[str, Any], kernel: SourceModule) -> FollowedCase:
+    interpreter = Interpreter()
+    scope = Scope({}, runner)
+    interpreter.run_block(list(loop.setup), scope)
+    scope.names[loop.module_name] = kernel
+    if loop.index is not None:
+        scope.names[loop.index] = index
+    try:
+        interpreter.bind(loop.target, value, scope)
+    except CannotRead as error:
+        raise NotImportable(f"case {index + 1}: {error}") from None
+    seed = None if loop.seed is None else _evaluate(interpreter, loop.seed, scope)
+    arguments: tuple[Any, ...] = ()
+    keywords: dict[str, Any] = {}
+    for statement in loop.statements:
+        if statement is loop.call:
+            arguments = tuple(_evaluate(interpreter, arg, scope) for arg in loop.kernel_call.args)
+            keywords = {k.arg or "**": _evaluate(interpreter, k.value, scope) for k in loop.kernel_call.keywords}
+            scope.names[loop.result_name] = _evaluate(interpreter, loop.kernel_call, scope)
+        else:
+            interpreter.run_statement(statement, scope)
+    return FollowedCase(
+        index=index,
+        scope=scope,
+        interpreter=interpreter,
+        seed=seed if isinstance(seed, int) and not isinstance(seed, bool) else None,
+        arguments=arguments,
+        keywords=keywords,
+        kernel_output=scope.names[loop.result_name],
+        reference_output=_evaluate(interpreter, loop.comparison.reference, scope),
+    )
+
+
+def _evaluate(interpreter: Interpreter, node: ast.expr, scope: Scope) -> Any:
+    try:
+        value = interpreter.evaluate(node, scope)
+    except CannotRead as error:
+        return Unknown(str(error))
+    except RecursionError:
+        return Unknown("the code nests too deeply to follow")
+    return value

@@ -1,0 +1,100 @@
+"""`import_checkout`: every triton2triton task of an AgentKernelArena checkout, imported or not,
+with the reason. Reading one task never runs its code: config.yaml is read as data, the task
+runner and the kernel file as `ast` (arena.importer.interpreter follows them on shapes)."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+from arena.importer.checkout import SourceTask, find_tasks, inside
+from arena.importer.config import read_config, runner_path
+from arena.importer.correctness import read_test_loop
+from arena.importer.declaration import CATEGORY, build_file_text, declare
+from arena.importer.follow import follow_cases
+from arena.importer.interpreter import Interpreter, module_scope
+from arena.importer.outcome import NotImportable, Outcome
+from arena.importer.output import prepare_output, write_task
+from arena.importer.reference_source import RunnerSource, write_reference
+from arena.importer.task_fields import read_task_fields
+from arena.importer.values import SourceModule
+
+REFERENCE_FILE = "reference.py"
+
+
+@dataclass(frozen=True)
+class ImportedTask:
+    """The files of one imported task, by path relative to its folder."""
+
+    source: str  # the task's name in the checkout; also its folder under the output's tasks/
+    name: str  # the kernel_task's name
+    files: dict[str, bytes]  # BUILD, the kernel file (copied), reference.py (written)
+
+
+def import_checkout(checkout: Path, out: Path) -> list[Outcome]:
+    """Import every triton2triton task of `checkout` into `out` (see arena.importer.output)."""
+    tasks = find_tasks(checkout)
+    prepare_output(out)
+    outcomes = []
+    for task in tasks:
+        try:
+            imported = read_task(task, checkout)
+            address = write_task(out, imported.source, imported.files)
+        except NotImportable as error:
+            outcomes.append(Outcome(task.name, reason=str(error)))
+            continue
+        outcomes.append(Outcome(task.name, address=address))
+    return outcomes
+
+
+def read_task(task: SourceTask, checkout: Path) -> ImportedTask:
+    """One task's files; NotImportable with the reason when it cannot be imported."""
+    config = read_config(task.folder)
+    if config.task_type != CATEGORY:
+        raise NotImportable(f"task_type is {config.task_type!r}, not {CATEGORY!r}")
+    runner_file = runner_path(config)
+    runner_text, runner_tree = _read_python(checkout, task.folder, runner_file)
+    loop = read_test_loop(runner_tree, runner_file)
+    if len(config.source_files) != 1:
+        raise NotImportable(f"source_file_path lists {len(config.source_files)} files; the importer reads one")
+    kernel_file = config.source_files[0]
+    kernel_text, kernel_tree = _read_python(checkout, task.folder, kernel_file)
+    function = next(
+        (n for n in kernel_tree.body if isinstance(n, ast.FunctionDef) and n.name == loop.function_name), None
+    )
+    if function is None:
+        raise NotImportable(f"the test calls {loop.function_name}(), which {kernel_file} does not define")
+    cases = follow_cases(
+        loop,
+        module_scope(runner_tree, Interpreter()),
+        SourceModule(kernel_file, module_scope(kernel_tree, Interpreter())),
+    )
+    fields = read_task_fields(loop, cases, function)
+    reference_file = REFERENCE_FILE if kernel_file != REFERENCE_FILE else f"aka_{REFERENCE_FILE}"
+    runner = RunnerSource(runner_text, runner_tree, f"{task.name}/{runner_file}")
+    reference_text = write_reference(runner, loop, cases, fields)
+    name = task.folder.name
+    declared = declare(name, task.name, kernel_file, reference_file, config.instructions, fields)
+    return ImportedTask(
+        source=task.name,
+        name=name,
+        files={
+            "BUILD": build_file_text(declared, task.name).encode(),
+            kernel_file: kernel_text.encode(),
+            reference_file: reference_text.encode(),
+        },
+    )
+
+
+def _read_python(checkout: Path, folder: Path, relative: str) -> tuple[str, ast.Module]:
+    path = folder / relative
+    if ".." in Path(relative).parts or not inside(checkout, path) or not path.is_file():
+        raise NotImportable(f"{relative} is not a file inside the task folder")
+    try:
+        text = path.read_text(encoding="utf-8")
+        return text, ast.parse(text, filename=relative)
+    except (OSError, UnicodeDecodeError) as error:
+        raise NotImportable(f"{relative} cannot be read: {error}") from None
+    except (SyntaxError, ValueError, RecursionError) as error:
+        raise NotImportable(f"{relative} does not parse: {error}") from None

@@ -1,0 +1,29 @@
+"""What importing one AgentKernelArena task came to: a declaration written, or the reason none was."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class NotImportable(Exception):
+    """One task cannot be imported; str(error) is the reason shown in the report.
+
+    Raised deep in the reading of a task and caught once per task (arena.importer.importer), so
+    one unreadable task never stops the others.
+    """
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One task of the checkout: imported (address set) or not (reason set)."""
+
+    source: str  # the task's name in the checkout, e.g. "triton2triton/vllm/triton_rms_norm"
+    address: str = ""  # the written kernel_task, e.g. "tasks/triton2triton/vllm/triton_rms_norm:triton_rms_norm"
+    reason: str = ""  # why no declaration was written; "" when one was
+
+    @property
+    def imported(self) -> bool:
+        return not self.reason
+
+    def to_dict(self) -> dict[str, str | bool]:
+        return {"source": self.source, "imported": self.imported, "address": self.address, "reason": self.reason}

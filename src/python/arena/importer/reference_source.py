@@ -1,0 +1,233 @@
+"""reference.py for an imported task: the test's reference as a function of the inputs.
+
+The harness calls `reference(*inputs, **scalars)`, as it calls the kernel. Its body is the loop's
+statements the compared reference depends on, after bindings for the names they use: the inputs
+and scalars by parameter, dims read from the inputs' shapes, values the same in every case as
+literals, the test's device as the inputs'. The runner's functions and constants those statements
+need are copied above it unchanged; its other top-level code (which changes directory, loads
+the kernel) is left out. The result is moved to the inputs' device and cast to the declared
+output dtype, as the test compares after its own casts.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from dataclasses import dataclass
+from typing import Mapping
+
+from arena.importer.correctness import TestLoop
+from arena.importer.follow import FollowedCase
+from arena.importer.outcome import NotImportable
+from arena.importer.task_fields import TaskFields
+from arena.importer.values import DType, Unknown, same_value
+
+REFERENCE_FUNCTION = "reference"
+_LITERALS = (int, float, bool, str, type(None))
+
+
+@dataclass(frozen=True)
+class RunnerSource:
+    """The runner's text and tree, and where it sits in the checkout (for the header)."""
+
+    text: str
+    tree: ast.Module
+    shown: str  # e.g. "triton2triton/vllm/triton_rms_norm/scripts/task_runner.py"
+
+
+def write_reference(runner: RunnerSource, loop: TestLoop, cases: list[FollowedCase], fields: TaskFields) -> str:
+    """The text of reference.py; NotImportable when the reference needs what it cannot be given."""
+    statements, free = _slice(loop, fields)
+    bindings, local_imports = _bindings(free, loop, cases, fields)
+    given = {f.name for f in fields.inputs} | {s.param for s in fields.scalars}
+    local = {name for node in local_imports for name in _stored(node)}
+    module_parts = _module_parts(runner, free - set(bindings) - local - given)
+    inputs = [field.name for field in fields.inputs]
+    params = ", ".join(inputs + (["*"] + [s.param for s in fields.scalars] if fields.scalars else []))
+    body = [ast.unparse(node) for node in local_imports]
+    body += [f"{name} = {value}" for name, value in bindings.items()]
+    body += [ast.unparse(node) for node in statements]
+    result = ast.unparse(loop.comparison.reference)
+    body.append(f"return ({result}).to(device={inputs[0]}.device, dtype=torch.{fields.output.dtype})")
+    lines = [
+        f'"""Reference for {runner.shown.split("/scripts/")[0]}, written by `arena import aka`.',
+        "",
+        "The functions and constants below are copied unchanged from AgentKernelArena (Apache-2.0),",
+        f"{runner.shown};",
+        '`reference` repeats the statements its correctness test computes the reference with."""',
+        "",
+        *module_parts,
+        f"def {REFERENCE_FUNCTION}({params}):",
+        *("    " + line for text in body for line in text.splitlines()),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _slice(loop: TestLoop, fields: TaskFields) -> tuple[list[ast.stmt], set[str]]:
+    """The loop statements the compared reference depends on, in order, and the names they
+    (and the reference expression) use without assigning them."""
+    inputs = {field.name for field in fields.inputs}
+    needed = _loaded(loop.comparison.reference)
+    chosen: list[ast.stmt] = []
+    for statement in reversed(loop.statements):
+        assigned = _stored(statement)
+        if statement is loop.call or not assigned & needed or assigned <= inputs and not _after(statement, loop):
+            continue  # the kernel call, an unused statement, or an input's draw (a parameter now)
+        chosen.insert(0, statement)
+        needed = (needed - assigned) | _loaded(statement)
+    return chosen, needed
+
+
+def _bindings(
+    free: set[str], loop: TestLoop, cases: list[FollowedCase], fields: TaskFields
+) -> tuple[dict[str, str], list[ast.stmt]]:
+    """Source for each free name the function must bind, and the test's local imports it needs."""
+    inputs = [field.name for field in fields.inputs]
+    by_test_name = {s.test_name: s.param for s in fields.scalars if s.test_name}
+    params = {s.param for s in fields.scalars}
+    from_shapes = {
+        dim: f"{field.name}.shape[{axis}]"
+        for field in reversed(fields.inputs)
+        for axis, dim in enumerate(field.shape)
+        if isinstance(dim, str)
+    }
+    imports = {
+        name: node
+        for node in loop.setup + loop.statements
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        for name in _stored(node)
+    }
+    bindings: dict[str, str] = {}
+    local_imports: list[ast.stmt] = []
+    for name in sorted(free):
+        if name in inputs or (name in params and name not in by_test_name):
+            continue
+        if name == loop.result_name:
+            raise NotImportable("the reference is computed from the kernel's output")
+        if name == loop.module_name:
+            raise NotImportable("the reference calls the kernel module")
+        if name in imports:
+            if imports[name] not in local_imports:
+                local_imports.append(imports[name])
+        elif name in by_test_name:
+            if by_test_name[name] != name:
+                bindings[name] = by_test_name[name]
+        elif name in from_shapes:
+            bindings[name] = from_shapes[name]
+        elif name in cases[0].scope.names:
+            bindings[name] = _constant_source(name, cases, inputs[0], fields)
+    return bindings, local_imports
+
+
+def _constant_source(name: str, cases: list[FollowedCase], first_input: str, fields: TaskFields) -> str:
+    """A name the test binds to one value in every case, as source: a literal, a dtype, or the
+    inputs' device for the test's "cuda"."""
+    values = [case.scope.names.get(name) for case in cases]
+    value = values[0]
+    unknown = next((v for v in values if isinstance(v, Unknown)), None)
+    if unknown is not None:
+        raise NotImportable(f"the reference uses {name!r}, which cannot be read: {unknown.reason}")
+    if not all(same_value(v, value) for v in values):
+        what = "a dim no input's shape carries" if name in fields.dim_names else "a value that differs between cases"
+        raise NotImportable(f"the reference uses {name!r}, {what}, and the kernel is not given it")
+    if isinstance(value, str) and value.startswith("cuda"):
+        return f"{first_input}.device"  # the test's device: where the harness put the inputs
+    if isinstance(value, DType):
+        return f"torch.{value.name}"
+    if isinstance(value, _LITERALS) or (isinstance(value, tuple) and all(isinstance(v, _LITERALS) for v in value)):
+        return repr(value)
+    raise NotImportable(f"the reference uses {name!r}, which the importer cannot write as a literal")
+
+
+def _module_parts(runner: RunnerSource, names: set[str]) -> list[str]:
+    """The runner's imports, functions and constants the reference needs (transitively), as text
+    in the runner's order; `import torch` always (the result is cast with it)."""
+    definitions, imported = _module_definitions(runner.tree), _imported(runner.tree)
+    for name in sorted(names - {"torch"}):
+        if name not in definitions and name not in imported and not hasattr(builtins, name):
+            raise NotImportable(f"the reference uses {name!r}, which the test does not define")
+    wanted: set[str] = set()
+    used = set(names)
+    pending = [name for name in names if name in definitions]
+    while pending:
+        name = pending.pop()
+        if name in wanted:
+            continue
+        wanted.add(name)
+        node = definitions[name]
+        if isinstance(node, ast.Assign) and not _is_literal(node.value):
+            raise NotImportable(
+                f"the reference needs {name} = `{ast.unparse(node.value)[:60]}` from the runner, computed when it loads"
+            )
+        loaded = _loaded(node)
+        used |= loaded
+        pending += [n for n in loaded if n in definitions and n not in wanted]
+    imports = [n for n in runner.tree.body if isinstance(n, (ast.Import, ast.ImportFrom)) and _stored(n) & used]
+    parts = [ast.unparse(node) for node in imports]
+    if not any("torch" in _stored(node) for node in imports):
+        parts.insert(0, "import torch")
+    copied = {id(definitions[name]) for name in wanted}
+    for node in runner.tree.body:
+        if id(node) in copied:
+            gap = ["", ""] if isinstance(node, (ast.FunctionDef, ast.ClassDef)) else []
+            parts += gap + [_source_of(runner.text, node)]
+    return parts + ["", ""]
+
+
+def _module_definitions(tree: ast.Module) -> dict[str, ast.stmt]:
+    definitions: dict[str, ast.stmt] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            definitions[node.name] = node
+        elif isinstance(node, ast.Assign):
+            definitions.update({name: node for name in _stored(node)})
+    return definitions
+
+
+def _imported(tree: ast.Module) -> set[str]:
+    return {name for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom)) for name in _stored(node)}
+
+
+def _source_of(text: str, node: ast.stmt) -> str:
+    """The node's own lines of the runner, decorators included: copied, not re-written."""
+    decorators = getattr(node, "decorator_list", [])
+    first = min([node.lineno] + [d.lineno for d in decorators])
+    return "\n".join(text.splitlines()[first - 1 : node.end_lineno])
+
+
+def _is_literal(node: ast.expr) -> bool:
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, RecursionError):
+        return isinstance(node, ast.Attribute) and ast.unparse(node).startswith("torch.")
+    return True
+
+
+def _after(statement: ast.stmt, loop: TestLoop) -> bool:
+    """Whether `statement` comes after the kernel call in the loop."""
+    order: Mapping[int, int] = {id(node): index for index, node in enumerate(loop.statements)}
+    return order[id(statement)] > order[id(loop.call)]
+
+
+def _loaded(node: ast.AST) -> set[str]:
+    """Names a node reads, less those a function inside it binds as parameters or locals."""
+    names: set[str] = set()
+    for child in ast.walk(node):
+        if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load):
+            names.add(child.id)
+    if isinstance(node, (ast.FunctionDef, ast.Lambda)):
+        spec = node.args
+        names -= {a.arg for a in spec.posonlyargs + spec.args + spec.kwonlyargs}
+        names -= {a.arg for a in (spec.vararg, spec.kwarg) if a is not None}
+        names -= {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return names
+
+
+def _stored(node: ast.AST) -> set[str]:
+    """Names a statement binds at its own level (targets and imports)."""
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return {alias.asname or alias.name.split(".")[0] for alias in node.names}
+    if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+        return {node.name}
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}

@@ -1,0 +1,365 @@
+"""From the followed cases of a test loop to what a kernel_task declares: dims, inputs, scalars,
+the output, cases and the tolerance (docs/task-format.md).
+
+A shape is named by the test's own dim names where it uses them (`torch.randn(rows, hidden)`);
+an axis the test computes gets a dim of its own (`x_0`), set in every case to the value the
+test gives it, so each case keeps exactly the shapes the original test ran.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from arena.importer.correctness import TestLoop
+from arena.importer.draws import distribution, find_draw
+from arena.importer.follow import FollowedCase, constant_reader, same_in_every_case
+from arena.importer.outcome import NotImportable
+from arena.importer.values import Tensor, Unknown, describe, same_value
+from arena.task.task import DTYPES, INT_DTYPES
+
+_PASSED_AS_IS = ("clone", "contiguous")  # a kernel argument `x.clone()` is the input x
+_SAME_VALUES = _PASSED_AS_IS + ("to",)  # `x = x.to(torch.float16)` keeps the draw of x
+_DEFAULT_TOLERANCES = {"allclose": (1e-8, 1e-5), "equal": (0.0, 0.0)}  # (atol, rtol); assert_close: arena's
+
+
+@dataclass(frozen=True)
+class TensorField:
+    name: str
+    shape: tuple[str | int, ...]
+    dtype: str
+    dist: dict[str, Any] | None = None  # inputs only
+
+    def declared(self) -> dict[str, Any]:
+        declared: dict[str, Any] = {"name": self.name, "shape": list(self.shape), "dtype": self.dtype}
+        return declared | ({"dist": self.dist} if self.dist is not None else {})
+
+
+@dataclass(frozen=True)
+class ScalarField:
+    param: str  # the keyword the harness passes it as (the kernel function's parameter)
+    value: str | int | float  # a dim name, or a number
+    test_name: str | None  # the name the test gives it, when it passes a name
+
+
+@dataclass(frozen=True)
+class TaskFields:
+    """What the test says about the task, ready to declare."""
+
+    function: str  # the kernel function the test calls
+    inputs: tuple[TensorField, ...]
+    scalars: tuple[ScalarField, ...]
+    output: TensorField
+    dims: tuple[dict[str, int], ...]  # per case, only the dims something uses
+    seeds: tuple[int, ...]
+    tolerance: dict[str, float] | None  # {"atol", "rtol"} for the output's dtype; None: arena's default
+    dim_names: frozenset[str]  # every dim of the cases (loop values the reference may use)
+
+
+class _Dims:
+    """Dims by name with their value in each case; the ones used go into the cases."""
+
+    def __init__(self, cases: Sequence[FollowedCase], loop: TestLoop) -> None:
+        self.count = len(cases)
+        skipped = {loop.index, loop.module_name, loop.result_name}
+        names = [n for n in cases[0].scope.names if n not in skipped and not n.startswith("_")]
+        self.values: dict[str, list[int]] = {
+            name: [case.scope.names[name] for case in cases]
+            for name in names
+            if all(_is_int(case.scope.names.get(name)) for case in cases)
+        }
+        self.used: list[str] = []
+        self.taken: set[str] = set()
+
+    def use(self, name: str) -> str:
+        if name not in self.used:
+            self.used.append(name)
+        return name
+
+    def named(self, node: ast.expr, values: list[int]) -> str | int | None:
+        """The dim `node` names, if it is a dim's name holding `values`."""
+        if isinstance(node, ast.Name) and self.values.get(node.id) == values:
+            return self.use(node.id)
+        if isinstance(node, ast.Constant) and _is_int(node.value) and all(v == node.value for v in values):
+            return int(node.value)
+        return None
+
+    def matching(self, values: list[int], base: str, avoid: Sequence[str | int] = ()) -> str | int:
+        """A dim holding `values` in every case (one not in `avoid`, the shape's axes so far, when
+        there is one: [M, N] rather than [M, M] where M == N in every case); else the constant;
+        else a new dim `base`."""
+        preferred = self.used + [name for name in self.values if name not in self.used]
+        candidates = [name for name in preferred if self.values[name] == values]
+        if candidates:
+            return self.use(min(candidates, key=lambda name: name in avoid))  # min keeps the first of equals
+        if len(set(values)) == 1:
+            return values[0]
+        return self.new(base, values)
+
+    def new(self, base: str, values: list[int]) -> str:
+        name, suffix = base, 1
+        while name in self.values or name in self.taken:
+            name, suffix = f"{base}_{suffix}", suffix + 1
+        self.values[name] = values
+        return self.use(name)
+
+    def per_case(self) -> tuple[dict[str, int], ...]:
+        return tuple({name: int(self.values[name][k]) for name in self.used} for k in range(self.count))
+
+
+def read_task_fields(loop: TestLoop, cases: list[FollowedCase], function: ast.FunctionDef) -> TaskFields:
+    dims = _Dims(cases, loop)
+    inputs, scalar_arguments = _inputs(loop, cases, dims)
+    dims.taken |= {field.name for field in inputs}
+    scalars = _scalars(loop, cases, dims, function, scalar_arguments)
+    output = _output(loop, cases, dims, {field.name for field in inputs} | {s.param for s in scalars})
+    seeds = tuple(case.seed if case.seed is not None else 1000 + case.index for case in cases)
+    return TaskFields(
+        function=loop.function_name,
+        inputs=inputs,
+        scalars=scalars,
+        output=output,
+        dims=dims.per_case(),
+        seeds=seeds,
+        tolerance=_tolerance(loop, cases, output.dtype),
+        dim_names=frozenset(dims.values),
+    )
+
+
+def _inputs(loop: TestLoop, cases: list[FollowedCase], dims: _Dims) -> tuple[tuple[TensorField, ...], list[int]]:
+    """The leading tensor arguments as inputs; the positions of the other arguments."""
+    fields: list[TensorField] = []
+    others: list[int] = []
+    for position, node in enumerate(loop.kernel_call.args):
+        values = [case.arguments[position] for case in cases]
+        # An argument the reading cannot follow is most often a tensor built some other way:
+        # read as an input, it is refused with the expression that builds it.
+        if not any(isinstance(value, (Tensor, Unknown)) for value in values):
+            others.append(position)
+            continue
+        if others:
+            raise NotImportable(
+                f"argument {position + 1} is a tensor after a non-tensor one; arena passes inputs first"
+            )
+        fields.append(_input(loop, cases, dims, node, values, {f.name for f in fields}))
+    for keyword in loop.kernel_call.keywords:
+        if any(isinstance(case.keywords.get(keyword.arg or "**"), Tensor) for case in cases):
+            raise NotImportable(f"tensor {keyword.arg}= is passed by keyword; arena passes inputs by position")
+    if not fields:
+        raise NotImportable(f"`{loop.function_name}` is given no tensor")
+    return tuple(fields), others
+
+
+def _input(
+    loop: TestLoop, cases: list[FollowedCase], dims: _Dims, node: ast.expr, values: list[Any], seen: set[str]
+) -> TensorField:
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _PASSED_AS_IS:
+        node = node.func.value
+    shown = ast.unparse(node)
+    if not isinstance(node, ast.Name) or node.id in seen:
+        raise NotImportable(f"kernel argument `{shown}` is not one named tensor")
+    assignment = _last_assignment(loop, node.id)
+    if assignment is None:
+        raise NotImportable(f"input {shown!r} is not drawn inside the test loop")
+    if isinstance(assignment, ast.stmt):
+        first = ast.unparse(assignment).splitlines()[0][:70]
+        raise NotImportable(f"input {shown!r} comes from `{first}`, which no arena distribution matches")
+    draw = find_draw(node.id, assignment)
+    tensors = _tensors(values, f"input {shown!r}")
+    reader = constant_reader(cases, f"input {shown!r}:")
+    dist = distribution(draw, node.id, reader)
+    if dist["kind"] == "randint":
+        dist["high"] = _bound(cases, dims, dist["high"], f"{node.id}_high")
+    axes = draw.size_args
+    if len(axes) == 1 and isinstance(axes[0], (ast.Tuple, ast.List)):
+        axes = axes[0].elts  # torch.randn((m, n)): one tuple of sizes
+    shape: list[str | int] = []
+    for position in range(len(tensors[0].shape)):
+        per_case = [tensor.shape[position] for tensor in tensors]
+        named = dims.named(axes[position], per_case) if len(axes) == len(tensors[0].shape) else None
+        shape.append(named if named is not None else dims.new(f"{node.id}_{position}", per_case))
+    return TensorField(node.id, tuple(shape), _dtype(tensors, f"input {shown!r}"), dist)
+
+
+def _bound(cases: list[FollowedCase], dims: _Dims, node: ast.expr, base: str) -> str | int:
+    values = [case.read(node) for case in cases]
+    if not all(_is_int(value) for value in values):
+        raise NotImportable(f"the randint bound `{ast.unparse(node)}` is not an integer in every case")
+    named = dims.named(node, values)
+    return named if named is not None else (values[0] if len(set(values)) == 1 else dims.new(base, values))
+
+
+def _scalars(
+    loop: TestLoop, cases: list[FollowedCase], dims: _Dims, function: ast.FunctionDef, positions: list[int]
+) -> tuple[ScalarField, ...]:
+    params = [a.arg for a in function.args.posonlyargs + function.args.args]
+    defaults = _defaults(function)
+    given: list[tuple[str, ast.expr, list[Any]]] = []
+    for position in positions:
+        if position >= len(params):
+            raise NotImportable(f"`{loop.function_name}` takes its argument {position + 1} through *args")
+        node = loop.kernel_call.args[position]
+        given.append((params[position], node, [case.arguments[position] for case in cases]))
+    takes = set(params) | {a.arg for a in function.args.kwonlyargs}
+    for keyword in loop.kernel_call.keywords:
+        if keyword.arg is None:
+            raise NotImportable(f"`{loop.function_name}` is given **kwargs")
+        if keyword.arg not in takes and function.args.kwarg is None:
+            raise NotImportable(f"`{loop.function_name}` takes no argument {keyword.arg!r}")
+        given.append((keyword.arg, keyword.value, [case.keywords[keyword.arg] for case in cases]))
+    scalars = []
+    for param, node, values in given:
+        if param in defaults and all(same_value(value, defaults[param]) for value in values):
+            continue  # the kernel's own default: nothing to pass
+        scalars.append(_scalar(param, node, values, dims))
+    return tuple(scalars)
+
+
+def _scalar(param: str, node: ast.expr, values: list[Any], dims: _Dims) -> ScalarField:
+    test_name = node.id if isinstance(node, ast.Name) else None
+    for value in values:
+        if isinstance(value, Unknown):
+            raise NotImportable(f"argument {param}=`{ast.unparse(node)}` cannot be read: {value.reason}")
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise NotImportable(
+                f"argument {param}={describe(value)} is not a number; arena scalars are numbers or dims"
+            )
+    if all(_is_int(value) for value in values):
+        named = dims.named(node, values)
+        if isinstance(named, str) or len(set(values)) > 1:
+            return ScalarField(param, named if isinstance(named, str) else dims.new(param, values), test_name)
+    if len(set(values)) > 1:
+        raise NotImportable(f"argument {param}=`{ast.unparse(node)}` is a float that differs between cases")
+    return ScalarField(param, values[0], test_name)
+
+
+def _output(loop: TestLoop, cases: list[FollowedCase], dims: _Dims, taken: set[str]) -> TensorField:
+    kernel = [case.kernel_output for case in cases]
+    reference = [case.reference_output for case in cases]
+    kernel_known = all(isinstance(value, Tensor) for value in kernel)
+    reference_known = all(isinstance(value, Tensor) for value in reference)
+    if kernel_known and reference_known and [t.shape for t in kernel] != [t.shape for t in reference]:
+        raise NotImportable(
+            f"the kernel's output has shape {list(kernel[0].shape)} "
+            f"where the reference's has {list(reference[0].shape)}"
+        )
+    if kernel_known:
+        tensors = kernel  # the declared output is what the kernel returns; the reference is cast to it
+    elif reference_known and not loop.comparison.cast:
+        tensors = reference  # compared without a cast, so both have one dtype
+    else:
+        why = f"kernel: {_unknown_reason(kernel)}"
+        if not reference_known:
+            why += f"; reference: {_unknown_reason(reference)}"
+        elif loop.comparison.cast:
+            why += "; the test casts before comparing, so the reference's dtype is not the kernel's"
+        raise NotImportable(f"the output's shape and dtype cannot be read: {why}")
+    name = loop.result_name if loop.result_name not in taken else "output"
+    checked = _tensors(tensors, "the output")
+    shape: list[str | int] = []
+    for axis in range(len(checked[0].shape)):
+        shape.append(dims.matching([t.shape[axis] for t in checked], f"{name}_{axis}", avoid=shape))
+    return TensorField(name, tuple(shape), _dtype(checked, "the output"))
+
+
+def _tolerance(loop: TestLoop, cases: list[FollowedCase], dtype: str) -> dict[str, float] | None:
+    comparison = loop.comparison
+    if dtype in INT_DTYPES:
+        return None  # integer outputs are compared exactly anyway
+    default = _DEFAULT_TOLERANCES.get(comparison.kind)
+    tolerance: dict[str, float] = {}
+    for key, node, fallback in (("atol", comparison.atol, 0), ("rtol", comparison.rtol, 1)):
+        if node is not None:
+            value = same_in_every_case(cases, node, f"the tolerance {key}")
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise NotImportable(f"the tolerance {key} is {value!r}, not a number >= 0")
+            tolerance[key] = float(value)
+        elif default is not None:
+            tolerance[key] = default[fallback]
+    return tolerance or None
+
+
+def _tensors(values: list[Any], what: str) -> list[Tensor]:
+    for value in values:
+        if isinstance(value, Unknown):
+            raise NotImportable(f"{what} cannot be read: {value.reason}")
+        if not isinstance(value, Tensor):
+            raise NotImportable(f"{what} is {describe(value)}, not a tensor")
+    tensors: list[Tensor] = values
+    ranks = {len(t.shape) for t in tensors}
+    if len(ranks) > 1:
+        raise NotImportable(f"{what} has rank {min(ranks)} in one case and {max(ranks)} in another")
+    return tensors
+
+
+def _dtype(tensors: list[Tensor], what: str) -> str:
+    dtypes = {t.dtype for t in tensors}
+    if len(dtypes) > 1:
+        raise NotImportable(f"{what} has dtypes {', '.join(sorted(dtypes))} in different cases")
+    dtype = dtypes.pop()
+    if dtype not in DTYPES:
+        raise NotImportable(f"{what} is {dtype}, which is not an arena dtype ({', '.join(DTYPES)})")
+    return dtype
+
+
+def _last_assignment(loop: TestLoop, name: str) -> ast.expr | ast.stmt | None:
+    """The value the loop last assigns to `name` before the call, or the statement that binds it
+    some other way (an unpacking, an import); None when the loop does not bind it. NotImportable
+    when the loop writes into it after drawing it (`x[mask] = nan`): no distribution draws that."""
+    found: ast.expr | ast.stmt | None = None
+    for statement in loop.statements:
+        if statement is loop.call:
+            break
+        if isinstance(statement, ast.Assign) and [getattr(t, "id", "") for t in statement.targets] == [name]:
+            if not _same_values(statement.value, name):  # `x = x.contiguous()` keeps the draw of x
+                found = statement.value
+        elif name in _stored_names(statement):
+            found = statement
+        elif isinstance(statement, ast.Assign) and any(_base_name(t) == name for t in statement.targets):
+            first = ast.unparse(statement).splitlines()[0][:60]
+            raise NotImportable(f"input {name!r} is changed after it is drawn (line {statement.lineno}: `{first}`)")
+    return found
+
+
+def _stored_names(statement: ast.stmt) -> set[str]:
+    return {n.id for n in ast.walk(statement) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+def _base_name(target: ast.expr) -> str:
+    """`x` for targets `x[i]`, `x.data` and `x[i][j]`; "" for a plain name."""
+    if not isinstance(target, (ast.Subscript, ast.Attribute)):
+        return ""
+    while isinstance(target, (ast.Subscript, ast.Attribute)):
+        target = target.value
+    return target.id if isinstance(target, ast.Name) else ""
+
+
+def _same_values(node: ast.expr, name: str) -> bool:
+    """Whether `node` is `name` moved, copied or cast (`x.contiguous()`, `x.to(torch.float16)`)."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _SAME_VALUES:
+        node = node.func.value
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def _defaults(function: ast.FunctionDef) -> dict[str, Any]:
+    """The kernel function's literal defaults by parameter name."""
+    spec = function.args
+    positional = [a.arg for a in spec.posonlyargs + spec.args]
+    pairs = list(zip(positional[len(positional) - len(spec.defaults) :], spec.defaults))
+    pairs += [(a.arg, d) for a, d in zip(spec.kwonlyargs, spec.kw_defaults) if d is not None]
+    defaults = {}
+    for name, node in pairs:
+        try:
+            defaults[name] = ast.literal_eval(node)
+        except (ValueError, TypeError, SyntaxError, RecursionError):
+            continue
+    return defaults
+
+
+def _unknown_reason(values: list[Any]) -> str:
+    return next((v.reason if isinstance(v, Unknown) else describe(v) for v in values if not isinstance(v, Tensor)), "")
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)

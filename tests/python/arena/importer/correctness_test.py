@@ -1,0 +1,122 @@
+"""Reading a task runner's correctness test, and the reasons a test is not imported.
+
+Each case below is the fixture's fake_scale runner with one change, read end to end by read_task
+on a copy of the fake checkout."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from arena.importer.checkout import find_tasks
+from arena.importer.draws import distribution, find_draw
+from arena.importer.importer import read_task
+from arena.importer.outcome import NotImportable
+
+RUNNER = Path("tasks/triton2triton/vllm/fake_scale/scripts/task_runner.py")
+DRAW_X = "x = torch.randn(rows, cols, device=device, dtype=dtype)"
+CALL = "result = mod.scale_rows(x, w, alpha=ALPHA)"
+
+
+def _read_scale_task(checkout: Path) -> dict[str, bytes]:
+    [task] = [t for t in find_tasks(checkout) if t.name.endswith("fake_scale")]
+    return read_task(task, checkout).files
+
+
+def _reason_after(checkout: Path, old: str, new: str) -> str:
+    runner = checkout / RUNNER
+    text = runner.read_text()
+    assert old in text
+    runner.write_text(text.replace(old, new))
+    with pytest.raises(NotImportable) as caught:
+        _read_scale_task(checkout)
+    return str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "old, new, reason",
+    [
+        ("TEST_SHAPES = [", "SEEDS = [", "scripts/task_runner.py has no TEST_SHAPES list"),
+        (
+            "enumerate(TEST_SHAPES)",
+            "enumerate(SEEDS)",
+            "run_correctness() loops over `enumerate(SEEDS)`, not over TEST_SHAPES",
+        ),
+        (
+            DRAW_X,
+            f"{DRAW_X}\n            for r in range(rows):\n                x[r] = r",
+            "line 47: `for r in range(rows):` prepares the case with code the importer does not follow",
+        ),
+        (DRAW_X, f"{DRAW_X}\n            x[0] = 0", "input 'x' is changed after it is drawn (line 47: `x[0] = 0`)"),
+        (
+            DRAW_X,
+            "x = torch.arange(rows * cols, device=device).view(rows, cols)",
+            "input 'x' is `torch.arange(rows * cols, device=device).view(rows, cols)`, "
+            "which no arena distribution matches",
+        ),
+        (CALL, "result, extra = mod.scale_rows(x, w, alpha=ALPHA)", "returns 2 tensors; the importer reads one"),
+        (CALL, "result = mod.scale_rows(x, ALPHA, w)", "argument 3 is a tensor after a non-tensor one"),
+        (CALL, "result = mod.scale_rows(x, w, alpha=True)", "argument alpha=True is not a number"),
+        (CALL, "result = mod.scale_rows(x, w, alpha=ALPHA, extra=1)", "`scale_rows` takes no argument 'extra'"),
+        (
+            "ref = reference_scale(x, w, ALPHA)",
+            "ref = reference_scale(x, w, ALPHA) * i",
+            "the reference uses 'i', a value that differs between cases, and the kernel is not given it",
+        ),
+        (
+            "ref = reference_scale(x, w, ALPHA)",
+            "ref = reference_scale(result, w, ALPHA)",
+            "the reference is computed from the kernel's output",
+        ),
+        (
+            "torch.allclose(result, ref,",
+            "torch.allclose(result[0], ref,",
+            "does not compare the whole output 'result' with a reference",
+        ),
+    ],
+)
+def test_a_test_the_importer_cannot_read_says_why(checkout: Path, old: str, new: str, reason: str) -> None:
+    assert reason in _reason_after(checkout, old, new)
+
+
+def test_the_kernel_default_is_not_passed_and_a_compared_cast_is_kept(checkout: Path) -> None:
+    runner = checkout / RUNNER
+    text = runner.read_text().replace("alpha=ALPHA)", "alpha=1.0)")
+    runner.write_text(text.replace("torch.allclose(result, ref,", "torch.allclose(result.float(), ref.float(),"))
+    files = _read_scale_task(checkout)
+    assert b"scalars={}," in files["BUILD"]
+    assert b"return (ref).to(device=x.device, dtype=torch.float16)" in files["reference.py"]
+
+
+@pytest.mark.parametrize(
+    "source, dist",
+    [
+        ("torch.randn(n, device=d) * 0.1", {"kind": "normal", "std": 0.1}),
+        ("torch.randn(n) * 2 - 1", {"kind": "normal", "mean": -1.0, "std": 2.0}),
+        ("torch.rand(n, dtype=torch.float32) * 2 + 0.5", {"kind": "uniform", "low": 0.5, "high": 2.5}),
+        ("torch.zeros(n, n)", {"kind": "constant", "value": 0.0}),
+        ("torch.full((n,), 3, dtype=torch.int32)", {"kind": "constant", "value": 3.0}),
+        ("torch.randint(0, 256, (n, n)).to(torch.uint8)", {"kind": "randint", "low": 0, "high": "256"}),
+    ],
+)
+def test_draws_become_arena_distributions(source: str, dist: dict) -> None:
+    draw = find_draw("x", ast.parse(source, mode="eval").body)
+    found = distribution(draw, "x", lambda node: ast.literal_eval(node))
+    if found["kind"] == "randint":
+        found["high"] = ast.unparse(found["high"])  # a bound is left as the expression, to be read per case
+    assert found == dist
+
+
+@pytest.mark.parametrize(
+    "source, reason",
+    [
+        ("torch.randn(n).abs()", "`torch.randn(n).abs()`, which no arena distribution matches"),
+        ("torch.randint(0, 9, (n,)) * 2", "scales or shifts random integers"),
+        ("torch.randn(n, generator=g)", "is drawn with generator=, which arena does not model"),
+    ],
+)
+def test_draws_no_distribution_matches_are_refused(source: str, reason: str) -> None:
+    with pytest.raises(NotImportable, match=reason.replace("(", r"\(").replace(")", r"\)").replace("*", r"\*")):
+        find_draw("x", ast.parse(source, mode="eval").body)

@@ -1,0 +1,147 @@
+"""import_checkout on the fake checkout in fixtures/: one task imported, two refused with their
+reasons; what it writes loads with arena's own task loader, and its reference computes what the
+original test compares."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+import torch
+
+from arena.errors import ArenaError
+from arena.importer.importer import import_checkout
+from arena.importer.output import MARKER
+from arena.task.load import load_task, load_tasks
+from arena.task.task import Distribution, Tolerance
+
+SCALE_TASK = "triton2triton/vllm/fake_scale"
+SCALE_ADDRESS = f"tasks/{SCALE_TASK}:fake_scale"
+
+
+def _outcomes(checkout: Path, out: Path) -> dict[str, str]:
+    """Each task's address when imported, else its reason."""
+    return {o.source: o.address or f"NO: {o.reason}" for o in import_checkout(checkout, out)}
+
+
+def _load_module(path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_tensor_in_tensor_out_task_is_imported_and_the_others_say_why_not(checkout: Path, tmp_path: Path) -> None:
+    here = Path.cwd()
+    outcomes = _outcomes(checkout, tmp_path / "out")
+    assert outcomes == {
+        SCALE_TASK: SCALE_ADDRESS,
+        "triton2triton/vllm/fake_fill": "NO: `mod.fill_rows` returns nothing the test checks: it writes into its "
+        "arguments (arena kernels return their outputs)",
+        "triton2triton/rocmbench/fake_add": "NO: correctness runs pytest on fake_add.py, not a task runner "
+        "(`python3 <runner>.py correctness`)",
+    }
+    assert Path.cwd() == here  # the runner's os.chdir (and its canary raise) never ran
+
+
+def test_the_declaration_loads_with_the_task_loader(checkout: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    import_checkout(checkout, out)
+    assert (out / MARKER).is_file()
+    [task] = load_tasks(out)
+    assert task == load_task(out, SCALE_ADDRESS)
+    assert task.category.value == "triton2triton"
+    assert str(task.entry) == "source/fake_scale.py:scale_rows"
+    assert task.baseline == ("source/fake_scale.py",) and task.sources == ("reference.py",)
+    assert [(t.name, t.shape, t.dtype, t.dist) for t in task.inputs] == [
+        ("x", ("rows", "cols"), "float16", Distribution("normal", {})),
+        ("w", ("cols",), "float32", Distribution("uniform", {"low": 0.5, "high": 2.5})),
+    ]
+    assert [(t.name, t.shape, t.dtype) for t in task.outputs] == [("result", ("rows", "cols"), "float16")]
+    assert task.scalars == {"alpha": 0.5}
+    assert task.tolerances["float16"] == Tolerance(atol=1e-2, rtol=1e-3)
+    assert [(c.name, dict(c.dims), c.seed, c.timed) for c in task.cases] == [
+        ("shape1", {"rows": 4, "cols": 64}, 42, False),
+        ("shape2", {"rows": 8, "cols": 256}, 43, True),
+        ("shape3", {"rows": 16, "cols": 128}, 44, True),
+    ]
+    assert task.signature == (
+        "scale_rows(x: [rows, cols] float16, w: [cols] float32, *, alpha=0.5) -> [rows, cols] float16"
+    )
+    assert task.description.startswith("Optimize `scale_rows`")
+    assert "Imported from AgentKernelArena task triton2triton/vllm/fake_scale" in task.description
+
+
+def test_the_reference_computes_what_the_test_compares(checkout: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    import_checkout(checkout, out)
+    folder = out / "tasks" / SCALE_TASK
+    reference = _load_module(folder / "reference.py")
+    kernel = _load_module(folder / "source" / "fake_scale.py")
+    x, w = torch.randn(4, 64, dtype=torch.float16), torch.rand(64) * 2 + 0.5
+    want = (x.float() * w * 0.5).to(torch.float16)
+    assert torch.equal(reference.reference(x, w, alpha=0.5), want)
+    assert torch.equal(kernel.scale_rows(x, w, alpha=0.5), want)
+    # The runner's helper is copied as it is; its module-level code (chdir, the canary) is not.
+    text = (folder / "reference.py").read_text()
+    assert "def reference_scale(x, w, alpha):" in text and "chdir" not in text and "raise" not in text
+
+
+def test_a_declaration_arena_refuses_is_removed_and_reported(checkout: Path, tmp_path: Path) -> None:
+    tasks = checkout / "tasks" / "triton2triton" / "vllm"
+    shutil.copytree(tasks / "fake_scale", tasks / "fake:scale")  # ':' is no part of a task name
+    outcomes = _outcomes(checkout, tmp_path / "out")
+    assert outcomes["triton2triton/vllm/fake:scale"].startswith("NO: arena refuses the declaration: ")
+    assert "must not contain '/' or ':'" in outcomes["triton2triton/vllm/fake:scale"]
+    assert not (tmp_path / "out" / "tasks" / "triton2triton" / "vllm" / "fake:scale").exists()
+    assert [task.address for task in load_tasks(tmp_path / "out")] == [SCALE_ADDRESS]
+
+
+def test_an_unreadable_config_is_that_task_s_reason(checkout: Path, tmp_path: Path) -> None:
+    config = checkout / "tasks" / "triton2triton" / "vllm" / "fake_fill" / "config.yaml"
+    config.write_text("task_type: triton2triton\nsource_file_path: [a.py, b.py]\n")
+    outcomes = _outcomes(checkout, tmp_path / "out")
+    assert outcomes["triton2triton/vllm/fake_fill"] == (
+        "NO: config.yaml cannot be read: line 2: flow collections, anchors and tags are not read"
+    )
+    assert outcomes[SCALE_TASK] == SCALE_ADDRESS
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
+def test_a_config_that_cannot_be_opened_is_that_task_s_reason(checkout: Path, tmp_path: Path) -> None:
+    config = checkout / "tasks" / "triton2triton" / "vllm" / "fake_fill" / "config.yaml"
+    config.chmod(0)
+    assert _outcomes(checkout, tmp_path / "out")["triton2triton/vllm/fake_fill"].startswith(
+        "NO: config.yaml cannot be read: [Errno 13] Permission denied"
+    )
+
+
+def test_a_missing_checkout_or_one_without_triton2triton_tasks_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(ArenaError, match="is not a folder: give the path of an AgentKernelArena checkout"):
+        import_checkout(tmp_path / "nowhere", tmp_path / "out")
+    (tmp_path / "other" / "tasks").mkdir(parents=True)
+    with pytest.raises(ArenaError, match="has no tasks/triton2triton/ folder: it is not an AgentKernelArena"):
+        import_checkout(tmp_path / "other", tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_out_folder_in_use_is_refused_and_an_earlier_import_is_replaced(checkout: Path, tmp_path: Path) -> None:
+    used = tmp_path / "used"
+    used.mkdir()
+    (used / "notes.txt").write_text("mine")
+    with pytest.raises(ArenaError, match="is not empty and holds no earlier import"):
+        import_checkout(checkout, used)
+    assert (used / "notes.txt").read_text() == "mine"
+
+    out = tmp_path / "out"
+    import_checkout(checkout, out)
+    stale = out / "tasks" / "triton2triton" / "vllm" / "gone" / "BUILD"
+    stale.parent.mkdir()
+    stale.write_text("")
+    assert _outcomes(checkout, out)[SCALE_TASK] == SCALE_ADDRESS
+    assert not stale.exists()
