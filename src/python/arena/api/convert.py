@@ -178,6 +178,7 @@ def attempt_to_pb(attempt: Attempt) -> runner_pb2.Attempt:
         iterations_left=attempt.iterations_left,
         submitted=attempt.submitted,
         final_evaluation=attempt.final_evaluation,
+        checks_used=attempt.checks_used,
     )
 
 
@@ -190,6 +191,7 @@ def attempt_from_pb(message: runner_pb2.Attempt) -> Attempt:
         iterations_left=message.iterations_left,
         submitted=message.submitted,
         final_evaluation=message.final_evaluation,
+        checks_used=message.checks_used,
     )
 
 

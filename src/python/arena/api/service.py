@@ -131,7 +131,11 @@ class RunnerServicer(runner_pb2_grpc.RunnerServicer):
         context.add_callback(release)  # however the call ends, cancelled included
         try:
             progress = self._runner.evaluate(
-                identity, request.attempt, convert.candidate_from_pb(request.candidate), context.is_active
+                identity,
+                request.attempt,
+                convert.candidate_from_pb(request.candidate),
+                context.is_active,
+                check=request.check_only,
             )
         except BaseException:
             release()

@@ -69,7 +69,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="folder laid out like the task folder (default: the baseline, a no-op)",
     )
-    parser.add_argument("--json", metavar="FILE|-", help="write the evaluation as JSON to FILE ('-': stdout)")
+    add_json_flag(parser, "the evaluation")
     add_run_arguments(parser)
     add_runner_arguments(parser)
 
@@ -114,7 +114,14 @@ def evaluate_remotely(args: argparse.Namespace, task: Task, settings: HarnessSet
         except InvalidCandidate:  # refused here, as locally: the same INVALID_CANDIDATE evaluation
             return evaluate_directory(task, args.candidate, args.repo_root, settings)
     with open_client(args) as client:
-        return client.evaluate(candidate)
+        return client.evaluate(candidate, check_only=args.check_only)  # --check-only: the runner's free check
+
+
+def add_json_flag(parser: argparse.ArgumentParser, what: str) -> None:
+    """--json FILE, or --json alone (or '-') for stdout: the text report then goes to stderr."""
+    parser.add_argument(
+        "--json", nargs="?", const="-", metavar="FILE", help=f"write {what} as JSON to FILE; alone or '-': stdout"
+    )
 
 
 def write_json(target: str, document: object) -> None:

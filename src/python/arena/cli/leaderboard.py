@@ -8,6 +8,7 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
+from arena.cli.evaluate import add_json_flag
 from arena.runner.records import LeaderboardRow
 from arena.task.task import CATEGORIES
 
@@ -20,7 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--runner", metavar="HOST:PORT", help="the runner (default: ARENA_RUNNER, else the local state)"
     )
     parser.add_argument("--category", choices=CATEGORIES, default="", help="only this category")
-    parser.add_argument("--json", metavar="FILE|-", help="write the rows as JSON to FILE ('-': stdout)")
+    add_json_flag(parser, "the rows")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -12,7 +12,20 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from arena.cli import evaluate, image, leaderboard, reproduce, serve, suite, tasks, validate_task, workspace
+from arena.cli import (
+    compare,
+    evaluate,
+    image,
+    import_aka,
+    leaderboard,
+    report,
+    reproduce,
+    serve,
+    suite,
+    tasks,
+    validate_task,
+    workspace,
+)
 from arena.cli.remote import runner_address
 from arena.errors import (
     ArenaError,
@@ -23,7 +36,7 @@ from arena.errors import (
     TaskDeclarationError,
     UnknownTask,
 )
-from arena.harness.version import pin_sources
+from arena.harness.version import harness_version, pin_sources
 from arena.task.load import find_repo_root
 
 COMMANDS: dict[str, ModuleType] = {
@@ -36,6 +49,9 @@ COMMANDS: dict[str, ModuleType] = {
     "image": image,
     "reproduce": reproduce,
     "workspace": workspace,
+    "import": import_aka,
+    "report": report,
+    "compare": compare,
 }
 
 EXIT_USAGE = 2  # argparse's own code for a bad command line
@@ -61,9 +77,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="the repository (default: found from the working directory)",
     )
+    parser.add_argument("--version", action="version", version=f"arena, harness {harness_version()[:12]}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, module in COMMANDS.items():
         sub = commands.add_parser(name, help=module.HELP, description=module.HELP)
+        # Also after the command (`arena suite --repo-root X`); SUPPRESS keeps the one given before.
+        sub.add_argument("--repo-root", type=Path, default=argparse.SUPPRESS, help=argparse.SUPPRESS)
         module.add_arguments(sub)
     return parser
 

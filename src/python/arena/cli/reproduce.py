@@ -26,7 +26,7 @@ from pathlib import Path
 
 from arena.cache.sqlite_store import SqliteStore
 from arena.candidate.candidate import Candidate, baseline_candidate, candidate_from_json
-from arena.cli.evaluate import caller_error, open_store, task_timeout_s, write_json
+from arena.cli.evaluate import add_json_flag, caller_error, open_store, task_timeout_s, write_json
 from arena.environment.probe import probe_environment
 from arena.errors import ArenaError, UnknownTask
 from arena.evaluation.evaluate import Store, evaluate, settings_for_machine
@@ -77,7 +77,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "evaluation", metavar="ID", help="evaluation id or cache key, or an evaluation JSON file"
     )
-    parser.add_argument("--json", metavar="FILE|-", help="write the comparison as JSON to FILE ('-': stdout)")
+    add_json_flag(parser, "the comparison")
     parser.add_argument("--backend", choices=BACKENDS, default="auto", help="where to run (default: auto)")
     parser.add_argument("--timeout", type=float, metavar="S", help="default: the task's timeout, else the harness's")
     parser.add_argument(

@@ -21,7 +21,7 @@ from arena.executors.remote import RemoteExecutor
 from arena.runner.auth import load_tokens
 from arena.runner.devices import discover_lanes, parse_lanes
 from arena.runner.run_folders import sweep_run_folders
-from arena.runner.runner import MAX_ATTEMPTS, MAX_REFUNDS, MAX_TRIES, open_runner
+from arena.runner.runner import MAX_ATTEMPTS, MAX_CHECKS, MAX_REFUNDS, MAX_TRIES, open_runner
 
 if TYPE_CHECKING:
     import grpc
@@ -59,6 +59,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--max-refunds", type=int, default=MAX_REFUNDS, help="runner-failed jobs refunded per agent and task"
     )
     budgets.add_argument("--max-tries", type=int, default=MAX_TRIES, help="runs of a job that ends in a fault")
+    budgets.add_argument(
+        "--max-checks", type=int, default=MAX_CHECKS, help="free checks per attempt (compile and declared cases)"
+    )
     budgets.add_argument(
         "--streams-per-identity", type=int, default=CallLimits.streams_per_identity, help="open Evaluate streams"
     )
@@ -148,6 +151,7 @@ def run(args: argparse.Namespace) -> int:
         max_attempts=positive(args.max_attempts, "--max-attempts"),
         max_refunds=max(0, args.max_refunds),
         max_tries=positive(args.max_tries, "--max-tries"),
+        max_checks=max(0, args.max_checks),
         executor=executor,
         require_isolation=not args.allow_unisolated,
     )

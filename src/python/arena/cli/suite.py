@@ -23,7 +23,14 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
 from arena.candidate.candidate import Candidate, baseline_candidate, exemplar_candidates, load_candidate
-from arena.cli.evaluate import add_run_arguments, caller_error, open_store, settings_from_args, write_json
+from arena.cli.evaluate import (
+    add_json_flag,
+    add_run_arguments,
+    caller_error,
+    open_store,
+    settings_from_args,
+    write_json,
+)
 from arena.errors import ArenaError, InvalidCandidate, JobFailed, UnknownTask
 from arena.evaluation.evaluate import Store, evaluate, evaluate_directory
 from arena.evaluation.evaluation import Evaluation, Status
@@ -66,7 +73,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     which = parser.add_mutually_exclusive_group()
     which.add_argument("--exemplars", action="store_true", help="evaluate each task's exemplars")
     which.add_argument("--submissions", type=Path, metavar="DIR", help="DIR/<task name>/ holds each task's candidate")
-    parser.add_argument("--json", metavar="FILE|-", help="write every evaluation and the summary as JSON")
+    add_json_flag(parser, "every evaluation and the summary")
     parser.add_argument(
         "--runner",
         metavar="HOST:PORT",
@@ -273,7 +280,9 @@ def run(args: argparse.Namespace) -> int:
                     "tasks": summary.tasks,
                     "correct": summary.correct,
                     "timed": summary.timed,
-                    "geomean_speedup": summary.geomean_speedup if summary.tasks else None,
+                    # None, not the 1.0 a geomean of untimed tasks would read, when nothing was timed.
+                    "geomean_speedup": summary.geomean_speedup if summary.timed else None,
+                    "nothing_timed": not summary.timed,
                     "fast_p": summary.fast_p,
                 },
                 "failed": [{"label": label, "error": error} for label, error in failed],

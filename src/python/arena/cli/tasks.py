@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from arena.cli.evaluate import add_json_flag
 from arena.cli.remote import add_runner_arguments, open_client, runner_address
 from arena.runner.records import TaskView
 from arena.task.digest import task_digest
@@ -20,7 +21,7 @@ COLUMNS = ("address", "category", "cases", "timed", "entry", "digest")
 RUNS_WITHOUT_CHECKOUT = True  # with --runner (or ARENA_RUNNER) it reads nothing of the repository
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--json", metavar="FILE|-", help="write a JSON list of tasks to FILE ('-': stdout)")
+    add_json_flag(parser, "a list of tasks")
     parser.add_argument("--category", choices=CATEGORIES, help="only tasks of this category")
     add_runner_arguments(parser)
 

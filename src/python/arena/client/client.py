@@ -141,10 +141,17 @@ class Client:
         )
 
     def evaluate(
-        self, candidate: Candidate, attempt: str = "", on_progress: Callable[[Progress], None] | None = None
+        self,
+        candidate: Candidate,
+        attempt: str = "",
+        on_progress: Callable[[Progress], None] | None = None,
+        check_only: bool = False,
     ) -> Evaluation:
-        """Send `candidate` (within `attempt`; empty for operators) and wait for its Evaluation."""
-        request = runner_pb2.EvaluateRequest(attempt=attempt, candidate=convert.candidate_to_pb(candidate))
+        """Send `candidate` (within `attempt`; empty for operators) and wait for its Evaluation.
+        `check_only`: a free check (compile and the declared cases; no iteration spent)."""
+        request = runner_pb2.EvaluateRequest(
+            attempt=attempt, candidate=convert.candidate_to_pb(candidate), check_only=check_only
+        )
         return self._throttled(lambda: self._evaluate(request, on_progress))
 
     def _evaluate(

@@ -26,9 +26,12 @@ _CHILD_TIMEOUT_S = 600
 def check_reference_precision(task: Task, repo_root: Path, cases: Sequence[str]) -> dict[str, str]:
     """Case name -> error for each case whose float64 check fails ("" where it passes)."""
     command = [sys.executable, "-m", "arena.evaluation.reference_check", str(repo_root), task.address, *cases]
-    # The child imports arena from wherever this process did.
+    # The child imports arena, torch and the rest from wherever this process did: inside a PEX
+    # those live in the PEX's own folders, which only this process's sys.path names (a plain
+    # `python -m` beside it found no torch: validate-task failed from the packaged artifact).
     source_root = str(Path(__file__).resolve().parents[2])
-    path = os.pathsep.join(p for p in (source_root, os.environ.get("PYTHONPATH", "")) if p)
+    here = [os.path.abspath(p) for p in sys.path if p and os.path.isdir(p)]
+    path = os.pathsep.join(p for p in dict.fromkeys([source_root, *here, os.environ.get("PYTHONPATH", "")]) if p)
     env = {**os.environ, "PYTHONPATH": path}
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=_CHILD_TIMEOUT_S, check=False, env=env)

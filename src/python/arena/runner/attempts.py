@@ -62,8 +62,8 @@ def read_attempt(conn: sqlite3.Connection, attempt_id: str, agent: str) -> Attem
     return attempt_from_row(row)
 
 
-def charge_attempt(conn: sqlite3.Connection, attempt_id: str, agent: str, task: str, now_ms: int) -> Attempt:
-    """Spend one iteration of the attempt on a candidate for `task`, or raise BudgetExhausted."""
+def _open_for(conn: sqlite3.Connection, attempt_id: str, agent: str, task: str, now_ms: int) -> Attempt:
+    """The attempt, if it is `agent`'s, for `task`, not submitted and within its deadline."""
     attempt = read_attempt(conn, attempt_id, agent)
     if attempt.task != task:
         raise InvalidRequest(f"attempt {quote(attempt_id)} is for {attempt.task}, the candidate for {task}")
@@ -71,9 +71,29 @@ def charge_attempt(conn: sqlite3.Connection, attempt_id: str, agent: str, task: 
         raise BudgetExhausted(f"attempt {quote(attempt_id)} is already submitted")
     if now_ms > attempt.deadline_unix_ms:
         raise BudgetExhausted(f"attempt {quote(attempt_id)} passed its deadline")
+    return attempt
+
+
+def charge_attempt(conn: sqlite3.Connection, attempt_id: str, agent: str, task: str, now_ms: int) -> Attempt:
+    """Spend one iteration of the attempt on a candidate for `task`, or raise BudgetExhausted."""
+    attempt = _open_for(conn, attempt_id, agent, task, now_ms)
     if attempt.iterations_left <= 0:
         raise BudgetExhausted(f"attempt {quote(attempt_id)} has no iterations left")
     conn.execute("UPDATE attempts SET iterations_left = iterations_left - 1 WHERE id = ?", (attempt_id,))
+    return read_attempt(conn, attempt_id, agent)
+
+
+def charge_check(
+    conn: sqlite3.Connection, attempt_id: str, agent: str, task: str, now_ms: int, max_checks: int
+) -> Attempt:
+    """Count one free check against the attempt (its iterations stay as they are), or raise
+    BudgetExhausted once `max_checks` were used."""
+    attempt = _open_for(conn, attempt_id, agent, task, now_ms)
+    if attempt.checks_used >= max_checks:
+        raise BudgetExhausted(
+            f"attempt {quote(attempt_id)} used its {max_checks} free checks; a scored evaluation still works"
+        )
+    conn.execute("UPDATE attempts SET checks_used = checks_used + 1 WHERE id = ?", (attempt_id,))
     return read_attempt(conn, attempt_id, agent)
 
 
@@ -118,4 +138,5 @@ def attempt_from_row(row: sqlite3.Row) -> Attempt:
         submitted=bool(row["submitted"]),
         final_evaluation=row["final_evaluation"],
         category=row["category"],
+        checks_used=row["checks_used"],
     )

@@ -27,7 +27,8 @@ CREATE TABLE IF NOT EXISTS attempts (
     iterations_left INTEGER NOT NULL,
     submitted INTEGER NOT NULL DEFAULT 0,
     final_evaluation TEXT NOT NULL DEFAULT '',
-    created_ms INTEGER NOT NULL
+    created_ms INTEGER NOT NULL,
+    checks_used INTEGER NOT NULL DEFAULT 0   -- free checks spent (never iterations)
 );
 CREATE TABLE IF NOT EXISTS jobs (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,  -- queue order
@@ -44,7 +45,8 @@ CREATE TABLE IF NOT EXISTS jobs (
     error TEXT NOT NULL DEFAULT '',
     created_ms INTEGER NOT NULL,
     finished_ms INTEGER NOT NULL DEFAULT 0,
-    tries INTEGER NOT NULL DEFAULT 0        -- runs that ended in a fault of the runner
+    tries INTEGER NOT NULL DEFAULT 0,       -- runs that ended in a fault of the runner
+    kind TEXT NOT NULL DEFAULT 'scored'     -- scored | check (compile and declared cases, free)
 );
 CREATE INDEX IF NOT EXISTS jobs_by_state ON jobs (state, seq);
 CREATE INDEX IF NOT EXISTS attempts_by_agent ON attempts (agent, task);
@@ -107,7 +109,11 @@ class Database:
 
 
 # Columns added after the first schema: (table, column, declaration) for state files made before them.
-ADDED_COLUMNS = (("jobs", "tries", "INTEGER NOT NULL DEFAULT 0"),)
+ADDED_COLUMNS = (
+    ("jobs", "tries", "INTEGER NOT NULL DEFAULT 0"),
+    ("jobs", "kind", "TEXT NOT NULL DEFAULT 'scored'"),  # scored | check (a free check, never scored)
+    ("attempts", "checks_used", "INTEGER NOT NULL DEFAULT 0"),
+)
 
 
 def add_missing_columns(connection: sqlite3.Connection) -> None:

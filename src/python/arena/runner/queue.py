@@ -46,6 +46,7 @@ class Job:
     error_kind: str = ""  # the ArenaError subclass once failed
     error: str = ""
     tries: int = 0  # runs that ended in a fault of the runner
+    check: bool = False  # a free check: compile and the declared cases, never timed or scored
 
 
 # run_job(job, lane) -> the Evaluation; raising ArenaError fails the job with that error.
@@ -118,17 +119,17 @@ class JobQueue:
             raise QueueFull(f"the runner already holds {pending} pending evaluations; retry later")
         conn.execute("DELETE FROM jobs WHERE id = ? AND state = 'failed'", (job.id,))
         conn.execute(
-            "INSERT INTO jobs (id, agent, attempt, task, candidate, state, created_ms)"
-            " VALUES (?, ?, ?, ?, ?, 'pending', ?)",
-            (job.id, job.agent, job.attempt, job.candidate.task, candidate_to_json(job.candidate), now_ms),
+            "INSERT INTO jobs (id, agent, attempt, task, candidate, state, created_ms, kind)"
+            " VALUES (?, ?, ?, ?, ?, 'pending', ?, ?)",
+            (job.id, job.agent, job.attempt, job.candidate.task, candidate_to_json(job.candidate), now_ms, _kind(job)),
         )
 
     def record_done(self, conn: sqlite3.Connection, job: Job, evaluation: Evaluation, now_ms: int) -> None:
         """Add `job` as already done with `evaluation` (it needs no lane), in the caller's transaction."""
         conn.execute("DELETE FROM jobs WHERE id = ? AND state = 'failed'", (job.id,))
         conn.execute(
-            "INSERT INTO jobs (id, agent, attempt, task, candidate, state, evaluation, created_ms, finished_ms)"
-            " VALUES (?, ?, ?, ?, ?, 'done', ?, ?, ?)",
+            "INSERT INTO jobs (id, agent, attempt, task, candidate, state, evaluation, created_ms, finished_ms, kind)"
+            " VALUES (?, ?, ?, ?, ?, 'done', ?, ?, ?, ?)",
             (
                 job.id,
                 job.agent,
@@ -138,6 +139,7 @@ class JobQueue:
                 json.dumps(replace(evaluation, id=job.id).to_dict()),
                 now_ms,
                 now_ms,
+                _kind(job),
             ),
         )
 
@@ -295,4 +297,9 @@ def job_from_row(row: sqlite3.Row) -> Job:
         error_kind=row["error_kind"],
         error=row["error"],
         tries=row["tries"],
+        check=row["kind"] == "check",
     )
+
+
+def _kind(job: Job) -> str:
+    return "check" if job.check else "scored"

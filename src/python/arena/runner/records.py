@@ -24,6 +24,7 @@ class Attempt:
     submitted: bool = False  # Submit was called; the attempt is closed
     final_evaluation: str = ""  # the evaluation Submit recorded
     category: str = ""  # the task's category, kept for the leaderboard
+    checks_used: int = 0  # free checks (compile and declared cases, no timing) spent so far
 
 
 @dataclass(frozen=True)

@@ -59,6 +59,7 @@ PIPELINE: Evaluate = evaluate  # the real pipeline, whose cache the runner may r
 MAX_ATTEMPTS = 3  # attempts one agent may open on one task
 MAX_REFUNDS = 3  # iterations one agent gets back per task for jobs the runner failed
 MAX_TRIES = 3  # runs of a job whose runs end in a fault of the runner or machine
+MAX_CHECKS = 30  # free checks per attempt (compile and declared cases; no iteration spent)
 
 
 def is_fault(error: BaseException) -> bool:
@@ -86,14 +87,15 @@ class Runner:
         max_refunds: int = MAX_REFUNDS,
         max_tries: int = MAX_TRIES,
         lookup: Lookup | None = None,
+        max_checks: int = MAX_CHECKS,
     ) -> None:
         """`require_isolation`: refuse agents' candidates when the executor isolates nothing
         (Executor.isolation()); operators' own evaluations still run. `lookup` answers cached
         scores before the queue; by default the pipeline's own when `evaluate` is the pipeline's."""
-        if max_attempts < 1 or max_tries < 1 or max_refunds < 0:
+        if max_attempts < 1 or max_tries < 1 or max_refunds < 0 or max_checks < 0:
             raise ValueError(
                 f"max_attempts ({max_attempts}) and max_tries ({max_tries}) must be at least 1, "
-                f"max_refunds ({max_refunds}) at least 0"
+                f"max_refunds ({max_refunds}) and max_checks ({max_checks}) at least 0"
             )
         self.repo_root = repo_root
         self.lanes = lanes
@@ -105,6 +107,7 @@ class Runner:
         self._require_isolation = require_isolation
         self._max_attempts = max_attempts
         self._max_refunds = max_refunds
+        self._max_checks = max_checks
         self._lookup = lookup if lookup is not None else stored_evaluation if evaluate is PIPELINE else None
         self._tasks = {task.address: task for task in (tasks if tasks is not None else load_tasks(repo_root))}
         self._views: dict[str, TaskView] = {}
@@ -160,6 +163,7 @@ class Runner:
         attempt_id: str,
         candidate: Candidate,
         is_active: Callable[[], bool] = lambda: True,
+        check: bool = False,
     ) -> Iterator[Progress]:
         """Accept the candidate (spending one iteration of the attempt), then follow its job.
 
@@ -167,6 +171,10 @@ class Runner:
         attempt is the same job: it is followed again and spends nothing. A score already cached
         is recorded done here, without entering a lane's queue. Following stops once
         `is_active()` is false (the caller hung up); the job itself runs on.
+
+        `check`: a free check instead, as an agent's local test would be: compile and the declared
+        cases, no hidden cases, no timing, no score. It spends no iteration; an attempt has
+        max_checks of them, and one can never be submitted.
         """
         task = self.find_task(candidate.task)
         candidate = accept_candidate(task, candidate.files)
@@ -178,17 +186,20 @@ class Runner:
         if not attempt_id and not identity.operator:
             raise PermissionDenied("evaluations outside an attempt are for operators; open an attempt first")
         job = Job(
-            id=job_id(identity.agent, attempt_id, candidate, task_digest(task, self.repo_root)),
+            id=job_id(identity.agent, attempt_id, candidate, task_digest(task, self.repo_root), check),
             agent=identity.agent,
             attempt=attempt_id,
             candidate=candidate,
+            check=check,
         )
-        cached = self._cached(task, candidate)
+        cached = self._cached(task, candidate, check)
         now_ms = self._now_ms()
         with self._database.transaction() as conn:
             existing = self._queue.find(conn, job.id)
             if existing is None or existing.state == "failed":
-                if attempt_id:
+                if attempt_id and check:
+                    attempts.charge_check(conn, attempt_id, identity.agent, task.address, now_ms, self._max_checks)
+                elif attempt_id:
                     attempts.charge_attempt(conn, attempt_id, identity.agent, task.address, now_ms)
                 if cached is not None:
                     self._queue.record_done(conn, job, cached, now_ms)
@@ -209,6 +220,9 @@ class Runner:
                 raise InvalidRequest(f"evaluation {quote(evaluation_id)} is not from attempt {quote(attempt_id)}")
             if job.state != "done":
                 raise NotReady(f"evaluation {quote(evaluation_id)} has not finished")
+            if job.check:
+                raise InvalidRequest(f"evaluation {quote(evaluation_id)} is a free check, never scored: submit a "
+                                     "scored evaluation")
             return attempts.submit_attempt(conn, attempt_id, identity.agent, evaluation_id)
 
     def get_evaluation(self, identity: Identity, evaluation_id: str) -> Evaluation:
@@ -240,18 +254,20 @@ class Runner:
             self._views[task.address] = view_task(task, self.repo_root, task_digest(task, self.repo_root))
         return self._views[task.address]
 
-    def _settings_for(self, task: Task, lane: str) -> HarnessSettings | None:
+    def _settings_for(self, task: Task, lane: str, check: bool = False) -> HarnessSettings | None:
         settings = self._settings
         if settings is not None:
             settings = lane_settings(settings, lane)  # the GPU it pins, or the cpu backend
         if settings is not None and task.timeout is not None:
             settings = replace(settings, timeout_s=task.timeout)  # the task's own harness timeout
+        if settings is not None and check:
+            settings = replace(settings, check_only=True, hidden_seeds=0)  # what an agent may run itself
         return settings
 
-    def _cached(self, task: Task, candidate: Candidate) -> Evaluation | None:
+    def _cached(self, task: Task, candidate: Candidate, check: bool = False) -> Evaluation | None:
         """The score cache's answer for `candidate`, as a lane would find it (the lane's device is
         not part of the cache key; its backend is, and every lane of a runner has the same), or None."""
-        settings = self._settings_for(task, self.lanes[0])
+        settings = self._settings_for(task, self.lanes[0], check)
         if self._lookup is None or settings is None or self._store is None:
             return None
         environment = probe_environment()
@@ -264,7 +280,7 @@ class Runner:
 
     def _run_job(self, job: Job, lane: str) -> Evaluation:
         task = self.find_task(job.candidate.task)
-        settings = self._settings_for(task, lane)
+        settings = self._settings_for(task, lane, job.check)
         if self._executor is None:
             return self._evaluate(task, job.candidate, self.repo_root, settings, self._store)
         return self._evaluate(
@@ -278,6 +294,8 @@ class Runner:
         )
 
     def _refund(self, conn: sqlite3.Connection, job: Job) -> None:
+        if job.check:
+            return  # a check spent no iteration
         if job.attempt and not attempts.refund_attempt(conn, job.attempt, self._max_refunds):
             log.warning("job %s failed; agent %s already had %d refunds on this task: charged", job.id, job.agent,
                         self._max_refunds)
@@ -286,12 +304,13 @@ class Runner:
         return int(self._clock() * 1000)
 
 
-def job_id(agent: str, attempt_id: str, candidate: Candidate, task_digest: str = "") -> str:
+def job_id(agent: str, attempt_id: str, candidate: Candidate, task_digest: str = "", check: bool = False) -> str:
     """The same request gives the same id, so a retried Evaluate never makes a second job.
 
-    The task's digest is part of it: after a task changes, the same candidate is a new job.
+    The task's digest is part of it: after a task changes, the same candidate is a new job. A
+    free check of a candidate is a job apart from its scored evaluation.
     """
-    parts = (agent, attempt_id, candidate.task, task_digest, candidate.digest)
+    parts = (agent, attempt_id, candidate.task, task_digest, candidate.digest) + (("check",) if check else ())
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
 
 

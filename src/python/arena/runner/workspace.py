@@ -209,6 +209,10 @@ arena evaluate --task {task} --candidate {CANDIDATE_FOLDER} --check-only   # com
 arena evaluate --task {task} --candidate {CANDIDATE_FOLDER}                # compile, check, time, score
 ```
 
+Through a runner a check (`--check-only`, or `check_only=True` in the SDK) is free: it runs the
+declared cases only, spends no iteration and cannot be submitted; an attempt has a limited
+number of them.
+
 With the SDK and a runner's address, no checkout is needed (`Client()` with no address, and no
 ARENA_RUNNER, runs a runner in the process, which needs the checkout):
 
@@ -226,7 +230,8 @@ files = {{
 }}
 with Client("HOST:PORT", "TOKEN") as client:
     attempt = client.open_attempt("{task}")
-    evaluation = client.evaluate(Candidate("{task}", files), attempt.id)
+    checked = client.evaluate(Candidate("{task}", files), attempt.id, check_only=True)  # free
+    evaluation = client.evaluate(Candidate("{task}", files), attempt.id)  # spends an iteration
     print(evaluation.status, evaluation.score.points)
     client.submit(attempt.id, evaluation.id)  # closes the attempt: this evaluation is final
 ```

@@ -65,6 +65,9 @@ def test_every_method_over_grpc(repo: Path, make_runner, serve_runner, kit) -> N
         )
         assert steps[-1] == "done" and evaluation.score.speedup == 2.5 and evaluation.correct
         assert client.get_attempt(attempt.id).iterations_left == 2
+        checked = client.evaluate(kit.candidate("speedup=2.5"), attempt.id, check_only=True)  # a job apart, free
+        assert checked.id != evaluation.id
+        assert (client.get_attempt(attempt.id).iterations_left, client.get_attempt(attempt.id).checks_used) == (2, 1)
         assert client.get_evaluation(evaluation.id) == evaluation
         submitted = client.submit(attempt.id, evaluation.id)
         assert submitted.submitted and submitted.final_evaluation == evaluation.id

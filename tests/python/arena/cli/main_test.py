@@ -59,3 +59,38 @@ def test_bad_declaration_exit_code(tmp_path: Path, capsys: pytest.CaptureFixture
     (tmp_path / "tasks" / "hip2hip" / "x" / "BUILD").write_text('kernel_task(name="x")\n')
     assert cli.main(["--repo-root", str(tmp_path), "tasks"]) == 4
     assert "tasks/hip2hip/x/BUILD: kernel_task 'x': field 'category': is required" in capsys.readouterr().err
+
+
+def test_the_exit_code_table_in_the_docs_is_the_one_the_code_uses() -> None:
+    import re
+
+    text = (SRC.parents[1] / "docs" / "cli.md").read_text(encoding="utf-8")
+    documented = {int(code): name for code, name in re.findall(r"^\| (\d) \| `(\w+)`", text, re.MULTILINE)}
+    assert documented == {code: kind.__name__ for kind, code in cli.EXIT_CODES.items()}
+    assert f"| {cli.EXIT_USAGE} |" in text and f"| {cli.EXIT_OTHER_ERROR} |" in text
+
+
+def test_version_names_the_harness_digest(capsys: pytest.CaptureFixture[str]) -> None:
+    from arena.harness.version import harness_version
+
+    with pytest.raises(SystemExit) as raised:
+        cli.main(["--version"])
+    assert cast(SystemExit, raised.value).code == 0
+    assert harness_version()[:12] in capsys.readouterr().out
+
+
+def test_repo_root_and_json_after_the_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    repo = tmp_path / "repo"
+    (repo / "tasks" / "hip2hip" / "x").mkdir(parents=True)
+    (repo / "pants.toml").write_text("")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    cwd = os.getcwd()
+    os.chdir(elsewhere)  # no pants.toml above: only --repo-root finds the repository
+    try:
+        assert cli.main(["tasks", "--repo-root", str(repo), "--json"]) == 0
+    finally:
+        os.chdir(cwd)
+    assert json.loads(capsys.readouterr().out) == []

@@ -34,6 +34,8 @@ def test_baselines_without_a_gpu_exit_0_and_say_what_needs_one(
     assert "1 of 1 evaluation(s) need a GPU" in out
     saved = json.loads(out_file.read_text())
     assert saved["candidates"] == "baselines" and saved["summary"]["tasks"] == 1
+    # Correct but untimed (a CPU machine): no geomean of 1.0 that reads as a measured no-op.
+    assert saved["summary"]["geomean_speedup"] is None and saved["summary"]["nothing_timed"] is True
     assert saved["evaluations"][0]["label"] == "tasks/triton2triton/add:add"
     assert fake_harness[0][0] is None
 
@@ -94,6 +96,7 @@ def test_an_empty_category_is_fine(
         "correct": 0,
         "timed": 0,
         "geomean_speedup": None,
+        "nothing_timed": True,
         "fast_p": {"1.0": 0.0, "1.2": 0.0, "2.0": 0.0},
     }
     assert "0 hip2hip task(s)" in captured.err
