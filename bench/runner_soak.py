@@ -16,7 +16,8 @@ cost nothing twice. Afterwards, from the runner's own state (read-only):
 - every job a client was answered about is done, exactly one row, and what the client was told
   (status, points) is what the row holds;
 - no job is left pending or running once the queue drains;
-- each attempt spent exactly one iteration per job of its own, less the jobs the runner refunded;
+- each attempt spent one iteration per job of its own, give or take the jobs the runner failed
+  and refunded (a failed job sent again is charged again for its new run);
 - no score-cache row holds a verdict a kill produced (a fault is retried, never stored).
 The process exits non-zero when any check fails.
 """
@@ -225,10 +226,12 @@ def check(state: Path, answers: list[dict]) -> dict:
     refunds = {(a, t): n for a, t, n in db.execute("SELECT agent, task, count FROM refunds")}
     for attempt, agent, task, left in db.execute("SELECT id, agent, task, iterations_left FROM attempts"):
         own = sum(1 for row in jobs.values() if row[1] == attempt)
-        spent = initial - left
-        if spent != own - refunds.get((agent, task), 0):
-            failures.append(f"attempt {attempt}: {spent} iteration(s) spent for {own} job(s), "
-                            f"{refunds.get((agent, task), 0)} refund(s)")
+        spent, refunded = initial - left, refunds.get((agent, task), 0)
+        # Each job is charged once when accepted; a job the runner failed gives its iteration back
+        # (a refund) and, sent again, is charged again for its new run. So spent lies between own
+        # less the refunds and own plus the refunds; outside it, something was charged twice.
+        if not own - refunded <= spent <= own + refunded:
+            failures.append(f"attempt {attempt}: {spent} iteration(s) spent for {own} job(s), {refunded} refund(s)")
     cache = sqlite3.connect(f"file:{state / 'scores.sqlite'}?mode=ro", uri=True)
     columns = [row[1] for row in cache.execute("PRAGMA table_info(evaluations)")]
     body = "record" if "record" in columns else columns[-1]
