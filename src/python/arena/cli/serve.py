@@ -7,6 +7,7 @@ Without TLS it listens only on loopback unless --insecure-listen (api/transport.
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -52,6 +53,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--max-pending", type=int, default=256, help="queued evaluations accepted before refusing"
+    )
+    parser.add_argument(
+        "--log-level",
+        choices=("debug", "info", "warning", "error"),
+        default="info",
+        help="info: a line per job accepted, started, done or failed (key=value fields), on stderr",
     )
     budgets = parser.add_argument_group("budgets and limits (docs/runner.md)")
     budgets.add_argument("--max-attempts", type=int, default=MAX_ATTEMPTS, help="attempts per agent and task")
@@ -119,6 +126,12 @@ def tls_credentials(args: argparse.Namespace) -> grpc.ServerCredentials | None:
 
 def run(args: argparse.Namespace) -> int:
     from arena.api.transport import require_safe_listen
+
+    logging.basicConfig(
+        level=getattr(logging, args.log_level.upper()),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
 
     credentials = tls_credentials(args)
     # Before anything starts: a refused address must not leave lanes and children behind.

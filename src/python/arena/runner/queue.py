@@ -29,6 +29,7 @@ from arena.runner.quoting import cut, quote
 from arena.runner.records import Progress
 
 log = logging.getLogger(__name__)
+HEARTBEAT_S = 10.0  # a followed job's stage is sent again after this long without a change
 
 
 @dataclass(frozen=True)
@@ -69,8 +70,10 @@ class JobQueue:
         on_lane_start: Callable[[str], None] | None = None,
         is_fault: IsFault | None = None,
         max_tries: int = 1,
+        heartbeat_s: float = HEARTBEAT_S,
     ) -> None:
         self._database = database
+        self._heartbeat_s = heartbeat_s
         self._is_fault = is_fault or (lambda error: False)
         self._max_tries = max_tries
         self._on_lane_start = on_lane_start  # called on each worker's own thread before its first claim
@@ -153,6 +156,7 @@ class JobQueue:
         cancelled stream does not hold its thread until the job's next change.
         """
         last: Progress | None = None
+        sent = time.monotonic()
         stopping = NotReady(f"the runner is stopping; evaluation {job_id} resumes when it restarts")
         while True:
             seen = self._version
@@ -160,9 +164,11 @@ class JobQueue:
                 progress = self._progress(job_id)
             except sqlite3.ProgrammingError:  # the state was closed under us
                 raise stopping if self._stopping.is_set() else RuntimeError("runner state closed") from None
-            if progress != last:
+            # A change, or the same stage again after heartbeat_s: a client waiting minutes for
+            # one evaluation learns that the runner and its job are alive.
+            if progress != last or time.monotonic() - sent >= self._heartbeat_s:
                 yield progress
-                last = progress
+                last, sent = progress, time.monotonic()
             if progress.stage == "done":
                 return
             if self._stopping.is_set():
@@ -223,6 +229,9 @@ class JobQueue:
             return
         job, claim = claimed
         self._notify()
+        began = time.monotonic()
+        log.info("job started: job=%s agent=%s task=%s kind=%s lane=%s run=%d", job.id, job.agent,
+                 job.candidate.task, "check" if job.check else "scored", lane, job.tries + 1)
         try:
             evaluation = replace(self._run_job(job, lane), id=job.id)
         except Exception as error:  # the worker's edge: a fault of the runner, never of the candidate
@@ -235,8 +244,12 @@ class JobQueue:
                 log.warning("job %s: run %d ended in a fault (%s); queued again", job.id, job.tries + 1, message)
                 self._requeue(job, claim, kind, message)
             else:
+                log.warning("job failed: job=%s agent=%s error=%s seconds=%.1f", job.id, job.agent, kind,
+                            time.monotonic() - began)
                 self._settle(job, claim, None, kind, message)
         else:
+            log.info("job done: job=%s agent=%s status=%s points=%.1f cached=%s seconds=%.1f", job.id, job.agent,
+                     evaluation.status.value, evaluation.score.points, evaluation.cached, time.monotonic() - began)
             self._settle(job, claim, evaluation, "", "")
         self._notify()
 

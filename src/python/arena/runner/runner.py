@@ -196,7 +196,8 @@ class Runner:
         now_ms = self._now_ms()
         with self._database.transaction() as conn:
             existing = self._queue.find(conn, job.id)
-            if existing is None or existing.state == "failed":
+            accepted = existing is None or existing.state == "failed"
+            if accepted:
                 if attempt_id and check:
                     attempts.charge_check(conn, attempt_id, identity.agent, task.address, now_ms, self._max_checks)
                 elif attempt_id:
@@ -205,6 +206,10 @@ class Runner:
                     self._queue.record_done(conn, job, cached, now_ms)
                 else:
                     self._queue.enqueue(conn, job, now_ms)
+        if accepted:
+            log.info("job accepted: job=%s agent=%s attempt=%s task=%s kind=%s answer=%s", job.id, identity.agent,
+                     attempt_id or "-", task.address, "check" if check else "scored",
+                     "cache" if cached is not None else "queued")
         if cached is None:  # a job recorded done needs no lane
             self._queue.wake()
         return self._queue.watch(job.id, is_active)

@@ -292,3 +292,27 @@ def test_an_unknown_error_kind_reads_back_as_job_failed() -> None:
     for kind in ("NoSuchError", "ValueError", ""):  # not an ArenaError: never raised as itself
         error = error_of(kind, "")
         assert type(error) is JobFailed and "failed to evaluate" in str(error)
+
+
+def test_a_long_job_sends_heartbeats_and_every_job_is_logged(
+    database: Database, make_queue, caplog: pytest.LogCaptureFixture
+) -> None:
+    release = threading.Event()
+
+    def slow(job: Job, lane: str) -> Evaluation:
+        release.wait(WAIT_S)
+        return evaluation()
+
+    queue = make_queue(slow, heartbeat_s=0.1)
+    queue.start()
+    add(database, queue, job("long"))
+    caplog.set_level("INFO", logger="arena.runner.queue")
+    stages = []
+    for step in queue.watch("long"):
+        stages.append(step.stage)
+        if stages.count("running") == 4:  # three heartbeats after the first "running"
+            release.set()
+    assert stages.count("running") >= 4 and stages[-1] == "done"
+    text = caplog.text
+    assert "job started: job=long agent=alice" in text and "kind=scored lane=0 run=1" in text
+    assert "job done: job=long agent=alice status=PASSED" in text
