@@ -19,6 +19,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
@@ -35,6 +36,7 @@ from arena.errors import ArenaError, InvalidCandidate, JobFailed, UnknownTask
 from arena.evaluation.evaluate import Store, evaluate, evaluate_directory
 from arena.evaluation.evaluation import Evaluation, Status
 from arena.harness.settings import HarnessSettings
+from arena.report.progress import Progress as LiveProgress
 from arena.report.table import format_suite, task_outcome
 from arena.runner.auth import Identity
 from arena.runner.devices import discover_lanes
@@ -53,8 +55,9 @@ REMOTE_IN_FLIGHT = 16  # candidates sent to a remote runner at once; it queues t
 MIN_PENDING = 256
 EXIT_NOT_SCORED = 1  # some evaluation failed in the runner (a harness fault): the suite is incomplete
 
-# submit(candidate) queues it and returns wait() -> its Evaluation.
-Submit = Callable[[Candidate], Callable[[], Evaluation]]
+# submit(candidate, on_stage) -> wait(): queue it now; wait() returns its evaluation, telling
+# on_stage each stage (queued, running, done) while it waits.
+Submit = Callable[[Candidate, Callable[[str], None]], Callable[[], Evaluation]]
 
 
 @dataclass(frozen=True)
@@ -127,21 +130,27 @@ def refused_evaluation(request: Request, args: argparse.Namespace) -> Evaluation
     return evaluate(request.task, None, args.repo_root, settings)
 
 
-def evaluations(requests: list[Request], args: argparse.Namespace) -> Iterator[tuple[str, Evaluation | JobFailed]]:
+def evaluations(
+    requests: list[Request], args: argparse.Namespace, progress: LiveProgress
+) -> Iterator[tuple[str, Evaluation | JobFailed]]:
     """(label, evaluation) per request, in order; all are queued first so every lane keeps busy. A
     job the runner failed (a harness fault, after its retries) is (label, its error): nobody's
-    score, and the suite goes on."""
+    score, and the suite goes on. `progress` hears which one is awaited and its stages."""
     if not requests:
         return
     address = args.runner or os.environ.get(RUNNER_VARIABLE, "")
     tasks = list({request.task.address: request.task for request in requests}.values())
     runner = remote_runner(address, args.token) if address else local_runner(tasks, len(requests), args)
     with runner as submit:
-        waits = [submit(request.candidate) if request.candidate is not None else None for request in requests]
+        waits = [
+            submit(request.candidate, partial(progress.stage, request.label)) if request.candidate is not None else None
+            for request in requests
+        ]
         for request, wait in zip(requests, waits):
             if wait is None:
                 yield request.label, refused_evaluation(request, args)
                 continue
+            progress.waiting(request.label)
             try:
                 yield request.label, wait()
             except JobFailed as error:
@@ -171,7 +180,7 @@ def local_runner(tasks: list[Task], count: int, args: argparse.Namespace) -> Ite
             durable=False,
         ).start()
         try:
-            yield lambda candidate: follow(runner.evaluate(OPERATOR, "", candidate), store)
+            yield lambda candidate, on_stage: follow(runner.evaluate(OPERATOR, "", candidate), store, on_stage)
         finally:
             runner.stop()
 
@@ -196,8 +205,11 @@ def baseline_files(task: Task, repo_root: Path) -> Mapping[str, bytes]:
         return {}
 
 
-def follow(progress: Iterator[Progress], store: Store | None) -> Callable[[], Evaluation]:
-    """wait() -> the evaluation a job's progress ends with (a failed job raises its error).
+def follow(
+    progress: Iterator[Progress], store: Store | None, on_stage: Callable[[str], None] = lambda stage: None
+) -> Callable[[], Evaluation]:
+    """wait() -> the evaluation a job's progress ends with (a failed job raises its error); each
+    step's stage goes to on_stage as it comes.
 
     The runner names it after its job; the id the score cache keeps it under (the one
     `arena reproduce` looks up) is put back.
@@ -205,6 +217,7 @@ def follow(progress: Iterator[Progress], store: Store | None) -> Callable[[], Ev
 
     def wait() -> Evaluation:
         for step in progress:
+            on_stage(step.stage)
             evaluation = step.evaluation
             if evaluation is not None:
                 kept = store.get(evaluation.cache_key) if store is not None and evaluation.cache_key else None
@@ -222,7 +235,9 @@ def remote_runner(address: str, token: str | None) -> Iterator[Submit]:
 
     with Client(address, token or os.environ.get(TOKEN_VARIABLE, "")) as client:
         with ThreadPoolExecutor(REMOTE_IN_FLIGHT, thread_name_prefix="arena-suite") as pool:
-            yield lambda candidate: pool.submit(client.evaluate, candidate).result
+            yield lambda candidate, on_stage: pool.submit(
+                client.evaluate, candidate, "", lambda step: on_stage(step.stage)
+            ).result
 
 
 def needs_gpu(evaluation: Evaluation, check_only: bool) -> bool:
@@ -247,16 +262,21 @@ def run(args: argparse.Namespace) -> int:
             print(f"skipped {task.address}: {task.skip}", file=report)
     tasks = [task for task in tasks if not task.skip]
     failed: list[tuple[str, str]] = []
-    for label, evaluation in evaluations(suite_requests(tasks, args), args):
-        if isinstance(evaluation, JobFailed):
-            failed.append((label, str(evaluation)))
-            print(f"[{len(done) + len(failed)}] {label}  FAILED, not scored: {evaluation}", file=report, flush=True)
-            continue
-        done.append((label, evaluation))
-        speed = f"speedup {evaluation.score.geomean_speedup:.3f}" if evaluation.score.geomean_speedup else "untimed"
-        cached = " (cached)" if evaluation.cached else ""
-        print(f"[{len(done) + len(failed)}] {label}  {evaluation.status.value}  {speed}{cached}", file=report,
-              flush=True)
+    requests = suite_requests(tasks, args)
+    progress = LiveProgress(len(requests), report)  # the awaited task, its stage, an ETA
+    try:
+        for label, evaluation in evaluations(requests, args, progress):
+            if isinstance(evaluation, JobFailed):
+                failed.append((label, str(evaluation)))
+                progress.print(f"[{len(done) + len(failed)}] {label}  FAILED, not scored: {evaluation}")
+                continue
+            done.append((label, evaluation))
+            timed = evaluation.score.geomean_speedup
+            speed = f"speedup {timed:.3f}" if timed else "untimed"
+            cached = " (cached)" if evaluation.cached else ""
+            progress.print(f"[{len(done) + len(failed)}] {label}  {evaluation.status.value}  {speed}{cached}")
+    finally:
+        progress.close()
     summary = summarize_suite([task_outcome(evaluation) for _, evaluation in done])
     print("\n" + format_suite(done, summary), file=report)
     waiting = [label for label, evaluation in done if needs_gpu(evaluation, args.check_only)]
