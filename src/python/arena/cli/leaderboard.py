@@ -1,4 +1,5 @@
-"""`arena leaderboard [--runner HOST:PORT] [--category C] [--json FILE|-]`: submitted attempts, ranked."""
+"""`arena leaderboard [--runner HOST:PORT --token T] [--category C] [--json [FILE|-]]`: submitted
+attempts, ranked."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from arena.cli.evaluate import add_json_flag
+from arena.cli.remote import add_runner_arguments, open_client, runner_address
 from arena.runner.records import LeaderboardRow
 from arena.task.task import CATEGORIES
 
@@ -17,9 +19,7 @@ COLUMNS = ("agent", "category", "tasks", "compile", "correct", "speedup", "geome
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--runner", metavar="HOST:PORT", help="the runner (default: ARENA_RUNNER, else the local state)"
-    )
+    add_runner_arguments(parser)  # --runner, --token, --tls-ca, --insecure-connect
     parser.add_argument("--category", choices=CATEGORIES, default="", help="only this category")
     add_json_flag(parser, "the rows")
 
@@ -29,7 +29,9 @@ def run(args: argparse.Namespace) -> int:
     # codegen; every other `arena` command (and --help) must work without them.
     from arena.client.client import Client
 
-    with Client(args.runner, repo_root=args.repo_root) as client:
+    # A runner's address (flag or ARENA_RUNNER): ask it with the token; none: a runner in this process.
+    client = open_client(args) if runner_address(args) else Client(None, repo_root=args.repo_root)
+    with client:
         rows = client.leaderboard(args.category)
     if args.json:
         text = json.dumps([asdict(row) for row in rows], indent=2) + "\n"

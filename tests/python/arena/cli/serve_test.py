@@ -78,6 +78,9 @@ def test_serve_answers_clients_and_stops_on_sigterm(repo: Path, tmp_path: Path, 
         finally:
             del os.environ["ARENA_TOKEN"]
         assert json.loads(out.read_text()) == []
+        flagged = ["--repo-root", str(repo), "leaderboard", "--runner", address, "--token", "a-token", "--json", str(out)]
+        assert main(flagged) == 0 and json.loads(out.read_text()) == []  # the token as a flag
+        assert main(flagged[:5] + ["--token", "wrong", "--json", str(out)]) == 9  # refused: the flag is used
         child.send_signal(signal.SIGTERM)
         assert child.wait(timeout=20) == 0
         assert (tmp_path / "state" / "runner.sqlite").is_file()
