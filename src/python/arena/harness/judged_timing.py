@@ -43,7 +43,7 @@ from arena.harness.flush import Flusher, warm_limit
 from arena.harness.placement import Scatter
 from arena.harness.run import Verdict
 from arena.harness.shared_gpu import SharedBlock, SharedEvent, runtime
-from arena.harness.timing import cycles_per_us, elapsed_us, run_calls
+from arena.harness.timing import cycles_per_us, elapsed_us, interquartile_mean, run_calls
 from arena.task.task import Tolerance
 
 CHUNK_BYTES = 4 << 30  # per chunk: both sides' fresh input sets, the output slots and the references
@@ -116,7 +116,7 @@ class Judge:
         pairs = [float(t) for _, reply in clocked for t in reply.get("times_us", [])]
         if len(pairs) != 3 * count or not all(math.isfinite(t) and t >= 0 for t in pairs):
             raise Verdict("RUNTIME_ERROR", "the worker's empty chunk did not return one time per empty call")
-        self.worker_pair_us[case.name] = statistics.median(pairs)
+        self.worker_pair_us[case.name] = interquartile_mean(pairs)  # as the judge's own pair
 
     def warm(self, case: Any, reference_like: Sequence[torch.Tensor]) -> bool:
         """Whether `case`'s calls get their inputs read back after the flush (flush.warm_limit)."""

@@ -130,3 +130,11 @@ def test_run_calls_on_fresh_sets_calls_each_set_itself(bench):
         None, [0, 1], [[], []], None, [], lambda k, j, r: empty.append((k, j, r)), bench.flusher, 0, {}, {}
     )
     assert empty == [(0, 0, None), (1, 1, None)] and len(pairs) == 2 and host_us == []
+
+
+def test_the_interquartile_mean_resolves_below_the_timers_step_and_ignores_outliers() -> None:
+    from arena.harness.timing import interquartile_mean
+
+    steps = [1.248] * 40 + [1.28] * 60 + [500.0] * 3  # a median reads 1.28 whatever the mix
+    assert 1.248 < interquartile_mean(steps) < 1.28
+    assert interquartile_mean([1.0, 2.0, 3.0, 4.0]) == 2.5
