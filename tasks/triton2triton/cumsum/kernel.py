@@ -24,5 +24,5 @@ def cumsum(x: torch.Tensor) -> torch.Tensor:
     """Inclusive prefix sum over the last dim of a contiguous (M, N) tensor; same dtype out."""
     M, N = x.shape
     y = torch.empty_like(x)
-    _cumsum_kernel[(M,)](x, y, N, BLOCK=64)
+    _cumsum_kernel[(M,)](x, y, N, BLOCK=128)
     return y

@@ -39,5 +39,5 @@ def layer_norm(x, weight, bias, eps):
     y = torch.empty_like(x)
     mean = torch.empty(M, dtype=torch.float32, device=x.device)
     rstd = torch.empty(M, dtype=torch.float32, device=x.device)
-    _layer_norm_kernel[(M,)](x, weight, bias, y, mean, rstd, N, eps, BLOCK=1024)
+    _layer_norm_kernel[(M,)](x, weight, bias, y, mean, rstd, N, eps, BLOCK=128)
     return y, mean, rstd

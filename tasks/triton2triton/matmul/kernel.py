@@ -32,8 +32,8 @@ def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     M, K = a.shape
     N = b.shape[1]
     c = torch.empty((M, N), dtype=a.dtype, device=a.device)
-    block = 32
-    grid = (triton.cdiv(M, block), triton.cdiv(N, block))
+    block_m, block_n, block_k = 64, 64, 32
+    grid = (triton.cdiv(M, block_m), triton.cdiv(N, block_n))
     _matmul_kernel[grid](a, b, c, M, N, K, IEEE=a.dtype == torch.float32,
-                         BLOCK_M=block, BLOCK_N=block, BLOCK_K=block)
+                         BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k)
     return c

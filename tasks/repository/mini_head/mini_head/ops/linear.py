@@ -6,17 +6,23 @@ import triton.language as tl
 
 
 @triton.jit
-def _linear_kernel(x_ptr, w_ptr, y_ptr, N, K, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
-    m = tl.program_id(0).to(tl.int64)
+def _linear_kernel(x_ptr, w_ptr, y_ptr, M, N, K, IEEE: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                   BLOCK_K: tl.constexpr):
+    # One program per (16 rows of x, 64 outputs): a tl.dot tile walked over K.
+    rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
     rn = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
-    acc = tl.zeros([BLOCK_N, BLOCK_K], dtype=tl.float32)
+    acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
     for k0 in range(0, K, BLOCK_K):
         rk = k0 + tl.arange(0, BLOCK_K)
-        x = tl.load(x_ptr + m * K + rk, mask=rk < K, other=0.0).to(tl.float32)
-        w = tl.load(w_ptr + rn.to(tl.int64)[:, None] * K + rk[None, :], mask=(rn[:, None] < N) & (rk[None, :] < K),
-                    other=0.0).to(tl.float32)
-        acc += w * x[None, :]
-    tl.store(y_ptr + m * N + rn, tl.sum(acc, axis=1), mask=rn < N)
+        kmask = rk < K
+        x = tl.load(x_ptr + rm[:, None] * K + rk[None, :], mask=(rm[:, None] < M) & kmask[None, :], other=0.0)
+        w = tl.load(w_ptr + rn.to(tl.int64)[None, :] * K + rk[:, None], mask=kmask[:, None] & (rn[None, :] < N),
+                    other=0.0)
+        if IEEE:
+            acc = tl.dot(x, w, acc, input_precision="ieee")
+        else:
+            acc = tl.dot(x, w, acc)
+    tl.store(y_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 
 def linear_f32(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
@@ -24,6 +30,8 @@ def linear_f32(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
     M, K = x.shape
     N = w.shape[0]
     y = torch.empty((M, N), dtype=torch.float32, device=x.device)
-    block_n, block_k = 16, 256
-    _linear_kernel[(M, triton.cdiv(N, block_n))](x, w, y, N, K, BLOCK_N=block_n, BLOCK_K=block_k)
+    ieee = x.dtype == torch.float32
+    block_m, block_n, block_k = 16, 64, (32 if ieee else 64)
+    _linear_kernel[(triton.cdiv(M, block_m), triton.cdiv(N, block_n))](x, w, y, M, N, K, IEEE=ieee, BLOCK_M=block_m,
+                                                                       BLOCK_N=block_n, BLOCK_K=block_k)
     return y

@@ -1,10 +1,11 @@
-"""column_sum split over rows as well as columns.
+"""column_sum with small tiles spread over about 1024 programs.
 
-The baseline gives each program a 64-column strip and walks all M rows: for a 4096-wide matrix
-that is 64 programs, so half the SMs of a large GPU idle and each active one streams its strip
-with a single chain of loads. Here the rows are also split, into enough slabs for about 1024
-programs; each writes a float32 partial row and a second kernel adds the partials in a fixed
-order (deterministic, no atomics).
+The baseline gives each program a 64 x 64 tile and splits the rows only until there are 128
+programs (one per SM): each SM then streams its slab with a single chain of dependent loads, 8
+KB in flight, which is a fraction of what it takes to keep HBM busy. Here the tiles are 32 x 128
+(each row segment a 256-byte run) and the rows are split into enough slabs for about 1024
+programs, several resident per SM; each writes a float32 partial row and a second kernel adds the
+partials in a fixed order (deterministic, no atomics).
 """
 
 import torch

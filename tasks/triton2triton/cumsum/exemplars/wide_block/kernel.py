@@ -1,7 +1,7 @@
 """cumsum with wide blocks.
 
-The baseline scans each row in 64-element chunks, so every program runs a long serial chain of
-tiny loads, scans and stores and keeps little memory traffic in flight. Here each step scans up
+The baseline scans each row in 128-element chunks, so every program runs a long serial chain of
+small loads, scans and stores and keeps little memory traffic in flight. Here each step scans up
 to 4096 elements (the whole row for N <= 4096) with 8 warps, and carries the running total
 from the scan's last element instead of a second reduction.
 """

@@ -1,11 +1,11 @@
-"""gemv on tensor cores, every weight tile read once, split over K when N is small.
+"""gemv split over K when N is small, with wider K steps and a deeper pipeline.
 
-The baseline runs one program per (row of x, 16 outputs): with M rows every weight tile is
-fetched M times, the products run as elementwise FMAs on CUDA cores, and the K loop is not
-pipelined. Here one program covers all M rows (padded to a 16-row tl.dot tile) for 64 outputs,
-streams the weight through a pipelined K loop straight into tensor-core products, and when the
-layer has few output blocks (e.g. a down projection, N = 4096) the K range is split across
-programs whose float32 partial sums a second kernel adds in a fixed order.
+The baseline runs one program per 64 outputs for all M rows (a tl.dot tile), walking the whole K
+range in 32-wide steps: for a layer with few output blocks (a down projection, N = 4096: 64
+programs) half the SMs of a large GPU get no work and the rest stream their weights with little
+in flight. Here the K range is split across programs until there are about 528 (four per SM),
+each streaming 128-wide K steps through a 4-stage pipeline, and a second kernel adds the float32
+partial sums in a fixed order.
 """
 
 import torch

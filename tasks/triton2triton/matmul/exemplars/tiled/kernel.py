@@ -1,10 +1,11 @@
 """matmul with large tensor-core tiles, grouped launch order and a software pipeline.
 
-The baseline uses 32x32x32 tiles in row-major launch order: little reuse per load, weak
-tensor-core use and poor L2 locality. Here 16-bit inputs take 128x256x64 tiles with 8 warps and
-3 pipeline stages, programs are ordered in groups of 8 row-blocks so neighbouring programs share
-operand tiles in L2, and loads drop their masks when the shape is a multiple of the tiles.
-float32 inputs keep smaller tiles with exact (IEEE) products.
+The baseline uses 64x64x32 tiles with 4 warps in row-major launch order: each loaded operand
+tile feeds only a 64-wide product, a row of programs streams all of b through L2 before the next
+row reuses it, and every load keeps its bounds mask. Here 16-bit inputs take 128x256x64 tiles
+with 8 warps and 3 pipeline stages, programs are ordered in groups of 8 row-blocks so
+neighbouring programs share operand tiles in L2, and loads drop their masks when the shape is a
+multiple of the tiles. float32 inputs keep smaller tiles with exact (IEEE) products.
 """
 
 import torch

@@ -1,12 +1,10 @@
-"""paged_decode_attention with GQA packing and split-KV (flash-decoding).
+"""paged_decode_attention with split-KV (flash-decoding) and 4-page steps.
 
-The baseline runs one program per (sequence, query head): every query head of a GQA group
-re-reads the same keys and values (HQ / HKV times the cache traffic), scores are computed with
-elementwise products over one 16-token page at a time, and with few sequences there are too few
-programs to fill the GPU. Here one program takes all query heads of a KV head (a [GROUP, D]
-tile, padded to 16 rows for tl.dot), gathers 64 tokens (4 pages) per step so both products run
-on tensor cores, and the context is split across programs when batch x KV heads is small; a
-second kernel merges the splits by their log-sum-exp.
+The baseline runs one program per (sequence, KV head), walking the context one 16-token page per
+step: with 8 sequences x 8 KV heads that is 64 programs for a 132-SM GPU, each streaming up to
+16k tokens of keys and values alone, and every step pays the softmax bookkeeping for 16 tokens.
+Here each step gathers 64 tokens (4 pages), and the context is split across programs until there
+are about 512 of them; a second kernel merges the splits by their log-sum-exp.
 """
 
 import math

@@ -1,11 +1,12 @@
-"""qk_norm_rope fused: one kernel, one read and one write of each head.
+"""qk_norm_rope with one program per token for all its q and k heads.
 
-The baseline normalises every head in one kernel, writes the result as float32, and rotates it
-in a second kernel (one per tensor, so four launches): 2 + 4 + 4 + 2 bytes of traffic per
-element where 2 + 2 suffice, and hundreds of thousands of one-warp programs. Here one launch
-covers q and k; each program takes a token and all its heads as [heads, D/2] halves, computes
-each head's mean square from both halves, and rotates the normalised values in registers with
-the token's cos/sin row loaded once.
+The baseline fuses norm and rotation but runs one single-warp program per (token, head), and
+one launch for q and another for k: 655k programs of 256 bytes each for a 16k-token batch, each
+reloading the token's cos/sin row, so the GPU spends its time starting tiny programs with a few
+bytes in flight rather than moving data. Here one launch covers q and k; each program takes a
+token and all its heads as [heads, D/2] halves (8 KB and more per program), computes each
+head's mean square from both halves, and rotates the normalised values in registers with the
+token's cos/sin row loaded once.
 """
 
 import torch

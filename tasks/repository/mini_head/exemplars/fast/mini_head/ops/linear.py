@@ -1,9 +1,10 @@
-"""linear_f32 on tensor cores, every weight tile read once, split over K when N is small.
+"""linear_f32 with all rows of x in one tl.dot tile, a deeper pipeline, and split-K when N is small.
 
-The baseline runs one program per (row of x, 16 outputs): with M rows every weight tile is
-fetched M times and the products run as elementwise FMAs. Here one program covers all M rows (a
-16-row tl.dot tile) for 64 outputs and streams the weight through a pipelined K loop; with few
-output blocks the K range is split and a second kernel adds the partials in a fixed order.
+The baseline runs one program per (16 rows of x, 64 outputs): a decode batch of 64 rows reads
+every weight tile four times, and its K loop takes 64-wide steps. Here one program covers all M
+rows (the tl.dot tile grows to the next power of two >= 16) for 64 outputs and streams the weight
+through 128-wide steps and a 4-stage pipeline; with few output blocks the K range is split and a
+second kernel adds the partials in a fixed order.
 """
 
 import torch
