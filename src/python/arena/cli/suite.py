@@ -71,8 +71,10 @@ class Request:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--category", required=True, choices=CATEGORIES)
-    parser.add_argument("--tasks", nargs="+", metavar="ADDR", help="only these tasks of the category")
+    parser.add_argument("--category", choices=CATEGORIES, help="this category's tasks (or give --tasks)")
+    parser.add_argument(
+        "--tasks", nargs="+", metavar="ADDR", help="only these tasks (of --category; without it, of any category)"
+    )
     which = parser.add_mutually_exclusive_group()
     which.add_argument("--exemplars", action="store_true", help="evaluate each task's exemplars")
     which.add_argument("--submissions", type=Path, metavar="DIR", help="DIR/<task name>/ holds each task's candidate")
@@ -89,14 +91,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_run_arguments(parser)
 
 
-def select_tasks(repo_root: Path, category: str, addresses: list[str] | None) -> list[Task]:
-    tasks = [task for task in load_tasks(repo_root) if task.category.value == category]
+def select_tasks(repo_root: Path, category: str | None, addresses: list[str] | None) -> list[Task]:
+    """The category's tasks (all of them, or those of `addresses`), or with no category the tasks
+    `addresses` name, in any category (a quick suite); an address no task has is UnknownTask."""
+    tasks = [task for task in load_tasks(repo_root) if category is None or task.category.value == category]
     if not addresses:
         return tasks
     wanted = {":".join(parse_address(address)) for address in addresses}
     unknown = wanted - {task.address for task in tasks}
     if unknown:
-        raise UnknownTask(f"not {category} tasks: {', '.join(sorted(unknown))}")
+        kind = f"{category} tasks" if category else "tasks"
+        raise UnknownTask(f"not {kind}: {', '.join(sorted(unknown))}")
     return [task for task in tasks if task.address in wanted]
 
 
@@ -108,7 +113,8 @@ def suite_requests(tasks: list[Task], args: argparse.Namespace) -> list[Request]
             for folder, candidate in exemplar_candidates(task, args.repo_root).items():
                 requests.append(Request(f"{task.address} [{folder}]", task, candidate))
         elif args.submissions is not None:
-            directory: Path = args.submissions / task.name
+            # One category: DIR/<task name>; a suite across categories: DIR/<category>/<task name>.
+            directory: Path = args.submissions / (task.name if args.category else Path(task.category.value, task.name))
             try:
                 requests.append(Request(task.address, task, load_candidate(task, directory), directory))
             except InvalidCandidate:  # no or a broken folder: a failing evaluation, not a crash
@@ -247,6 +253,8 @@ def needs_gpu(evaluation: Evaluation, check_only: bool) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.category is None and not args.tasks:
+        return caller_error("give --category, or --tasks naming the suite's tasks (of any category)")
     try:
         tasks = select_tasks(args.repo_root, args.category, args.tasks)
     except UnknownTask as error:
@@ -256,7 +264,7 @@ def run(args: argparse.Namespace) -> int:
     done: list[tuple[str, Evaluation]] = []
     # With JSON on stdout, the human report goes to stderr so the JSON stays parseable.
     report = sys.stderr if args.json == "-" else sys.stdout
-    print(f"{len(tasks)} {args.category} task(s)", file=report)
+    print(f"{len(tasks)} {args.category or 'named'} task(s)", file=report)
     for task in tasks:
         if task.skip:
             print(f"skipped {task.address}: {task.skip}", file=report)

@@ -26,7 +26,7 @@ from pants.core.goals.package import BuiltPackage
 from pants.core.goals.run import RunFieldSet, RunInSandboxBehavior, RunRequest
 from pants.core.goals.test import TestExtraEnv, TestFieldSet, TestRequest, TestResult, TestSubsystem
 from pants.core.util_rules.source_files import SourceFiles, SourceFilesRequest
-from pants.engine.addresses import Address, AddressInput
+from pants.engine.addresses import Address, Addresses, AddressInput, UnparsedAddressInputs
 from pants.engine.fs import Digest, MergeDigests, PathGlobs
 from pants.engine.process import FallibleProcessResult, Process, ProcessCacheScope
 from pants.engine.rules import Get, collect_rules, rule
@@ -38,6 +38,7 @@ from arena_pants.target_types import (
     KernelTaskCategoryField,
     KernelTaskFilesField,
     KernelTaskSuiteMarkerField,
+    KernelTaskSuiteTasksField,
 )
 
 
@@ -58,6 +59,8 @@ class KernelTaskTestRequest(TestRequest):
 class KernelTaskSuiteFieldSet(RunFieldSet):
     required_fields = (KernelTaskSuiteMarkerField,)
     run_in_sandbox_behavior = RunInSandboxBehavior.NOT_SUPPORTED
+
+    tasks: KernelTaskSuiteTasksField
 
 
 @dataclass(frozen=True)
@@ -137,7 +140,22 @@ class SuiteTasks:
 
 @rule(desc="Find the tasks of a kernel task suite", level=LogLevel.DEBUG)
 async def find_suite_tasks(field_set: KernelTaskSuiteFieldSet) -> SuiteTasks:
-    # The suite covers every kernel_task below its folder, found here rather than listed by hand.
+    if field_set.tasks.value:  # a suite that names its tasks (e.g. a quick suite across categories)
+        addresses = await Get(
+            Addresses,
+            UnparsedAddressInputs(
+                field_set.tasks.value,
+                owning_address=field_set.address,
+                description_of_origin=f"the `tasks` of the kernel_task_suite {field_set.address}",
+            ),
+        )
+        named = await Get(Targets, Addresses, addresses)
+        others = [t.address.spec for t in named if not t.has_field(KernelTaskCategoryField)]
+        if others:
+            raise ValueError(f"the kernel_task_suite {field_set.address} names targets that are no kernel_task: "
+                             f"{', '.join(others)}")
+        return SuiteTasks(tuple(sorted(t.address.spec for t in named)))
+    # Otherwise every kernel_task below its folder, found here rather than listed by hand.
     targets = await Get(
         Targets,
         RawSpecs(
@@ -159,10 +177,11 @@ async def run_kernel_task_suite(field_set: KernelTaskSuiteFieldSet, cli: ArenaCl
         pex_request.request.to_interpreter_constraints_request(),
     )
     pex_path = os.path.join("{chroot}", built.artifacts[0].relpath or "arena.pex")
-    category = os.path.basename(field_set.address.spec_path)
+    # A folder's suite is its category's; a suite that names its tasks may mix categories.
+    category = () if field_set.tasks.value else ("--category", os.path.basename(field_set.address.spec_path))
     return RunRequest(
         digest=built.digest,
-        args=(python.path, pex_path, "suite", "--category", category, "--tasks", *tasks.addresses),
+        args=(python.path, pex_path, "suite", *category, "--tasks", *tasks.addresses),
     )
 
 

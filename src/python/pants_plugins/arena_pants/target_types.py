@@ -279,7 +279,18 @@ class KernelTaskSuiteMarkerField(StringField):
     help = "Marks the target as a suite, so only suites are runnable as one."
 
 
+class KernelTaskSuiteTasksField(StringSequenceField):
+    alias = "tasks"
+    help = (
+        "The suite's kernel_task addresses (e.g. tasks/hip2hip/rms_norm), from any category; "
+        "left out: every kernel_task below the suite's folder."
+    )
+
+
 class KernelTaskSuiteTarget(Target):
     alias = "kernel_task_suite"
-    core_fields = (*COMMON_TARGET_FIELDS, KernelTaskSuiteMarkerField)
-    help = "Every kernel_task under this folder; `pants run` evaluates them through the runner."
+    core_fields = (*COMMON_TARGET_FIELDS, KernelTaskSuiteMarkerField, KernelTaskSuiteTasksField)
+    help = (
+        "The kernel_tasks it names (tasks=[...]), or every kernel_task under this folder; `pants run` "
+        "evaluates them through the runner."
+    )

@@ -264,3 +264,15 @@ def test_a_harness_fault_is_not_scored_and_the_suite_goes_on(
     assert [e["label"] for e in saved["failed"]] == ["tasks/triton2triton/add:add [exemplars/wide]"]
     assert saved["evaluations"] == [] and saved["summary"]["tasks"] == 0
     assert len(fake_harness) == 3  # the runner's retries, then no score
+
+
+def test_a_suite_of_named_tasks_needs_no_category_and_refuses_unknown_ones(
+    add_repo: Path, cache_dir: Path, cpu_machine: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    main = cli.main
+    assert main(["--repo-root", str(add_repo), "suite", "--tasks", "tasks/triton2triton/add", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert "1 named task(s)" in captured.err and json.loads(captured.out)["summary"]["tasks"] == 1
+    assert main(["--repo-root", str(add_repo), "suite", "--tasks", "tasks/hip2hip/nope"]) == 2
+    assert "not tasks: tasks/hip2hip/nope:nope" in capsys.readouterr().err
+    assert main(["--repo-root", str(add_repo), "suite"]) == 2  # neither a category nor tasks

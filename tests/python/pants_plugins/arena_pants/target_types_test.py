@@ -122,3 +122,28 @@ def test_a_suite_finds_the_tasks_below_its_folder(rule_runner: RuleRunner) -> No
     suite = rule_runner.get_target(Address("tasks/triton2triton", target_name="all"))
     found = rule_runner.request(SuiteTasks, [KernelTaskSuiteFieldSet.create(suite)])
     assert found.addresses == ("tasks/triton2triton/a/deeper:a", "tasks/triton2triton/b:b")
+
+
+def test_a_suite_that_names_its_tasks_takes_them_from_any_category(rule_runner: RuleRunner) -> None:
+    rule_runner.write_files(
+        {
+            "tasks/BUILD": 'kernel_task_suite(name="quick", tasks=["tasks/hip2hip/c", "tasks/triton2triton/b:b"])\n',
+            "tasks/triton2triton/b/BUILD": kernel_task("b"),
+            "tasks/triton2triton/a/BUILD": kernel_task("a"),  # below the folder, not named: left out
+            "tasks/hip2hip/c/BUILD": kernel_task("c", {"category": '"hip2hip"'}),
+        }
+    )
+    suite = rule_runner.get_target(Address("tasks", target_name="quick"))
+    found = rule_runner.request(SuiteTasks, [KernelTaskSuiteFieldSet.create(suite)])
+    assert found.addresses == ("tasks/hip2hip/c:c", "tasks/triton2triton/b:b")
+
+
+def test_a_suite_naming_something_else_is_an_error(rule_runner: RuleRunner) -> None:
+    rule_runner.write_files(
+        {
+            "tasks/BUILD": 'kernel_task_suite(name="quick", tasks=["tasks:other"])\nkernel_task_suite(name="other")\n',
+        }
+    )
+    suite = rule_runner.get_target(Address("tasks", target_name="quick"))
+    with engine_error(contains="names targets that are no kernel_task: tasks:other"):
+        rule_runner.request(SuiteTasks, [KernelTaskSuiteFieldSet.create(suite)])
