@@ -4,12 +4,10 @@ attempts, ranked."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import asdict
-from pathlib import Path
 
-from arena.cli.evaluate import add_json_flag
+from arena.cli.evaluate import add_json_flag, write_json
 from arena.cli.remote import add_runner_arguments, open_client, runner_address
 from arena.runner.records import LeaderboardRow
 from arena.task.task import CATEGORIES
@@ -34,11 +32,7 @@ def run(args: argparse.Namespace) -> int:
     with client:
         rows = client.leaderboard(args.category)
     if args.json:
-        text = json.dumps([asdict(row) for row in rows], indent=2) + "\n"
-        if args.json == "-":
-            sys.stdout.write(text)
-        else:
-            Path(args.json).write_text(text, encoding="utf-8")
+        write_json(args.json, [asdict(row) for row in rows])
         return 0
     sys.stdout.write(format_leaderboard(rows))
     return 0

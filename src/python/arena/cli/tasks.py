@@ -4,12 +4,11 @@ as JSON; from this repository, or from the runner at --runner (what its agents s
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
-from arena.cli.evaluate import add_json_flag
+from arena.cli.evaluate import add_json_flag, write_json
 from arena.cli.remote import add_runner_arguments, open_client, runner_address
 from arena.runner.records import TaskView
 from arena.task.digest import task_digest
@@ -37,11 +36,7 @@ def run(args: argparse.Namespace) -> int:
         rows = [describe_task(task, args.repo_root) for task in tasks]
         counts = [(len(task.cases), len(task.timed_cases)) for task in tasks]
     if args.json:
-        text = json.dumps(rows, indent=2, sort_keys=True) + "\n"
-        if args.json == "-":
-            sys.stdout.write(text)
-        else:
-            Path(args.json).write_text(text, encoding="utf-8")
+        write_json(args.json, rows)
         return 0
     sys.stdout.write(format_table(rows, counts))
     return 0

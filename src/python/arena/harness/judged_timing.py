@@ -7,7 +7,7 @@ Per trial, per chunk of B calls (B as large as the memory budget allows, up to t
 2. draw B fresh input sets (new seeds; the worker draws the same sets in its own memory once it
    is thawed): every timed call of either side gets inputs no call has seen, so no stored answer
    can match, each set copied to a random place of a pool of its side's (placement.py: where a
-   small call's inputs lie moves its time by up to 1.3x);
+   small call's inputs lie moves its time by up to 1.4x);
 3. time the baseline on them in the judge (timing.run_calls), keeping each call's outputs as
    that set's reference (the baseline passed the check stage against the task's reference);
 4. thaw the worker; the chunk clock: the judge spins its stream long enough for the worker to
