@@ -36,6 +36,11 @@ class NoDevice(ArenaError):
     """No GPU (or no backend able to run the task) is available."""
 
 
+class UnusableEnvironment(ArenaError):
+    """The measurement environment (the Python harness children run under) is missing, broken,
+    or lacks a package the harness needs, or has one too old."""
+
+
 class Unisolated(ArenaError):
     """Nothing isolates candidate code on this runner (no OS sandbox, no container), and its
     operator did not allow running untrusted candidates without it."""
@@ -62,6 +67,11 @@ class InvalidRequest(ArenaError):
 
 class NotReady(ArenaError):
     """The evaluation is still queued or running; ask again later."""
+
+
+class AttemptOpen(ArenaError):
+    """The attempt is still running (before its deadline, its agent not known to have ended), so
+    the runner may not yet take its final candidate for it (Finalize)."""
 
 
 class QueueFull(BudgetExhausted):

@@ -15,7 +15,7 @@ from google.protobuf.message import Message
 from arena.candidate.candidate import Candidate
 from arena.errors import InvalidCandidate, InvalidRequest
 from arena.evaluation.evaluation import Evaluation
-from arena.runner.records import Attempt, LeaderboardRow, Progress, TaskView
+from arena.runner.records import Attempt, LeaderboardRow, Progress, TaskView, Usage
 from arena.task.task import Case, TensorSpec, Tolerance
 from arena.v1 import candidate_pb2, evaluation_pb2, runner_pb2, task_pb2
 
@@ -179,6 +179,7 @@ def attempt_to_pb(attempt: Attempt) -> runner_pb2.Attempt:
         submitted=attempt.submitted,
         final_evaluation=attempt.final_evaluation,
         checks_used=attempt.checks_used,
+        finalized=attempt.finalized,
     )
 
 
@@ -192,6 +193,7 @@ def attempt_from_pb(message: runner_pb2.Attempt) -> Attempt:
         submitted=message.submitted,
         final_evaluation=message.final_evaluation,
         checks_used=message.checks_used,
+        finalized=message.finalized,
     )
 
 
@@ -213,17 +215,36 @@ def progress_from_pb(message: runner_pb2.EvaluateProgress) -> Progress:
     )
 
 
+# LeaderboardRow's means of recorded usage: None (no attempt recorded usage) is an unset field.
+RECORDED_MEANS = (
+    "mean_input_tokens",
+    "mean_output_tokens",
+    "mean_cached_tokens",
+    "mean_cost_usd",
+    "mean_turns",
+    "mean_tool_calls",
+    "mean_wall_s",
+)
+
+
 def leaderboard_row_to_pb(row: LeaderboardRow) -> runner_pb2.LeaderboardRow:
-    return runner_pb2.LeaderboardRow(
+    message = runner_pb2.LeaderboardRow(
         agent=row.agent,
         category=row.category,
         tasks=row.tasks,
         compile_rate=row.compile_rate,
         correct_rate=row.correct_rate,
+        unchecked_rate=row.unchecked_rate,
         mean_speedup=row.mean_speedup,
         geomean_speedup=row.geomean_speedup,
         mean_score=row.mean_score,
+        mean_checks=row.mean_checks,
+        mean_evaluations=row.mean_evaluations,
     )
+    for name in RECORDED_MEANS:  # None stays unset: a blank, not a zero
+        if getattr(row, name) is not None:
+            setattr(message, name, getattr(row, name))
+    return message
 
 
 def leaderboard_row_from_pb(message: runner_pb2.LeaderboardRow) -> LeaderboardRow:
@@ -233,9 +254,50 @@ def leaderboard_row_from_pb(message: runner_pb2.LeaderboardRow) -> LeaderboardRo
         tasks=message.tasks,
         compile_rate=message.compile_rate,
         correct_rate=message.correct_rate,
+        unchecked_rate=message.unchecked_rate,
         mean_speedup=message.mean_speedup,
         geomean_speedup=message.geomean_speedup,
         mean_score=message.mean_score,
+        mean_checks=message.mean_checks,
+        mean_evaluations=message.mean_evaluations,
+        mean_input_tokens=optional_double(message, "mean_input_tokens"),
+        mean_output_tokens=optional_double(message, "mean_output_tokens"),
+        mean_cached_tokens=optional_double(message, "mean_cached_tokens"),
+        mean_cost_usd=optional_double(message, "mean_cost_usd"),
+        mean_turns=optional_double(message, "mean_turns"),
+        mean_tool_calls=optional_double(message, "mean_tool_calls"),
+        mean_wall_s=optional_double(message, "mean_wall_s"),
+    )
+
+
+def optional_double(message: Message, name: str) -> float | None:
+    """An `optional double` field's value; None when unset."""
+    return float(getattr(message, name)) if message.HasField(name) else None
+
+
+def usage_to_pb(usage: Usage) -> runner_pb2.Usage:
+    message = runner_pb2.Usage(
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cached_tokens=usage.cached_tokens,
+        turns=usage.turns,
+        tool_calls=usage.tool_calls,
+        wall_s=usage.wall_s,
+    )
+    if usage.cost_usd is not None:
+        message.cost_usd = usage.cost_usd
+    return message
+
+
+def usage_from_pb(message: runner_pb2.Usage) -> Usage:
+    return Usage(
+        input_tokens=message.input_tokens,
+        output_tokens=message.output_tokens,
+        cached_tokens=message.cached_tokens,
+        cost_usd=message.cost_usd if message.HasField("cost_usd") else None,
+        turns=message.turns,
+        tool_calls=message.tool_calls,
+        wall_s=message.wall_s,
     )
 
 

@@ -11,6 +11,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Mapping
 
 import grpc
 
@@ -38,8 +39,11 @@ class EmbeddedRunner:
             shutil.rmtree(self.private_state, ignore_errors=True)
 
 
-def start_embedded_runner(repo_root: Path, runner: Runner | None = None) -> EmbeddedRunner:
-    """Start `runner` (default: the real pipeline on this machine) behind a loopback server."""
+def start_embedded_runner(
+    repo_root: Path, runner: Runner | None = None, agents: Mapping[str, Identity] | None = None
+) -> EmbeddedRunner:
+    """Start `runner` (default: the real pipeline on this machine) behind a loopback server.
+    `agents`: more tokens it knows (token -> identity), e.g. the agent `arena agent run` starts."""
     private_state = None
     if runner is None:
         sweep_run_folders()  # what killed runs left behind, once per process that starts a runner
@@ -52,6 +56,7 @@ def start_embedded_runner(repo_root: Path, runner: Runner | None = None) -> Embe
             private_state = Path(tempfile.mkdtemp(prefix="runner-", dir=state))
             runner = open_runner(repo_root, private_state, store_path=store_path)
     token = new_token()
-    server, port = create_server("127.0.0.1:0", runner, Tokens({token: Identity(LOCAL_AGENT, operator=True)}))
+    known = Tokens({token: Identity(LOCAL_AGENT, operator=True), **(agents or {})})
+    server, port = create_server("127.0.0.1:0", runner, known)
     server.start()
     return EmbeddedRunner(runner, server, f"127.0.0.1:{port}", token, private_state)

@@ -19,6 +19,7 @@ from arena.api.limits import CallGate, CallLimits
 from arena.api.wire import ERROR_KIND_KEY
 from arena.errors import (
     ArenaError,
+    AttemptOpen,
     BudgetExhausted,
     InvalidCandidate,
     InvalidRequest,
@@ -52,6 +53,7 @@ STATUS_CODES: dict[type[ArenaError], grpc.StatusCode] = {
     NoDevice: grpc.StatusCode.FAILED_PRECONDITION,
     Unisolated: grpc.StatusCode.FAILED_PRECONDITION,
     TaskDeclarationError: grpc.StatusCode.FAILED_PRECONDITION,
+    AttemptOpen: grpc.StatusCode.FAILED_PRECONDITION,
     JobFailed: grpc.StatusCode.INTERNAL,
 }
 
@@ -174,6 +176,32 @@ class RunnerServicer(runner_pb2_grpc.RunnerServicer):
     ) -> runner_pb2.LeaderboardResponse:
         rows = self._runner.leaderboard(self._identify(context), request.category)
         return runner_pb2.LeaderboardResponse(rows=[convert.leaderboard_row_to_pb(row) for row in rows])
+
+    @answer_errors
+    def Finalize(self, request: runner_pb2.FinalizeRequest, context: grpc.ServicerContext) -> runner_pb2.Attempt:
+        identity = self._identify(context)
+        candidate = convert.candidate_from_pb(request.candidate)
+        return convert.attempt_to_pb(self._runner.finalize(identity, request.attempt, candidate, request.agent_ended))
+
+    @answer_errors
+    def RecordUsage(
+        self, request: runner_pb2.RecordUsageRequest, context: grpc.ServicerContext
+    ) -> runner_pb2.RecordUsageResponse:
+        self._runner.record_usage(
+            self._identify(context),
+            request.attempt,
+            convert.usage_from_pb(request.usage),
+            request.trajectory_name,
+            request.trajectory_gzip,
+        )
+        return runner_pb2.RecordUsageResponse()
+
+    @answer_errors
+    def GetTrajectory(
+        self, request: runner_pb2.GetTrajectoryRequest, context: grpc.ServicerContext
+    ) -> runner_pb2.Trajectory:
+        name, content = self._runner.trajectory(self._identify(context), request.attempt)
+        return runner_pb2.Trajectory(attempt=request.attempt, name=name, content_gzip=content)
 
 
 def add_runner_service(server: grpc.Server, runner: Runner, tokens: Tokens, limits: CallLimits | None = None) -> None:

@@ -9,7 +9,7 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
+from typing import Callable, Mapping
 
 from arena.candidate.allowlist import (
     IGNORED_FOLDERS,
@@ -66,6 +66,16 @@ def accept_candidate(task: Task, files: Mapping[str, bytes]) -> Candidate:
 
 def load_candidate(task: Task, directory: Path) -> Candidate:
     """The candidate in `directory` (laid out like the task folder); InvalidCandidate if it breaks a rule."""
+    files = read_folder(directory, lambda relative: check_candidate_path(task, relative))
+    check_file_tree(task, files)
+    check_candidate_sizes(files)
+    return Candidate(task=task.address, files=files)
+
+
+def read_folder(directory: Path, check_path: Callable[[str], object] = lambda relative: None) -> dict[str, bytes]:
+    """Every plain file under `directory` by POSIX path relative to it (caches such as __pycache__
+    left out), each path passed to `check_path` before it is read; InvalidCandidate for a missing
+    folder, a symlink, anything else that is no plain file, or a file over the size limit."""
     if not directory.is_dir() or directory.is_symlink():
         raise InvalidCandidate(f"candidate folder {directory.name!r} does not exist")
     files: dict[str, bytes] = {}
@@ -81,15 +91,13 @@ def load_candidate(task: Task, directory: Path) -> Candidate:
                 continue
             if not stat.S_ISREG(mode):
                 raise InvalidCandidate(f"{relative!r} is not a plain file")
-            check_candidate_path(task, relative)
+            check_path(relative)
             if path.stat().st_size > MAX_FILE_BYTES:
                 raise InvalidCandidate(
                     f"{relative!r} has {path.stat().st_size} bytes; the limit is {MAX_FILE_BYTES}"
                 )
             files[relative] = path.read_bytes()
-    check_file_tree(task, files)
-    check_candidate_sizes(files)
-    return Candidate(task=task.address, files=files)
+    return files
 
 
 def baseline_candidate(task: Task, repo_root: Path) -> Candidate:

@@ -1,7 +1,8 @@
-"""`arena image show | resolve [--lock FILE]`: the pinned ROCm image the docker executor runs.
+"""`arena image show | resolve [--vendor rocm|cuda] [--lock FILE]`: the pinned images the docker executor runs.
 
-`show` prints the lock; `resolve` asks the registry (through docker buildx or skopeo) which digest
-the lock's tag names now and writes it into the lock, with the date and the tool.
+`show` prints the locks; `resolve` asks the registry (through docker buildx, skopeo or crane) which
+digest each lock's tag names now and writes it into the lock, with the date and the tool. Without
+--vendor both vendors' locks are handled; --lock names one lock file instead.
 """
 
 from __future__ import annotations
@@ -13,35 +14,44 @@ from dataclasses import asdict
 from pathlib import Path
 
 from arena.executors.base import ExecutorError
-from arena.executors.image import LOCK_PATH, read_lock, resolve_lock, write_lock
+from arena.executors.image import LOCK_PATHS, read_lock, resolve_lock, write_lock
 
-HELP = "show or resolve the pinned ROCm image (third_party/rocm/image.lock)"
+HELP = "show or resolve the pinned ROCm and CUDA images (third_party/{rocm,cuda}/image.lock)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "action", choices=("show", "resolve"), help="show the lock, or resolve its tag to a digest"
+        "action", choices=("show", "resolve"), help="show the locks, or resolve their tags to digests"
     )
-    parser.add_argument(
-        "--lock", type=Path, metavar="FILE", help=f"the lock file (default: <repo>/{LOCK_PATH})"
-    )
+    parser.add_argument("--vendor", choices=tuple(LOCK_PATHS), help="only this vendor's image (default: all)")
+    parser.add_argument("--lock", type=Path, metavar="FILE", help="one lock file instead of the repository's")
+
+
+def lock_files(args: argparse.Namespace) -> list[Path]:
+    if args.lock is not None:
+        return [args.lock]
+    vendors = [args.vendor] if args.vendor else list(LOCK_PATHS)
+    return [args.repo_root / LOCK_PATHS[vendor] for vendor in vendors]
 
 
 def run(args: argparse.Namespace) -> int:
-    path: Path = args.lock or args.repo_root / LOCK_PATH
-    lock = read_lock(path)
+    paths = lock_files(args)
     if args.action == "show":
-        print(json.dumps(asdict(lock), indent=2, sort_keys=True))
-        if not lock.resolved:
-            print(
-                "(not resolved: the docker executor refuses it; run `arena image resolve`)", file=sys.stderr
-            )
+        for path in paths:
+            lock = read_lock(path)
+            print(json.dumps({"lock": str(path), **asdict(lock)}, indent=2, sort_keys=True))
+            if not lock.resolved:
+                refused = "not resolved: the docker executor refuses it; run `arena image resolve`"
+                print(f"({path}: {refused})", file=sys.stderr)
         return 0
-    try:
-        resolved = resolve_lock(lock)
-    except ExecutorError as error:
-        print(f"arena image resolve: error: {error}", file=sys.stderr)
-        return 1
-    write_lock(resolved, path)
-    print(f"{resolved.tagged} -> {resolved.digest} (with {resolved.resolved_with}); wrote {path}")
-    return 0
+    failed = 0
+    for path in paths:
+        try:
+            resolved = resolve_lock(read_lock(path))
+        except ExecutorError as error:
+            print(f"arena image resolve: error: {path}: {error}", file=sys.stderr)
+            failed += 1
+            continue
+        write_lock(resolved, path)
+        print(f"{resolved.tagged} -> {resolved.digest} (with {resolved.resolved_with}); wrote {path}")
+    return 1 if failed else 0

@@ -13,7 +13,11 @@ from arena.runner.records import LeaderboardRow
 from arena.task.task import CATEGORIES
 
 HELP = "show the leaderboard: per agent and category, from submitted attempts"
-COLUMNS = ("agent", "category", "tasks", "compile", "correct", "speedup", "geomean", "score")
+COLUMNS = (
+    "agent", "category", "tasks", "compile", "correct", "unchecked", "speedup", "geomean", "score",
+    # Means per closed attempt: the runner's counters, then the usage operators recorded (blank: none did).
+    "checks", "evals", "tok-in", "tok-out", "tok-cached", "cost", "turns", "tools", "wall",
+)  # fmt: skip
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -43,8 +47,19 @@ def format_leaderboard(rows: tuple[LeaderboardRow, ...]) -> str:
     for row in rows:
         cells.append([
             row.agent, row.category, str(row.tasks), f"{row.compile_rate:.0%}", f"{row.correct_rate:.0%}",
+            f"{row.unchecked_rate:.0%}",
             f"{row.mean_speedup:.2f}x", f"{row.geomean_speedup:.2f}x", f"{row.mean_score:.1f}",
+            f"{row.mean_checks:.1f}", f"{row.mean_evaluations:.1f}",
+            blank_or(row.mean_input_tokens, "{:,.0f}"), blank_or(row.mean_output_tokens, "{:,.0f}"),
+            blank_or(row.mean_cached_tokens, "{:,.0f}"), blank_or(row.mean_cost_usd, "${:.2f}"),
+            blank_or(row.mean_turns, "{:.1f}"), blank_or(row.mean_tool_calls, "{:.1f}"),
+            blank_or(row.mean_wall_s, "{:.0f}s"),
         ])  # fmt: skip
     widths = [max(len(line[i]) for line in cells) for i in range(len(COLUMNS))]
     lines = ["  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip() for line in cells]
     return "\n".join(lines) + f"\n{len(rows)} row(s)\n"
+
+
+def blank_or(value: float | None, template: str) -> str:
+    """`value` through `template`; blank where nothing was recorded."""
+    return "" if value is None else template.format(value)

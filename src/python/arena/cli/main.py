@@ -13,11 +13,13 @@ from pathlib import Path
 from types import ModuleType
 
 from arena.cli import (
+    agent,
     compare,
     evaluate,
     image,
     import_aka,
     leaderboard,
+    mcp,
     report,
     reproduce,
     serve,
@@ -27,6 +29,8 @@ from arena.cli import (
     workspace,
 )
 from arena.cli.remote import runner_address
+from arena.environment.measurement import PYTHON_VARIABLE, select_python
+from arena.environment.probe import checked_environment
 from arena.errors import (
     ArenaError,
     BudgetExhausted,
@@ -35,6 +39,7 @@ from arena.errors import (
     PermissionDenied,
     TaskDeclarationError,
     UnknownTask,
+    UnusableEnvironment,
 )
 from arena.harness.version import harness_version, pin_sources
 from arena.task.load import find_repo_root
@@ -52,6 +57,8 @@ COMMANDS: dict[str, ModuleType] = {
     "import": import_aka,
     "report": report,
     "compare": compare,
+    "mcp": mcp,
+    "agent": agent,
 }
 
 EXIT_USAGE = 2  # argparse's own code for a bad command line
@@ -63,6 +70,7 @@ EXIT_CODES: dict[type[ArenaError], int] = {
     BudgetExhausted: 6,
     NoDevice: 7,
     PermissionDenied: 8,
+    UnusableEnvironment: 10,
 }
 EXIT_OTHER_ERROR = 9
 
@@ -77,12 +85,20 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="the repository (default: found from the working directory)",
     )
+    parser.add_argument(
+        "--python",
+        metavar="PATH",
+        default=None,
+        help=f"the Python harness children measure with, e.g. a GPU machine's python3 (default: {PYTHON_VARIABLE}, "
+        "else this command's own; docs/executors.md)",
+    )
     parser.add_argument("--version", action="version", version=f"arena, harness {harness_version()[:12]}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, module in COMMANDS.items():
         sub = commands.add_parser(name, help=module.HELP, description=module.HELP)
         # Also after the command (`arena suite --repo-root X`); SUPPRESS keeps the one given before.
         sub.add_argument("--repo-root", type=Path, default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+        sub.add_argument("--python", metavar="PATH", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
         module.add_arguments(sub)
     return parser
 
@@ -92,6 +108,24 @@ def exit_code_for(error: ArenaError) -> int:
         if isinstance(error, kind):
             return code
     return EXIT_OTHER_ERROR
+
+
+# Commands that run harness children on this host (unless sent to a runner or an executor elsewhere).
+MEASURING = ("evaluate", "suite", "serve", "reproduce")
+
+
+def check_measurement(args: argparse.Namespace) -> None:
+    """Before a measuring command starts: its measurement environment has what the harness needs
+    (UnusableEnvironment) and can use this machine's GPU (NoDevice), said now rather than after
+    a suite has run on the CPU."""
+    if args.command not in MEASURING or runner_address(args):
+        return
+    if getattr(args, "executor", "local") != "local":
+        return  # the image or the pool measures; the executor checks its own
+    backend = getattr(args, "backend", "auto")
+    if str(getattr(args, "devices", "") or "").strip() == "cpu":
+        backend = "cpu"
+    checked_environment(backend)
 
 
 def repo_root_for(args: argparse.Namespace) -> Path | None:
@@ -112,8 +146,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     pin_sources()  # the harness this process measures with: later jobs check it is unchanged
+    select_python(args.python)  # before anything probes the measurement environment
     try:
         args.repo_root = repo_root_for(args)
+        check_measurement(args)
         return int(COMMANDS[args.command].run(args))
     except ArenaError as error:
         print(f"arena {args.command}: error: {error}", file=sys.stderr)

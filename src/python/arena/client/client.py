@@ -23,10 +23,11 @@ from arena import errors
 from arena.api import convert
 from arena.api.transport import channel_credentials, require_safe_connect
 from arena.api.wire import ERROR_KIND_KEY, MAX_RECEIVE_BYTES, MAX_SEND_BYTES
-from arena.candidate.candidate import Candidate
-from arena.errors import ArenaError
+from arena.candidate.candidate import Candidate, read_folder
+from arena.errors import ArenaError, InvalidRequest, NotReady
 from arena.evaluation.evaluation import Evaluation
-from arena.runner.records import Attempt, LeaderboardRow, Progress, TaskView
+from arena.runner.accounting import compress_trajectory, inflate_trajectory
+from arena.runner.records import Attempt, LeaderboardRow, Progress, TaskView, Usage
 from arena.runner.workspace import write_workspace
 from arena.v1 import runner_pb2, runner_pb2_grpc
 
@@ -55,6 +56,8 @@ CODE_ERRORS: dict[grpc.StatusCode, type[ArenaError]] = {
     grpc.StatusCode.UNAVAILABLE: errors.NotReady,
 }
 Reply = TypeVar("Reply")
+# A compressed trajectory must fit in one request, with room for the rest of it.
+MAX_TRAJECTORY_WIRE_BYTES = MAX_RECEIVE_BYTES - (64 << 10)
 
 
 class Client:
@@ -186,6 +189,52 @@ class Client:
     def leaderboard(self, category: str = "") -> tuple[LeaderboardRow, ...]:
         reply = self._call(self._stub.Leaderboard, runner_pb2.LeaderboardRequest(category=category))
         return tuple(convert.leaderboard_row_from_pb(row) for row in reply.rows)
+
+    def finalize(self, attempt_id: str, folder: Path | str, agent_ended: bool = True, wait: bool = True) -> Attempt:
+        """Operators: close attempt `attempt_id`, when its agent did not submit, with the runner's own
+        evaluation of the files in `folder` (the workspace's candidate/); no iteration is spent. An
+        attempt already submitted comes back unchanged. `agent_ended`: its agent's process has ended
+        (the caller ran it), so this may come before the deadline; False: refused (AttemptOpen) until
+        the deadline. `wait`: return once that evaluation finished, raising its error if it failed."""
+        candidate = Candidate(task="", files=read_folder(Path(folder)))
+        request = runner_pb2.FinalizeRequest(
+            attempt=attempt_id, candidate=convert.candidate_to_pb(candidate), agent_ended=agent_ended
+        )
+        attempt = convert.attempt_from_pb(self._call(self._stub.Finalize, request))
+        if wait and attempt.finalized:
+            self.wait_for_evaluation(attempt.final_evaluation)
+        return attempt
+
+    def wait_for_evaluation(self, evaluation: str) -> Evaluation:
+        """GetEvaluation, asked again (pauses growing to 2 s) while the job is queued or running."""
+        began, pause = time.monotonic(), 0.05
+        while True:
+            try:
+                return self.get_evaluation(evaluation)
+            except NotReady:
+                if self._evaluate_timeout_s is not None and time.monotonic() - began > self._evaluate_timeout_s:
+                    raise
+            time.sleep(pause)
+            pause = min(2.0, pause * 2)
+
+    def record_usage(self, attempt_id: str, usage: Usage, trajectory: bytes, name: str) -> None:
+        """Operators: store what the attempt's agent spent and its event stream (at most 64 MiB; sent
+        and kept gzip-compressed), replacing any recorded before."""
+        compressed = compress_trajectory(trajectory)
+        if len(compressed) > MAX_TRAJECTORY_WIRE_BYTES:
+            raise InvalidRequest(
+                f"the trajectory is {len(compressed)} bytes compressed, more than the {MAX_TRAJECTORY_WIRE_BYTES} "
+                "bytes a request may carry: cut the event stream"
+            )
+        request = runner_pb2.RecordUsageRequest(
+            attempt=attempt_id, usage=convert.usage_to_pb(usage), trajectory_gzip=compressed, trajectory_name=name
+        )
+        self._call(self._stub.RecordUsage, request)
+
+    def trajectory(self, attempt_id: str) -> bytes:
+        """The event stream recorded for the attempt (its agent's or, for operators, any)."""
+        reply = self._call(self._stub.GetTrajectory, runner_pb2.GetTrajectoryRequest(attempt=attempt_id))
+        return inflate_trajectory(reply.content_gzip)
 
     def _call(self, method: Callable[..., Reply], request: object) -> Reply:
         def once() -> Reply:

@@ -1,12 +1,13 @@
 """A cheap probe, in the parent, of the machine an evaluation will run on; its hash keys the cache.
 
-Nothing here imports torch or triton: versions come from package metadata, the GPU from the
-vendor's command-line tool. The harness child reports a fuller picture (clocks, peaks) afterwards.
+Nothing here imports torch or triton: the GPU comes from the vendor's command-line tool, the
+compilers from theirs, and the package versions from the measurement environment's metadata
+(arena.environment.measurement), which may be another interpreter than this one. The harness
+child reports a fuller picture (clocks, peaks) afterwards.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import platform
@@ -15,12 +16,10 @@ import shutil
 import subprocess
 from dataclasses import replace
 from functools import lru_cache
-from importlib import metadata
 
 from arena.environment.environment import Environment, fingerprint_environment
+from arena.environment.measurement import current_measurement, gpu_usable
 
-# Distributions whose versions change what a kernel computes or how fast it runs.
-PACKAGES = ("torch", "triton", "numpy", "hip-python", "cuda-python", "cuda-bindings")
 IMAGE_DIGEST_VARIABLE = "ARENA_IMAGE_DIGEST"
 SANDBOX_VARIABLE = "ARENA_SANDBOX"  # "off": harness children run without the OS sandbox
 _PROBE_TIMEOUT_S = 20
@@ -37,11 +36,8 @@ def _command(argv: list[str]) -> str:
     return done.stdout.strip() if done.returncode == 0 else ""
 
 
-def _versions() -> dict[str, str]:
-    versions = {"python": platform.python_version()}
-    for name in PACKAGES:
-        with contextlib.suppress(metadata.PackageNotFoundError):
-            versions[name] = metadata.version(name)
+def _compilers() -> dict[str, str]:
+    versions = {}
     nvcc = re.search(r"release ([\d.]+)", _command(["nvcc", "--version"]))
     if nvcc:
         versions["nvcc"] = nvcc.group(1)
@@ -103,8 +99,10 @@ def sandbox_tool() -> str:
 
 
 @lru_cache(maxsize=1)
-def probe_environment() -> Environment:
-    """This machine as the parent sees it, fingerprinted; probed once per process."""
+def probe_host() -> Environment:
+    """This machine as the parent sees it (GPU, driver, compilers, sandbox, image), without the
+    measurement environment's packages: what a container or a remote executor records its own
+    versions over. Probed once per process."""
     gpu = _nvidia_gpu() or _rocm_gpu() or {"backend": "cpu-interpreter"}
     environment = Environment(
         backend=gpu.get("backend", ""),
@@ -112,6 +110,28 @@ def probe_environment() -> Environment:
         gpu_arch=gpu.get("gpu_arch", ""),
         driver=gpu.get("driver", ""),
         image_digest=os.environ.get(IMAGE_DIGEST_VARIABLE, ""),
-        versions={**_versions(), "sandbox": sandbox_tool() or "none"},
+        versions={"python": platform.python_version(), **_compilers(), "sandbox": sandbox_tool() or "none"},
     )
     return replace(environment, fingerprint=fingerprint_environment(environment))
+
+
+@lru_cache(maxsize=1)
+def probe_environment() -> Environment:
+    """This machine and the measurement environment harness children run under here (its Python
+    and packages replace this process's), fingerprinted; probed once per process.
+    UnusableEnvironment when that environment lacks what the harness needs."""
+    host = probe_host()
+    measurement = current_measurement()
+    versions = {**host.versions, **measurement.versions}
+    environment = replace(host, versions=versions)
+    return replace(environment, fingerprint=fingerprint_environment(environment))
+
+
+def checked_environment(backend: str = "auto") -> Environment:
+    """probe_environment(), and NoDevice when this machine has a GPU that the measurement
+    environment's torch cannot use (unless `backend` is "cpu": checking on the CPU was asked for),
+    so a command says so instead of quietly running on the CPU."""
+    environment = probe_environment()
+    if backend != "cpu":
+        gpu_usable(current_measurement(), environment.backend, environment.gpu_name)
+    return environment

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
+from arena.environment.measurement import current_measurement
 from arena.task.task import Task
 
 _CHILD_TIMEOUT_S = 600
@@ -25,13 +26,13 @@ _CHILD_TIMEOUT_S = 600
 
 def check_reference_precision(task: Task, repo_root: Path, cases: Sequence[str]) -> dict[str, str]:
     """Case name -> error for each case whose float64 check fails ("" where it passes)."""
-    command = [sys.executable, "-m", "arena.evaluation.reference_check", str(repo_root), task.address, *cases]
-    # The child imports arena, torch and the rest from wherever this process did: inside a PEX
-    # those live in the PEX's own folders, which only this process's sys.path names (a plain
-    # `python -m` beside it found no torch: validate-task failed from the packaged artifact).
+    # The child runs where harness children do (the measurement environment), and imports arena
+    # and torch from there: inside a PEX the bundled ones live in the PEX's own folders, which only
+    # the measurement's path names (a plain `python -m` beside it found no torch).
+    measurement = current_measurement()
+    command = [measurement.python, "-m", "arena.evaluation.reference_check", str(repo_root), task.address, *cases]
     source_root = str(Path(__file__).resolve().parents[2])
-    here = [os.path.abspath(p) for p in sys.path if p and os.path.isdir(p)]
-    path = os.pathsep.join(p for p in dict.fromkeys([source_root, *here, os.environ.get("PYTHONPATH", "")]) if p)
+    path = os.pathsep.join(dict.fromkeys([source_root, *measurement.path]))
     env = {**os.environ, "PYTHONPATH": path}
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=_CHILD_TIMEOUT_S, check=False, env=env)

@@ -1,9 +1,9 @@
-"""The pinned ROCm image, locked by digest in third_party/rocm/image.lock.
+"""The pinned images, one per GPU vendor, each locked by digest in third_party/<vendor>/image.lock.
 
 A tag can be moved to other bits at any time; a digest cannot. The lock names the image by
 repository and tag (for people) and by digest (for machines); `arena image resolve` fills the
-digest in with `docker buildx imagetools inspect` or `skopeo inspect`, whichever exists.
-Until then the lock says `resolved: false` and the docker executor refuses to run.
+digest in with `docker buildx imagetools inspect`, `skopeo inspect` or `crane digest`, whichever
+exists and answers. Until then the lock says `resolved: false` and the docker executor refuses it.
 """
 
 from __future__ import annotations
@@ -19,7 +19,12 @@ from typing import Callable
 
 from arena.executors.base import ExecutorError
 
-LOCK_PATH = Path("third_party/rocm/image.lock")  # relative to the repository root
+# Relative to the repository root: the image the docker executor runs on each vendor's GPUs.
+LOCK_PATHS = {
+    "rocm": Path("third_party/rocm/image.lock"),
+    "cuda": Path("third_party/cuda/image.lock"),
+}
+LOCK_PATH = LOCK_PATHS["rocm"]
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 _RESOLVE_TIMEOUT_S = 300
 # argv -> (exit code, stdout, stderr); tests replace it.
@@ -33,7 +38,8 @@ class ImageLock:
     digest: str = ""  # sha256:<64 hex> of the manifest the tag named when resolved; "" until then
     resolved: bool = False  # True once digest was read from the registry
     resolved_date: str = ""  # UTC date of the resolution, YYYY-MM-DD
-    resolved_with: str = ""  # the tool that resolved it: docker-buildx | skopeo
+    resolved_with: str = ""  # the tool that resolved it: docker-buildx | skopeo | crane
+    contents: str = ""  # what the tag is documented to hold (OS, Python, torch, toolkit), for people
 
     @property
     def reference(self) -> str:
@@ -55,13 +61,20 @@ def write_lock(lock: ImageLock, path: Path) -> None:
     path.write_text(json.dumps(asdict(lock), indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
-def require_resolved(lock: ImageLock) -> ImageLock:
+def lock_path(vendor: str) -> Path:
+    """The lock of `vendor`'s image (rocm | cuda), relative to the repository root."""
+    if vendor not in LOCK_PATHS:
+        raise ExecutorError(f"no pinned image for {vendor!r}: expected one of {', '.join(LOCK_PATHS)}")
+    return LOCK_PATHS[vendor]
+
+
+def require_resolved(lock: ImageLock, where: Path = LOCK_PATH) -> ImageLock:
     """The lock, if it pins a digest; otherwise the error that says how to pin one."""
     if not lock.resolved or not _DIGEST.fullmatch(lock.digest):
         raise ExecutorError(
-            f"the image {lock.tagged} is not resolved to a digest in {LOCK_PATH}: run "
-            "`arena image resolve` on a machine that reaches the registry (it needs docker buildx "
-            "or skopeo), commit the lock, then run the docker executor"
+            f"the image {lock.tagged} is not resolved to a digest in {where}: run "
+            "`arena image resolve` on a machine that reaches the registry (it needs docker buildx, "
+            "skopeo or crane), commit the lock, then run the docker executor"
         )
     return lock
 
@@ -78,6 +91,8 @@ def resolvers() -> list[tuple[str, list[str]]]:
         found.append(("docker-buildx", ["docker", "buildx", "imagetools", "inspect"]))
     if shutil.which("skopeo"):
         found.append(("skopeo", ["skopeo", "inspect"]))
+    if shutil.which("crane"):
+        found.append(("crane", ["crane", "digest"]))
     return found
 
 
@@ -92,7 +107,7 @@ def resolve_lock(
     run = run or _run_command
     if not tools:
         raise ExecutorError(
-            "cannot resolve the image: neither `docker buildx` nor `skopeo` is installed here; "
+            "cannot resolve the image: none of `docker buildx`, `skopeo` or `crane` is installed here; "
             "install one of them (and reach the registry), then run `arena image resolve` again"
         )
     problems = []
@@ -108,7 +123,11 @@ def resolve_lock(
 
 
 def _parse_digest(tool: str, out: str) -> str:
-    """skopeo prints JSON with "Digest"; imagetools prints "Digest:   sha256:..." first."""
+    """skopeo prints JSON whose "Digest" is the top-level manifest's (the multi-arch index, as
+    imagetools and crane report it); imagetools prints "Digest:   sha256:..."; crane only the digest."""
+    if tool == "crane":
+        digest = out.strip()
+        return digest if _DIGEST.fullmatch(digest) else ""
     if tool == "skopeo":
         try:
             digest = str(json.loads(out).get("Digest", ""))

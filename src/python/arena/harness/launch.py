@@ -19,12 +19,12 @@ import secrets
 import selectors
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 from arena.candidate.candidate import Candidate
+from arena.environment.measurement import Measurement, current_measurement
 from arena.environment.probe import sandbox_tool
 from arena.harness.channel import ChannelError, open_frame
 from arena.harness.job import (
@@ -105,11 +105,12 @@ class Child:
         self.trusted_digest = trusted_digest()  # the sources this child imports
         self.result_fd, write_fd = os.pipe()
         self.result_fd_in_child = write_fd  # pass_fds keeps the number
-        argv = [sys.executable, "-m", "arena.harness.child"]
+        measurement = current_measurement()  # the interpreter children run under, and its import path
+        argv = [measurement.python, "-m", "arena.harness.child"]
         self.sandbox = sandbox_tool()  # "" where this machine offers none (recorded in the environment)
         self.kernels = trusted_root()  # compiled trusted kernels, read-only to the child
         if self.sandbox:
-            argv = sandboxed(argv, self.work, read_only=(self.kernels,))
+            argv = sandboxed(argv, self.work, read_only=(self.kernels, *map(Path, measurement.folders)))
         try:
             self.process = subprocess.Popen(
                 argv,
@@ -119,7 +120,7 @@ class Child:
                 pass_fds=(write_fd,),
                 start_new_session=True,
                 cwd=self.work / "work",
-                env=_child_env(self.work, sandboxed=bool(self.sandbox), kernels=self.kernels),
+                env=_child_env(self.work, measurement, sandboxed=bool(self.sandbox), kernels=self.kernels),
             )
         except BaseException:
             os.close(self.result_fd)
@@ -206,7 +207,9 @@ class Standby:
 SANDBOXED_VARIABLE = "ARENA_SANDBOXED"
 
 
-def _child_env(work: Path, sandboxed: bool = False, kernels: Path | None = None) -> dict[str, str]:
+def _child_env(
+    work: Path, measurement: Measurement, sandboxed: bool = False, kernels: Path | None = None
+) -> dict[str, str]:
     env = {k: os.environ[k] for k in _PASS_ENV if k in os.environ}
     # `python` and `python3` in a build or bench command are the harness's own interpreter (a
     # version manager's shims on the host PATH are not inside the sandbox).
@@ -214,11 +217,11 @@ def _child_env(work: Path, sandboxed: bool = False, kernels: Path | None = None)
     tools.mkdir(parents=True, exist_ok=True)
     for name in ("python", "python3"):
         if not (tools / name).exists():
-            (tools / name).symlink_to(sys.executable)
+            (tools / name).symlink_to(measurement.python)
     env["PATH"] = os.pathsep.join(p for p in (str(tools), env.get("PATH", "")) if p)
     env.update(
         # Absolute: the child runs in the work folder, and test runners put relative entries here.
-        PYTHONPATH=os.pathsep.join(os.path.abspath(p) for p in sys.path if p and os.path.isdir(p)),
+        PYTHONPATH=os.pathsep.join(measurement.path),
         HOME=str(work / "home"),
         TMPDIR=str(work / "work"),
         TRITON_CACHE_DIR=str(work / "triton"),

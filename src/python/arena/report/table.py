@@ -77,7 +77,7 @@ def format_evaluation(evaluation: Evaluation) -> str:
     lines = [
         f"task       {evaluation.task}",
         f"status     {evaluation.status.value}" + ("  (cached)" if evaluation.cached else ""),
-        f"compiled   {_cell(evaluation.compiled)}    correct {_cell(evaluation.correct)}",
+        f"compiled   {_cell(evaluation.compiled)}    correct {_cell(correct_cell(evaluation))}",
     ]
     if evaluation.cases:
         lines += ["", format_cases(evaluation), ""]
@@ -103,7 +103,7 @@ def format_suite(evaluations: Sequence[tuple[str, Evaluation]], summary: SuiteSu
             label,
             evaluation.status.value,
             evaluation.compiled,
-            evaluation.correct,
+            correct_cell(evaluation),
             f"{evaluation.score.geomean_speedup:.3f}" if evaluation.score.geomean_speedup else "-",
             f"{evaluation.score.points:.1f}",
             "yes" if evaluation.cached else "",
@@ -113,8 +113,16 @@ def format_suite(evaluations: Sequence[tuple[str, Evaluation]], summary: SuiteSu
     table = format_table(("task", "status", "compiled", "correct", "speedup", "points", "cached"), rows)
     fast = "  ".join(f"fast_{p} {share * 100:.0f}%" for p, share in sorted(summary.fast_p.items()))
     speed = f"{summary.geomean_speedup:.3f}" if summary.timed else "- (nothing timed)"
-    totals = f"{summary.correct}/{summary.tasks} correct   geomean speedup {speed}"
+    unchecked = sum(evaluation.status is Status.NEEDS_DEVICE for _, evaluation in evaluations)
+    totals = f"{summary.correct}/{summary.tasks} correct" + (f", {unchecked} unchecked" if unchecked else "")
+    totals += f"   geomean speedup {speed}"
     return f"{table}\n\n{totals}   {fast}"
+
+
+def correct_cell(evaluation: Evaluation) -> object:
+    """Whether it was correct; "unchecked" where this machine could compile it but not check it
+    (NEEDS_DEVICE), which is not a wrong answer."""
+    return "unchecked" if evaluation.status is Status.NEEDS_DEVICE else evaluation.correct
 
 
 def task_outcome(evaluation: Evaluation) -> TaskOutcome:

@@ -52,14 +52,20 @@ def open_attempt(conn: sqlite3.Connection, agent: str, task: Task, now_ms: int, 
     return attempt
 
 
-def read_attempt(conn: sqlite3.Connection, attempt_id: str, agent: str) -> Attempt:
-    """The attempt `attempt_id`, if `agent` opened it."""
+def find_attempt(conn: sqlite3.Connection, attempt_id: str) -> Attempt:
+    """The attempt `attempt_id`, whoever opened it (for operators' calls)."""
     row = conn.execute("SELECT * FROM attempts WHERE id = ?", (attempt_id,)).fetchone()
     if row is None:
         raise NotFound(f"no attempt {quote(attempt_id)}")
-    if row["agent"] != agent:
-        raise PermissionDenied(f"attempt {quote(attempt_id)} belongs to another agent")
     return attempt_from_row(row)
+
+
+def read_attempt(conn: sqlite3.Connection, attempt_id: str, agent: str) -> Attempt:
+    """The attempt `attempt_id`, if `agent` opened it."""
+    attempt = find_attempt(conn, attempt_id)
+    if attempt.agent != agent:
+        raise PermissionDenied(f"attempt {quote(attempt_id)} belongs to another agent")
+    return attempt
 
 
 def _open_for(conn: sqlite3.Connection, attempt_id: str, agent: str, task: str, now_ms: int) -> Attempt:
@@ -97,6 +103,20 @@ def charge_check(
     return read_attempt(conn, attempt_id, agent)
 
 
+def unchecked_as_check(conn: sqlite3.Connection, attempt_id: str, max_checks: int) -> bool:
+    """A scored evaluation that came back NEEDS_DEVICE (this runner's lane could compile it but
+    not check it) measured nothing: it costs a free check instead of an iteration, while the
+    attempt has checks left (False: it stays an iteration, so compiles are never unbounded)."""
+    row = conn.execute("SELECT checks_used FROM attempts WHERE id = ?", (attempt_id,)).fetchone()
+    if row is None or row["checks_used"] >= max_checks:
+        return False
+    conn.execute(
+        "UPDATE attempts SET checks_used = checks_used + 1, iterations_left = iterations_left + 1 WHERE id = ?",
+        (attempt_id,),
+    )
+    return True
+
+
 def refund_attempt(conn: sqlite3.Connection, attempt_id: str, max_refunds: int) -> bool:
     """Give back an iteration spent on an evaluation the runner itself failed to run, unless the
     attempt's agent already got `max_refunds` back on this task (then it stays spent: False)."""
@@ -128,6 +148,26 @@ def submit_attempt(conn: sqlite3.Connection, attempt_id: str, agent: str, evalua
     return read_attempt(conn, attempt_id, agent)
 
 
+def finalize_attempt(conn: sqlite3.Connection, attempt_id: str, evaluation_id: str) -> Attempt:
+    """Close the attempt with `evaluation_id`, the runner's evaluation of its workspace (Finalize),
+    marked as not chosen by its agent. The attempt has no submission (the caller checked)."""
+    conn.execute(
+        "UPDATE attempts SET submitted = 1, final_evaluation = ?, finalized = 1 WHERE id = ? AND submitted = 0",
+        (evaluation_id, attempt_id),
+    )
+    return find_attempt(conn, attempt_id)
+
+
+def reopen_finalized(conn: sqlite3.Connection, attempt_id: str, evaluation_id: str) -> None:
+    """Undo finalize_attempt when its evaluation failed (a fault of the runner, never of the files):
+    the attempt counts as nothing delivered past its deadline, and Finalize may be asked again."""
+    conn.execute(
+        "UPDATE attempts SET submitted = 0, final_evaluation = '', finalized = 0"
+        " WHERE id = ? AND finalized = 1 AND final_evaluation = ?",
+        (attempt_id, evaluation_id),
+    )
+
+
 def attempt_from_row(row: sqlite3.Row) -> Attempt:
     return Attempt(
         id=row["id"],
@@ -139,4 +179,5 @@ def attempt_from_row(row: sqlite3.Row) -> Attempt:
         final_evaluation=row["final_evaluation"],
         category=row["category"],
         checks_used=row["checks_used"],
+        finalized=bool(row["finalized"]),
     )

@@ -1,4 +1,4 @@
-"""The runner's state: one SQLite file holding attempts and evaluation jobs.
+"""The runner's state: one SQLite file holding attempts, evaluation jobs and agents' accounting.
 
 Every write is one transaction under one lock, so a budget check and the job it admits commit
 together or not at all. WAL journaling with synchronous=FULL: a reply is sent only after the
@@ -28,7 +28,8 @@ CREATE TABLE IF NOT EXISTS attempts (
     submitted INTEGER NOT NULL DEFAULT 0,
     final_evaluation TEXT NOT NULL DEFAULT '',
     created_ms INTEGER NOT NULL,
-    checks_used INTEGER NOT NULL DEFAULT 0   -- free checks spent (never iterations)
+    checks_used INTEGER NOT NULL DEFAULT 0,  -- free checks spent (never iterations)
+    finalized INTEGER NOT NULL DEFAULT 0     -- 1: the runner submitted the workspace's files (Finalize)
 );
 CREATE TABLE IF NOT EXISTS jobs (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,  -- queue order
@@ -46,7 +47,7 @@ CREATE TABLE IF NOT EXISTS jobs (
     created_ms INTEGER NOT NULL,
     finished_ms INTEGER NOT NULL DEFAULT 0,
     tries INTEGER NOT NULL DEFAULT 0,       -- runs that ended in a fault of the runner
-    kind TEXT NOT NULL DEFAULT 'scored'     -- scored | check (compile and declared cases, free)
+    kind TEXT NOT NULL DEFAULT 'scored'     -- scored | check (compile and declared cases, free) | final (Finalize)
 );
 CREATE INDEX IF NOT EXISTS jobs_by_state ON jobs (state, seq);
 CREATE INDEX IF NOT EXISTS attempts_by_agent ON attempts (agent, task);
@@ -56,6 +57,25 @@ CREATE TABLE IF NOT EXISTS refunds (
     task TEXT NOT NULL,
     count INTEGER NOT NULL,
     PRIMARY KEY (agent, task)
+);
+-- What an attempt's agent spent, as its operator recorded it (RecordUsage): one row per attempt.
+CREATE TABLE IF NOT EXISTS usage (
+    attempt TEXT PRIMARY KEY,
+    input_tokens INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL,
+    cached_tokens INTEGER NOT NULL,
+    cost_usd REAL,                          -- NULL: not known
+    turns INTEGER NOT NULL,
+    tool_calls INTEGER NOT NULL,
+    wall_s REAL NOT NULL,
+    recorded_ms INTEGER NOT NULL
+);
+-- The agent's event stream per attempt, kept gzip-compressed (accounting.py caps its size).
+CREATE TABLE IF NOT EXISTS trajectories (
+    attempt TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    size INTEGER NOT NULL,                  -- bytes once decompressed
+    gzip BLOB NOT NULL
 );
 """
 
@@ -113,6 +133,7 @@ ADDED_COLUMNS = (
     ("jobs", "tries", "INTEGER NOT NULL DEFAULT 0"),
     ("jobs", "kind", "TEXT NOT NULL DEFAULT 'scored'"),  # scored | check (a free check, never scored)
     ("attempts", "checks_used", "INTEGER NOT NULL DEFAULT 0"),
+    ("attempts", "finalized", "INTEGER NOT NULL DEFAULT 0"),
 )
 
 

@@ -48,6 +48,7 @@ class Job:
     error: str = ""
     tries: int = 0  # runs that ended in a fault of the runner
     check: bool = False  # a free check: compile and the declared cases, never timed or scored
+    final: bool = False  # the runner's evaluation of an attempt's workspace (Finalize), never charged
 
 
 # run_job(job, lane) -> the Evaluation; raising ArenaError fails the job with that error.
@@ -56,6 +57,7 @@ RunJob = Callable[[Job, str], Evaluation]
 IsFault = Callable[[BaseException], bool]
 # on_failure(conn, job) runs in the transaction that marks a job failed (e.g. to refund a budget).
 OnFailure = Callable[[sqlite3.Connection, Job], None]
+OnDone = Callable[[sqlite3.Connection, Job, Evaluation], None]
 
 
 class JobQueue:
@@ -65,6 +67,7 @@ class JobQueue:
         lanes: tuple[str, ...],
         run_job: RunJob,
         on_failure: OnFailure | None = None,
+        on_done: OnDone | None = None,
         max_pending: int = 256,
         poll_s: float = 0.5,
         on_lane_start: Callable[[str], None] | None = None,
@@ -80,6 +83,7 @@ class JobQueue:
         self._lanes = lanes
         self._run_job = run_job
         self._on_failure = on_failure
+        self._on_done = on_done  # in the transaction that records a lane's evaluation
         self._max_pending = max_pending
         self._poll_s = poll_s
         self._stopping = threading.Event()
@@ -231,7 +235,7 @@ class JobQueue:
         self._notify()
         began = time.monotonic()
         log.info("job started: job=%s agent=%s task=%s kind=%s lane=%s run=%d", job.id, job.agent,
-                 job.candidate.task, "check" if job.check else "scored", lane, job.tries + 1)
+                 job.candidate.task, _kind(job), lane, job.tries + 1)
         try:
             evaluation = replace(self._run_job(job, lane), id=job.id)
         except Exception as error:  # the worker's edge: a fault of the runner, never of the candidate
@@ -287,6 +291,8 @@ class JobQueue:
             ).rowcount
             if updated and evaluation is None and self._on_failure is not None:
                 self._on_failure(conn, job)
+            if updated and evaluation is not None and self._on_done is not None:
+                self._on_done(conn, job, evaluation)
 
 
 def error_of(kind_name: str, message: str) -> ArenaError:
@@ -311,8 +317,9 @@ def job_from_row(row: sqlite3.Row) -> Job:
         error=row["error"],
         tries=row["tries"],
         check=row["kind"] == "check",
+        final=row["kind"] == "final",
     )
 
 
 def _kind(job: Job) -> str:
-    return "check" if job.check else "scored"
+    return "check" if job.check else "final" if job.final else "scored"

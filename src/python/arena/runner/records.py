@@ -25,6 +25,20 @@ class Attempt:
     final_evaluation: str = ""  # the evaluation Submit recorded
     category: str = ""  # the task's category, kept for the leaderboard
     checks_used: int = 0  # free checks (compile and declared cases, no timing) spent so far
+    finalized: bool = False  # the runner submitted the workspace's files (Finalize), not the agent
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What an agent spent on one attempt, as its operator recorded it (RecordUsage)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0  # input tokens served from the provider's prompt cache
+    cost_usd: float | None = None  # None: neither the CLI nor a price table said
+    turns: int = 0  # model turns
+    tool_calls: int = 0
+    wall_s: float = 0.0  # the agent process's wall time
 
 
 @dataclass(frozen=True)
@@ -80,3 +94,17 @@ class LeaderboardRow:
     mean_speedup: float  # mean of the tasks' speedups (over their correct attempts); 0 when none
     geomean_speedup: float  # geometric mean of the tasks' geomean speedups over correct attempts; 0 when none
     mean_score: float  # mean over tasks of the seed's points (20 compiled + 100 correct + 100 x speedup)
+    # Accounting, each a mean over the row's closed attempts: the runner's own counters over all of
+    # them; what operators recorded (RecordUsage) over those that have it, None where none does.
+    mean_checks: float = 0.0  # free checks used
+    mean_evaluations: float = 0.0  # scored evaluations used (the final one Finalize made is not one)
+    # Mean over tasks of the fraction of attempts whose submission could not be checked here
+    # (NEEDS_DEVICE: compiled, no GPU on the runner's lanes): unchecked, not incorrect.
+    unchecked_rate: float = 0.0
+    mean_input_tokens: float | None = None
+    mean_output_tokens: float | None = None
+    mean_cached_tokens: float | None = None
+    mean_cost_usd: float | None = None  # over the attempts whose usage states a cost
+    mean_turns: float | None = None
+    mean_tool_calls: float | None = None
+    mean_wall_s: float | None = None

@@ -2,6 +2,7 @@
 
 It never imports grpc (service.py translates); every public method is one thing an agent asks.
 A score already in the cache is answered in the Evaluate call itself, never behind device work;
+an attempt its agent did not submit is closed by the runner's own evaluation of its files (finalize);
 jobs that end in a fault of the runner or machine run again (max_tries) before they fail, and
 their iterations come back only up to max_refunds per agent and task (attempts.py).
 """
@@ -19,9 +20,10 @@ from typing import Any, Callable, Iterator
 from arena.cache.sqlite_store import SqliteStore
 from arena.candidate.candidate import Candidate, accept_candidate
 from arena.environment.environment import Environment
-from arena.environment.probe import probe_environment, sandbox_tool
+from arena.environment.probe import probe_environment, probe_host, sandbox_tool
 from arena.errors import (
     ArenaError,
+    AttemptOpen,
     InvalidRequest,
     JobFailed,
     NotFound,
@@ -30,19 +32,19 @@ from arena.errors import (
     Unisolated,
     UnknownTask,
 )
-from arena.evaluation.evaluate import Store, evaluate, stored_evaluation
-from arena.evaluation.evaluation import Evaluation
+from arena.evaluation.evaluate import Store, evaluate, settings_for_machine, stored_evaluation
+from arena.evaluation.evaluation import Evaluation, Status
 from arena.executors.base import Executor, ExecutorError
 from arena.harness.settings import HarnessSettings
 from arena.harness.version import pin_sources
-from arena.runner import attempts
+from arena.runner import accounting, attempts
 from arena.runner.auth import Identity
 from arena.runner.database import Database
 from arena.runner.devices import CPU_LANE, discover_lanes, lane_settings
 from arena.runner.leaderboard import rank_submissions, read_submissions
 from arena.runner.queue import Job, JobQueue, error_of
 from arena.runner.quoting import quote
-from arena.runner.records import Attempt, LeaderboardRow, Progress, TaskView
+from arena.runner.records import Attempt, LeaderboardRow, Progress, TaskView, Usage
 from arena.runner.task_view import view_task
 from arena.task.digest import task_digest
 from arena.task.load import load_tasks, parse_address
@@ -88,6 +90,7 @@ class Runner:
         max_tries: int = MAX_TRIES,
         lookup: Lookup | None = None,
         max_checks: int = MAX_CHECKS,
+        max_trajectory_bytes: int = accounting.MAX_TRAJECTORY_BYTES,
     ) -> None:
         """`require_isolation`: refuse agents' candidates when the executor isolates nothing
         (Executor.isolation()); operators' own evaluations still run. `lookup` answers cached
@@ -108,6 +111,7 @@ class Runner:
         self._max_attempts = max_attempts
         self._max_refunds = max_refunds
         self._max_checks = max_checks
+        self._max_trajectory_bytes = max_trajectory_bytes
         self._lookup = lookup if lookup is not None else stored_evaluation if evaluate is PIPELINE else None
         self._tasks = {task.address: task for task in (tasks if tasks is not None else load_tasks(repo_root))}
         self._views: dict[str, TaskView] = {}
@@ -117,6 +121,7 @@ class Runner:
             lanes,
             self._run_job,
             self._refund,
+            on_done=self._unchecked,
             max_pending=max_pending,
             on_lane_start=getattr(executor, "prepare", None),  # e.g. start a lane's first child now
             is_fault=is_fault,
@@ -204,6 +209,7 @@ class Runner:
                     attempts.charge_attempt(conn, attempt_id, identity.agent, task.address, now_ms)
                 if cached is not None:
                     self._queue.record_done(conn, job, cached, now_ms)
+                    self._unchecked(conn, job, cached)
                 else:
                     self._queue.enqueue(conn, job, now_ms)
         if accepted:
@@ -229,6 +235,86 @@ class Runner:
                 raise InvalidRequest(f"evaluation {quote(evaluation_id)} is a free check, never scored: submit a "
                                      "scored evaluation")
             return attempts.submit_attempt(conn, attempt_id, identity.agent, evaluation_id)
+
+    def finalize(self, identity: Identity, attempt_id: str, candidate: Candidate, agent_ended: bool = False) -> Attempt:
+        """Close an attempt its agent did not submit with the runner's own evaluation of `candidate`
+        (the files its workspace holds): an operator's call, once the deadline passed or, with
+        `agent_ended`, once the agent's process ended.
+
+        The files go through the path of any scored candidate (its checks, the score cache, a lane,
+        the sandbox) as a job of the attempt's agent marked final, and spend no iteration. The
+        attempt is closed with it at once (finalized), so it counts as soon as the job is done;
+        should the runner fail the job, the attempt is open to Finalize again (reopen_finalized).
+        An attempt already submitted is returned as it is.
+        """
+        if not identity.operator:
+            raise PermissionDenied("Finalize is for operators; an agent submits one of its own evaluations")
+        with self._database.reading() as conn:
+            attempt = attempts.find_attempt(conn, attempt_id)
+        if attempt.submitted:
+            return attempt
+        if self._now_ms() < attempt.deadline_unix_ms and not agent_ended:
+            raise AttemptOpen(
+                f"attempt {quote(attempt_id)} runs until its deadline and its agent was not said to have ended; "
+                "finalize it after the deadline, or once its agent process ended"
+            )
+        task = self.find_task(attempt.task)
+        if candidate.task and self.find_task(candidate.task).address != task.address:
+            raise InvalidRequest(
+                f"attempt {quote(attempt_id)} is for {task.address}, the candidate for {quote(candidate.task)}"
+            )
+        candidate = accept_candidate(task, candidate.files)
+        # Another agent's files are as untrusted as its Evaluate calls; an operator's own attempt is as its own.
+        if self._require_isolation and attempt.agent != identity.agent and not self.isolation():
+            raise Unisolated("this runner has no sandbox for candidate code; it cannot evaluate an agent's files")
+        return self._submit_final(attempt, task, candidate)
+
+    def _submit_final(self, attempt: Attempt, task: Task, candidate: Candidate) -> Attempt:
+        """Queue (or answer from the cache) the final job of `candidate` and close the attempt with it."""
+        attempt_id = attempt.id
+        job = Job(
+            id=job_id(attempt.agent, attempt_id, candidate, self._view(task).digest, final=True),
+            agent=attempt.agent,
+            attempt=attempt_id,
+            candidate=candidate,
+            final=True,
+        )
+        cached = self._cached(task, candidate)
+        with self._database.transaction() as conn:
+            attempt = attempts.find_attempt(conn, attempt_id)
+            if attempt.submitted:  # its agent submitted meanwhile
+                return attempt
+            existing = self._queue.find(conn, job.id)
+            if existing is None or existing.state == "failed":
+                if cached is not None:
+                    self._queue.record_done(conn, job, cached, self._now_ms())
+                else:
+                    self._queue.enqueue(conn, job, self._now_ms())
+            attempt = attempts.finalize_attempt(conn, attempt_id, job.id)
+        log.info("attempt finalized: attempt=%s agent=%s job=%s answer=%s", attempt_id, attempt.agent, job.id,
+                 "cache" if cached is not None else "queued")
+        self._queue.wake()
+        return attempt
+
+    def record_usage(self, identity: Identity, attempt_id: str, usage: Usage, name: str, trajectory: bytes) -> None:
+        """Store what the attempt's agent spent and its event stream (`trajectory`, gzip-compressed;
+        empty: none), replacing any recorded before: an operator's call."""
+        if not identity.operator:
+            raise PermissionDenied("RecordUsage is for operators; an agent's spending is recorded by whoever ran it")
+        accounting.check_usage(usage)
+        accounting.check_trajectory_name(name)
+        size = accounting.trajectory_size(trajectory, self._max_trajectory_bytes) if trajectory else 0
+        with self._database.transaction() as conn:
+            attempts.find_attempt(conn, attempt_id)
+            accounting.record_usage(conn, attempt_id, usage, name, trajectory, size, self._now_ms())
+
+    def trajectory(self, identity: Identity, attempt_id: str) -> tuple[str, bytes]:
+        """(name, gzip-compressed content) of the attempt's trajectory, for its agent or an operator."""
+        with self._database.reading() as conn:
+            attempt = attempts.find_attempt(conn, attempt_id)
+            if attempt.agent != identity.agent and not identity.operator:
+                raise PermissionDenied(f"attempt {quote(attempt_id)} belongs to another agent")
+            return accounting.read_trajectory(conn, attempt_id)
 
     def get_evaluation(self, identity: Identity, evaluation_id: str) -> Evaluation:
         job = self._queue.read(evaluation_id)
@@ -267,6 +353,10 @@ class Runner:
             settings = replace(settings, timeout_s=task.timeout)  # the task's own harness timeout
         if settings is not None and check:
             settings = replace(settings, check_only=True, hidden_seeds=0)  # what an agent may run itself
+        if settings is not None:
+            # As the CLI does: a lane without a GPU checks the untimed cases only (the interpreter
+            # would spend many minutes on the timed ones); the suite says what needed a GPU.
+            settings = settings_for_machine(task, settings, self._environment())
         return settings
 
     def _cached(self, task: Task, candidate: Candidate, check: bool = False) -> Evaluation | None:
@@ -275,9 +365,7 @@ class Runner:
         settings = self._settings_for(task, self.lanes[0], check)
         if self._lookup is None or settings is None or self._store is None:
             return None
-        environment = probe_environment()
-        if self._executor is not None:
-            environment = self._executor.environment(environment)
+        environment = self._environment()
         # The view's digest, read once: hashing the task's files again on every hit cost more than
         # the lookup itself under 20 clients (bench/RESULTS.md).
         digest = self._view(task).digest
@@ -295,10 +383,28 @@ class Runner:
             settings,
             self._store,
             runner=self._executor.run,  # type: ignore[call-arg]
-            environment=self._executor.environment(probe_environment()),
+            environment=self._environment(),
         )
 
+    def _environment(self) -> Environment:
+        """What this runner's evaluations record: this host and its measurement environment, or,
+        where an executor measures elsewhere (an image, a pool), this host's GPU under the
+        executor's own record: the host then needs no torch of its own."""
+        if self._executor is None:
+            return probe_environment()
+        if self._executor.describe().get("executor") == "local":
+            return self._executor.environment(probe_environment())
+        return self._executor.environment(probe_host())
+
+    def _unchecked(self, conn: sqlite3.Connection, job: Job, evaluation: Evaluation) -> None:
+        """A scored job that could not be checked here (NEEDS_DEVICE) costs a check, not an iteration."""
+        if job.attempt and not job.check and not job.final and evaluation.status is Status.NEEDS_DEVICE:
+            attempts.unchecked_as_check(conn, job.attempt, self._max_checks)
+
     def _refund(self, conn: sqlite3.Connection, job: Job) -> None:
+        if job.final:  # it spent no iteration; its attempt may be finalized again
+            attempts.reopen_finalized(conn, job.attempt, job.id)
+            return
         if job.check:
             return  # a check spent no iteration
         if job.attempt and not attempts.refund_attempt(conn, job.attempt, self._max_refunds):
@@ -309,13 +415,17 @@ class Runner:
         return int(self._clock() * 1000)
 
 
-def job_id(agent: str, attempt_id: str, candidate: Candidate, task_digest: str = "", check: bool = False) -> str:
+def job_id(
+    agent: str, attempt_id: str, candidate: Candidate, task_digest: str = "", check: bool = False, final: bool = False
+) -> str:
     """The same request gives the same id, so a retried Evaluate never makes a second job.
 
     The task's digest is part of it: after a task changes, the same candidate is a new job. A
-    free check of a candidate is a job apart from its scored evaluation.
+    free check of a candidate, and the final evaluation Finalize makes of it, are jobs apart
+    from its scored evaluation.
     """
-    parts = (agent, attempt_id, candidate.task, task_digest, candidate.digest) + (("check",) if check else ())
+    kind = ("check",) if check else ("final",) if final else ()
+    parts = (agent, attempt_id, candidate.task, task_digest, candidate.digest) + kind
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
 
 

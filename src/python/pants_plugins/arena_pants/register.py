@@ -1,10 +1,10 @@
 from arena_pants import plugin_tests
 from arena_pants import rules as arena_rules
-from arena_pants.target_types import KernelTaskSuiteTarget, KernelTaskTarget
+from arena_pants.target_types import AgentConfigTarget, KernelTaskSuiteTarget, KernelTaskTarget
 
 
 def target_types():
-    return [KernelTaskTarget, KernelTaskSuiteTarget, plugin_tests.PluginTestsTarget]
+    return [KernelTaskTarget, KernelTaskSuiteTarget, AgentConfigTarget, plugin_tests.PluginTestsTarget]
 
 
 def rules():

@@ -1,5 +1,6 @@
-"""Each kernel_task is a test target (validated on CPU by `arena validate-task`), and each
-kernel_task_suite is runnable (`arena suite` over the tasks below its folder).
+"""Each kernel_task is a test target (validated on CPU by `arena validate-task`), each
+kernel_task_suite is runnable (`arena suite` over the tasks below its folder), and so is each
+agent_config (`arena agent run --config <its fields as JSON>`, plus the arguments after `--`).
 
 The plugin imports nothing from arena: it runs the `arena` pex_binary (option [arena-tasks].cli)
 in a sandbox holding the task's files, its BUILD file and pants.toml (the repo root marker).
@@ -7,6 +8,7 @@ in a sandbox holding the task's files, its BUILD file and pants.toml (the repo r
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +37,15 @@ from pants.util.logging import LogLevel
 
 from arena_pants.subsystem import KernelTaskSubsystem
 from arena_pants.target_types import (
+    AgentConfigAdapterField,
+    AgentConfigApiKeyEnvField,
+    AgentConfigBudgetField,
+    AgentConfigEndpointField,
+    AgentConfigFlagsField,
+    AgentConfigIterationsField,
+    AgentConfigModelField,
+    AgentConfigPricesField,
+    AgentConfigPromptTemplateField,
     KernelTaskCategoryField,
     KernelTaskFilesField,
     KernelTaskSuiteMarkerField,
@@ -185,9 +196,63 @@ async def run_kernel_task_suite(field_set: KernelTaskSuiteFieldSet, cli: ArenaCl
     )
 
 
+@dataclass(frozen=True)
+class AgentConfigFieldSet(RunFieldSet):
+    required_fields = (AgentConfigAdapterField, AgentConfigPromptTemplateField)
+    run_in_sandbox_behavior = RunInSandboxBehavior.NOT_SUPPORTED
+
+    adapter: AgentConfigAdapterField
+    model: AgentConfigModelField
+    flags: AgentConfigFlagsField
+    budget_seconds: AgentConfigBudgetField
+    iterations: AgentConfigIterationsField
+    prompt_template: AgentConfigPromptTemplateField
+    endpoint: AgentConfigEndpointField
+    api_key_env: AgentConfigApiKeyEnvField
+    prices: AgentConfigPricesField
+
+
+def agent_config_json(field_set: AgentConfigFieldSet) -> str:
+    """The fields as `arena agent run --config` reads them (arena.agents.config); the template by
+    its path from the repository root, which arena reads and digests with the fields."""
+    return json.dumps(
+        {
+            "name": field_set.address.target_name,
+            "adapter": field_set.adapter.value,
+            "model": field_set.model.value or "",
+            "flags": list(field_set.flags.value or ()),
+            "budget_seconds": field_set.budget_seconds.value,
+            "iterations": field_set.iterations.value,
+            "prompt_template": field_set.prompt_template.file_path,
+            "endpoint": field_set.endpoint.value or "",
+            "api_key_env": field_set.api_key_env.value or "",
+            "prices": dict(field_set.prices.value or {}),
+        },
+        sort_keys=True,
+    )
+
+
+@rule(desc="Run an agent configuration", level=LogLevel.DEBUG)
+async def run_agent_config(field_set: AgentConfigFieldSet, cli: ArenaCli) -> RunRequest:
+    pex_request = await Get(PexFromTargetsRequestForBuiltPackage, PexBinaryFieldSet, cli.field_set)
+    built = await Get(BuiltPackage, PexFromTargetsRequestForBuiltPackage, pex_request)
+    python = await Get(
+        PythonExecutable,
+        InterpreterConstraintsRequest,
+        pex_request.request.to_interpreter_constraints_request(),
+    )
+    pex_path = os.path.join("{chroot}", built.artifacts[0].relpath or "arena.pex")
+    # `pants run //agents:X -- --suite ... --runs N` appends those arguments.
+    return RunRequest(
+        digest=built.digest,
+        args=(python.path, pex_path, "agent", "run", "--config", agent_config_json(field_set)),
+    )
+
+
 def rules():
     return [
         *collect_rules(),
         *KernelTaskTestRequest.rules(),
         *KernelTaskSuiteFieldSet.rules(),
+        *AgentConfigFieldSet.rules(),
     ]

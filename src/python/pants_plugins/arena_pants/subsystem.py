@@ -9,8 +9,9 @@ class KernelTaskSubsystem(Subsystem):
 
     skip = SkipOption("test")
     cli = StrOption(
-        default="//:arena",
-        help="Address of the `arena` pex_binary that validates and evaluates tasks.",
+        default="//:arena-bundled",
+        help="Address of the `arena` pex_binary that validates and evaluates tasks (one whose own interpreter "
+        "holds torch and triton: a measurement environment on a CPU machine).",
     )
     timeout = IntOption(
         default=900,

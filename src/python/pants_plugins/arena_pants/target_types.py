@@ -1,4 +1,4 @@
-"""The kernel_task and kernel_task_suite target types.
+"""The kernel_task, kernel_task_suite and agent_config target types.
 
 The Field classes below are the plugin's half of the one grammar of a kernel_task declaration:
 which fields exist, which are required, and each value's type (plus the category's choices and
@@ -11,6 +11,7 @@ tests/python/arena/task/fields_test.py fails when the two drift.
 
 from __future__ import annotations
 
+import re
 from typing import Any, ClassVar, Optional
 
 from pants.engine.addresses import Address
@@ -20,8 +21,10 @@ from pants.engine.target import (
     Field,
     FloatField,
     IntField,
+    InvalidFieldException,
     InvalidFieldTypeException,
     MultipleSourcesField,
+    SingleSourceField,
     StringField,
     StringSequenceField,
     Tags,
@@ -294,3 +297,99 @@ class KernelTaskSuiteTarget(Target):
         "The kernel_tasks it names (tasks=[...]), or every kernel_task under this folder; `pants run` "
         "evaluates them through the runner."
     )
+
+
+# The agent_config target: one agent configuration, runnable on a suite (docs/agents.md).
+ADAPTERS = ("claude-code", "codex", "gemini", "cursor", "builtin", "script")
+PRICE_KINDS = ("input", "output", "cached")
+ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
+
+
+class AgentConfigAdapterField(StringField):
+    alias = "adapter"
+    required = True
+    valid_choices = ADAPTERS
+    help = "Which agent runs: its adapter in arena.agents.adapters."
+
+
+class AgentConfigModelField(StringField):
+    alias = "model"
+    default = ""
+    help = "The model the agent uses (empty: the CLI's default)."
+
+
+class AgentConfigFlagsField(StringSequenceField):
+    alias = "flags"
+    help = "Extra command-line flags for the agent."
+
+
+class AgentConfigBudgetField(_PositiveIntField):
+    alias = "budget_seconds"
+    help = "Wall-clock seconds per attempt (default: the task's; never more than the task's)."
+
+
+class AgentConfigIterationsField(_PositiveIntField):
+    alias = "iterations"
+    help = "Evaluations the agent is told it has (default: the task's; the runner's count still rules)."
+
+
+class AgentConfigPromptTemplateField(SingleSourceField):
+    alias = "prompt_template"
+    required = True
+    help = "The prompt's template, a file ($task, $task_name, $budget_seconds and $iterations are filled in)."
+
+
+class AgentConfigEndpointField(StringField):
+    alias = "endpoint"
+    default = ""
+    help = "The model provider's base URL (empty: the CLI's default)."
+
+
+class AgentConfigApiKeyEnvField(StringField):
+    alias = "api_key_env"
+    default = ""
+    help = "The NAME of the environment variable that holds the provider's key (never the key itself)."
+
+    @classmethod
+    def compute_value(cls, raw_value: Optional[str], address: Address) -> Optional[str]:
+        value = super().compute_value(raw_value, address)
+        if value and not ENV_NAME.fullmatch(value):
+            raise InvalidFieldException(
+                f"The '{cls.alias}' field in target {address} must name an environment variable "
+                f"(like ANTHROPIC_API_KEY), not hold a key: got a value that is no variable name"
+            )
+        return value
+
+
+class AgentConfigPricesField(_LiteralField):
+    alias = "prices"
+    expected_type = dict
+    help = "USD per million tokens, {input, output, cached}: the cost when the agent's CLI reports none."
+
+    @classmethod
+    def compute_value(cls, raw_value: Any, address: Address) -> Any:
+        value = super().compute_value(raw_value, address)
+        for kind, price in (value or {}).items():
+            if kind not in PRICE_KINDS or isinstance(price, bool) or not isinstance(price, (int, float)) or price < 0:
+                raise InvalidFieldException(
+                    f"The '{cls.alias}' field in target {address} maps {', '.join(PRICE_KINDS)} to prices "
+                    f"of at least 0: {kind!r}: {price!r} is not one"
+                )
+        return value
+
+
+class AgentConfigTarget(Target):
+    alias = "agent_config"
+    core_fields = (
+        *COMMON_TARGET_FIELDS,
+        AgentConfigAdapterField,
+        AgentConfigModelField,
+        AgentConfigFlagsField,
+        AgentConfigBudgetField,
+        AgentConfigIterationsField,
+        AgentConfigPromptTemplateField,
+        AgentConfigEndpointField,
+        AgentConfigApiKeyEnvField,
+        AgentConfigPricesField,
+    )
+    help = "An agent configuration; `pants run` runs it on a suite (`-- --suite tasks/hip2hip:all --runs 3`)."

@@ -9,7 +9,7 @@ from arena.candidate.candidate import Candidate
 from arena.environment.environment import Environment
 from arena.errors import InvalidCandidate, InvalidRequest
 from arena.evaluation.evaluation import Evaluation, Stage, Status
-from arena.runner.records import Attempt, LeaderboardRow, Progress, TaskView
+from arena.runner.records import Attempt, LeaderboardRow, Progress, TaskView, Usage
 from arena.scoring.records import CaseResult, Score, Timing
 from arena.task.task import Case, TensorSpec, Tolerance
 from arena.v1 import task_pb2
@@ -141,3 +141,14 @@ def test_attempt_progress_and_leaderboard_round_trips() -> None:
         assert convert.progress_from_pb(through_bytes(convert.progress_to_pb(progress))) == progress
     row = LeaderboardRow("alice", "hip2hip", 3, 1.0, 2 / 3, 1.5, 1.4, 250.0)
     assert convert.leaderboard_row_from_pb(through_bytes(convert.leaderboard_row_to_pb(row))) == row
+
+
+def test_finalized_attempts_usage_and_accounting_round_trip() -> None:
+    attempt = Attempt("a1", "tasks/x/y:y", "alice", 1_795_000_000_000, 3, True, "e1", finalized=True)
+    assert convert.attempt_from_pb(through_bytes(convert.attempt_to_pb(attempt))) == attempt
+    for usage in (Usage(1, 2, 3, 0.75, 4, 5, 6.5), Usage(input_tokens=10, cost_usd=None), Usage(cost_usd=0.0)):
+        assert convert.usage_from_pb(through_bytes(convert.usage_to_pb(usage))) == usage
+    row = LeaderboardRow("alice", "hip2hip", 3, 1.0, 2 / 3, 1.5, 1.4, 250.0, mean_checks=4.5, mean_evaluations=2.0,
+                         mean_input_tokens=0.0, mean_cost_usd=1.25, mean_wall_s=300.0)  # fmt: skip
+    back = convert.leaderboard_row_from_pb(through_bytes(convert.leaderboard_row_to_pb(row)))
+    assert back == row and back.mean_input_tokens == 0.0 and back.mean_output_tokens is None  # a zero is no blank

@@ -65,7 +65,7 @@ def test_the_exit_code_table_in_the_docs_is_the_one_the_code_uses() -> None:
     import re
 
     text = (SRC.parents[1] / "docs" / "cli.md").read_text(encoding="utf-8")
-    documented = {int(code): name for code, name in re.findall(r"^\| (\d) \| `(\w+)`", text, re.MULTILINE)}
+    documented = {int(code): name for code, name in re.findall(r"^\| (\d+) \| `(\w+)`", text, re.MULTILINE)}
     assert documented == {code: kind.__name__ for kind, code in cli.EXIT_CODES.items()}
     assert f"| {cli.EXIT_USAGE} |" in text and f"| {cli.EXIT_OTHER_ERROR} |" in text
 

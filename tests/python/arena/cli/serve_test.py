@@ -117,9 +117,15 @@ def test_the_executor_flag_picks_where_evaluations_run(tmp_path: Path) -> None:
         serve.build_executor(_serve_args(tmp_path, "--executor", "remote"))
 
 
-def test_the_docker_executor_refuses_an_image_not_locked_by_digest(tmp_path: Path) -> None:
+def test_the_docker_executor_refuses_an_image_not_locked_by_digest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from arena.executors import docker
+
     lock = tmp_path / "third_party" / "rocm" / "image.lock"
     lock.parent.mkdir(parents=True)
     lock.write_text(json.dumps(UNRESOLVED_LOCK))
-    with pytest.raises(ArenaError, match="digest|resolve"):
+    monkeypatch.setattr(docker, "host_vendor", lambda: "rocm")  # an MI300X host: the ROCm lock is the one read
+    with pytest.raises(ArenaError) as refused:
         serve.build_executor(_serve_args(tmp_path, "--executor", "docker"))
+    assert "third_party/rocm/image.lock" in str(refused.value) and "no GPU" not in str(refused.value)

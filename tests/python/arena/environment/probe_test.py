@@ -7,7 +7,12 @@ import pytest
 
 from arena.environment import probe as env_module
 from arena.environment.environment import Environment, fingerprint_environment, has_gpu
-from arena.environment.probe import probe_environment
+from arena.environment.probe import probe_environment, probe_host
+
+
+def _forget() -> None:
+    probe_host.cache_clear()
+    probe_environment.cache_clear()
 
 
 def _fake_tool(folder: Path, name: str, output: str) -> None:
@@ -35,11 +40,11 @@ def test_probe_reads_a_gpu_from_nvidia_smi(tmp_path: Path, monkeypatch: pytest.M
     _fake_tool(tmp_path, "nvidia-smi", "NVIDIA H200, 9.0, 580.65.06")
     monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("ARENA_IMAGE_DIGEST", "sha256:feed")
-    probe_environment.cache_clear()
+    _forget()
     try:
         found = probe_environment()
     finally:
-        probe_environment.cache_clear()
+        _forget()
     assert (found.backend, found.gpu_name, found.gpu_arch, found.driver) == (
         "cuda",
         "NVIDIA H200",
@@ -53,11 +58,11 @@ def test_probe_reads_a_gpu_from_nvidia_smi(tmp_path: Path, monkeypatch: pytest.M
 
 def test_probe_without_a_gpu_tool_is_the_cpu_interpreter(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(env_module, "_command", lambda argv: "")
-    probe_environment.cache_clear()
+    _forget()
     try:
         found = probe_environment()
     finally:
-        probe_environment.cache_clear()
+        _forget()
     assert found.backend == "cpu-interpreter" and not has_gpu(found)
     assert "python" in found.versions
     assert found.versions.get("torch")  # from package metadata, torch itself is not imported
@@ -68,13 +73,13 @@ def test_the_sandbox_is_probed_turned_off_on_request_and_recorded(
 ) -> None:
     sandbox_tool = env_module.sandbox_tool
     sandbox_tool.cache_clear()
-    probe_environment.cache_clear()
+    _forget()
     try:
         monkeypatch.setenv("ARENA_SANDBOX", "off")
         assert sandbox_tool() == ""
         assert probe_environment().versions["sandbox"] == "none"
         sandbox_tool.cache_clear()
-        probe_environment.cache_clear()
+        _forget()
         # A bwrap that cannot make namespaces (refused by the kernel, say) is no sandbox either.
         _fake_tool(tmp_path, "bwrap", "bwrap: No permissions to creating new namespace")
         (tmp_path / "bwrap").write_text("#!/bin/sh\necho 'bwrap: cannot create namespace' >&2\nexit 1\n")
@@ -87,4 +92,4 @@ def test_the_sandbox_is_probed_turned_off_on_request_and_recorded(
         assert probe_environment().versions["sandbox"] == "bwrap 0.8.0"
     finally:
         sandbox_tool.cache_clear()
-        probe_environment.cache_clear()
+        _forget()

@@ -1,12 +1,13 @@
-"""The docker executor: the exact argv, the refusal of an unresolved image, the job and result
-protocol through a stand-in `docker` that runs the real child on this host, and a real container
-when a docker daemon answers."""
+"""The docker executor: the exact argv for each vendor and engine, the choice of the pinned image by
+the host's GPU, the refusal of an unresolved image or a host without a GPU, and the job and result
+protocol through a stand-in `docker` that runs the real child on this host (real containers:
+container_test.py)."""
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
+import resource
 import subprocess
 import sys
 from pathlib import Path
@@ -15,9 +16,10 @@ import pytest
 
 from arena.candidate.candidate import Candidate
 from arena.environment.environment import Environment
+from arena.executors import docker as docker_module
 from arena.executors.base import ExecutorError
-from arena.executors.docker import CONTAINER_DIRS, DockerExecutor
-from arena.executors.image import LOCK_PATH, ImageLock, write_lock
+from arena.executors.docker import DockerExecutor
+from arena.executors.image import LOCK_PATH, LOCK_PATHS, ImageLock, read_lock, write_lock
 from arena.harness.settings import HarnessSettings
 from arena.harness.version import ARENA_ROOT
 from arena.task.task import Task
@@ -31,7 +33,17 @@ LOCK = ImageLock(
     resolved_date="2025-01-01",
     resolved_with="skopeo",
 )
+CUDA_LOCK = ImageLock(
+    repository="nvcr.io/nvidia/pytorch",
+    tag="25.12-py3",
+    digest="sha256:" + "cd" * 32,
+    resolved=True,
+    resolved_date="2025-01-01",
+    resolved_with="crane",
+)
 CPU = HarnessSettings(backend="cpu", timeout_s=240, device=3, cases=("small",))
+DOCKER = ("docker",)
+LIMITS = ((resource.RLIMIT_NOFILE, 65536), (resource.RLIMIT_NPROC, 32768))  # never above this host's
 
 # A stand-in for the docker client: records its argv, answers `image inspect` and `kill`, and for
 # `run` plays the container on this host: container paths are mapped to the mounted host folders
@@ -81,7 +93,7 @@ def flag_values(argv: list[str], flag: str) -> list[str]:
 
 
 def test_the_argv_names_every_isolation_flag_and_the_image_by_digest(tmp_path: Path) -> None:
-    executor = DockerExecutor(LOCK, memory="48g", scratch="8g")
+    executor = DockerExecutor(LOCK, memory="48g", scratch="8g", engine=DOCKER)
     argv = executor.command(tmp_path, HarnessSettings(device=5), "arena-test")
     assert argv[:4] == ["docker", "run", "--rm", "-i"]
     assert flag_values(argv, "--name") == ["arena-test"]
@@ -95,6 +107,10 @@ def test_the_argv_names_every_isolation_flag_and_the_image_by_digest(tmp_path: P
     assert flag_values(argv, "--cap-drop") == ["ALL"]
     assert flag_values(argv, "--security-opt") == ["no-new-privileges"]
     assert flag_values(argv, "--user") == [f"{os.getuid()}:{os.getgid()}"]
+    hard = [(resource.getrlimit(kind)[1], cap) for kind, cap in LIMITS]
+    files, processes = (cap if limit == resource.RLIM_INFINITY else min(cap, limit) for limit, cap in hard)
+    assert flag_values(argv, "--ulimit") == ["core=0", f"nofile={files}:{files}", f"nproc={processes}:{processes}"]
+    assert flag_values(argv, "--pids-limit") == ["4096"]
     assert sorted(flag_values(argv, "-v")) == sorted(
         [
             f"{tmp_path}/run/task:/arena/run/task:ro",
@@ -105,7 +121,7 @@ def test_the_argv_names_every_isolation_flag_and_the_image_by_digest(tmp_path: P
         ]
     )
     env = dict(value.split("=", 1) for value in flag_values(argv, "-e"))
-    assert env["HIP_VISIBLE_DEVICES"] == "5"
+    assert env["HIP_VISIBLE_DEVICES"] == "5" and "CUDA_VISIBLE_DEVICES" not in env
     assert env["PYTHONPATH"] == "/arena/src"
     assert env["ARENA_IMAGE_DIGEST"] == DIGEST
     assert "TRITON_INTERPRET" not in env
@@ -118,8 +134,68 @@ def test_the_argv_names_every_isolation_flag_and_the_image_by_digest(tmp_path: P
 
 
 def test_the_cpu_backend_turns_the_interpreter_on(tmp_path: Path) -> None:
-    argv = DockerExecutor(LOCK).command(tmp_path, HarnessSettings(backend="cpu"), "n")
+    argv = DockerExecutor(LOCK, engine=DOCKER).command(tmp_path, HarnessSettings(backend="cpu"), "n")
     assert "TRITON_INTERPRET=1" in flag_values(argv, "-e")
+
+
+def test_a_cuda_executor_passes_the_nvidia_gpus_for_each_engine(tmp_path: Path) -> None:
+    settings = HarnessSettings(device=5)
+    with_docker = DockerExecutor(CUDA_LOCK, vendor="cuda", engine=DOCKER).command(tmp_path, settings, "n")
+    assert flag_values(with_docker, "--gpus") == ["all"] and "--device" not in with_docker
+    assert "video" not in flag_values(with_docker, "--group-add")
+    env = dict(value.split("=", 1) for value in flag_values(with_docker, "-e"))
+    assert env["CUDA_VISIBLE_DEVICES"] == "5" and "HIP_VISIBLE_DEVICES" not in env
+    assert f"nvcr.io/nvidia/pytorch@{CUDA_LOCK.digest}" in with_docker
+    with_podman = DockerExecutor(CUDA_LOCK, vendor="cuda", engine=("podman",)).command(tmp_path, settings, "n")
+    assert flag_values(with_podman, "--device") == ["nvidia.com/gpu=all"] and "--gpus" not in with_podman
+
+
+def test_limits_never_exceed_this_hosts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    hard = {resource.RLIMIT_NOFILE: 20000, resource.RLIMIT_NPROC: resource.RLIM_INFINITY}
+    monkeypatch.setattr(resource, "getrlimit", lambda kind: (0, hard[kind]))
+    argv = DockerExecutor(LOCK, engine=DOCKER).command(tmp_path, CPU, "n")
+    assert flag_values(argv, "--ulimit") == ["core=0", "nofile=20000:20000", "nproc=32768:32768"]
+
+
+def test_a_cpu_executor_passes_no_device(tmp_path: Path) -> None:
+    argv = DockerExecutor(LOCK, vendor="cpu", engine=DOCKER).command(tmp_path, CPU, "n")
+    assert not {"--device", "--gpus", "--group-add"} & set(argv)
+    assert not [value for value in flag_values(argv, "-e") if "VISIBLE_DEVICES" in value]
+    with pytest.raises(ExecutorError, match="vendor 'tpu'"):
+        DockerExecutor(LOCK, vendor="tpu")
+
+
+def test_the_engine_comes_from_arena_container_engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ARENA_CONTAINER_ENGINE", "podman --runtime runc")
+    executor = DockerExecutor(LOCK)
+    assert executor.command(tmp_path, CPU, "n")[:4] == ["podman", "--runtime", "runc", "run"]
+    assert executor.describe()["engine"] == "podman" and executor.isolation().startswith("podman ")
+    monkeypatch.delenv("ARENA_CONTAINER_ENGINE")
+    assert DockerExecutor(LOCK).engine == ("docker",)
+    monkeypatch.setenv("ARENA_CONTAINER_ENGINE", " ")
+    with pytest.raises(ExecutorError, match="ARENA_CONTAINER_ENGINE is empty"):
+        DockerExecutor(LOCK)
+
+
+def repo_with_locks(root: Path) -> Path:
+    for vendor, lock in (("rocm", LOCK), ("cuda", CUDA_LOCK)):
+        (root / LOCK_PATHS[vendor]).parent.mkdir(parents=True)
+        write_lock(lock, root / LOCK_PATHS[vendor])
+    return root
+
+
+def test_the_host_gpu_picks_the_vendor_and_its_pinned_image(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = repo_with_locks(tmp_path)
+    monkeypatch.setattr(docker_module, "host_vendor", lambda: "cuda")
+    on_nvidia = DockerExecutor.from_repo(repo, engine=DOCKER)
+    assert (on_nvidia.vendor, on_nvidia.image) == ("cuda", CUDA_LOCK)
+    monkeypatch.setattr(docker_module, "host_vendor", lambda: "rocm")
+    on_amd = DockerExecutor.from_repo(repo, engine=DOCKER)
+    assert (on_amd.vendor, on_amd.image) == ("rocm", LOCK)
+    assert DockerExecutor.from_repo(repo, vendor="cuda", engine=DOCKER).image == CUDA_LOCK  # asked for
+    monkeypatch.setattr(docker_module, "host_vendor", lambda: "cpu")
+    with pytest.raises(ExecutorError, match="no GPU here.*does not fall back to the CPU"):
+        DockerExecutor.from_repo(repo, engine=DOCKER)
 
 
 @pytest.mark.parametrize(
@@ -136,20 +212,32 @@ def test_an_unresolved_image_is_refused_before_anything_runs(
     (scale_repo / LOCK_PATH).parent.mkdir(parents=True)
     write_lock(lock, scale_repo / LOCK_PATH)
     with pytest.raises(ExecutorError, match="not resolved to a digest.*arena image resolve"):
-        DockerExecutor.from_repo(scale_repo)
+        DockerExecutor.from_repo(scale_repo, vendor="rocm")
     monkeypatch.setattr(subprocess, "Popen", lambda *a, **k: pytest.fail("docker was started"))
     with pytest.raises(ExecutorError, match="not resolved"):
-        DockerExecutor(lock).run(scale_task, None, scale_repo, CPU)
+        DockerExecutor(lock, engine=DOCKER).run(scale_task, None, scale_repo, CPU)
 
 
-def test_the_committed_lock_pins_the_rocm_image_and_is_refused_until_resolved() -> None:
+@pytest.mark.parametrize(
+    ("vendor", "repository", "tag"),
+    [
+        ("rocm", "rocm/pytorch", "rocm7.1.1_ubuntu24.04_py3.12_pytorch_release_2.10.0"),
+        ("cuda", "nvcr.io/nvidia/pytorch", "25.12-py3"),
+    ],
+)
+def test_the_committed_locks_pin_both_images_and_are_refused_until_resolved(
+    vendor: str, repository: str, tag: str
+) -> None:
     repo = Path(__file__).resolve().parents[4]
-    raw = json.loads((repo / LOCK_PATH).read_text())
-    assert raw["repository"] == "rocm/pytorch"
-    assert raw["tag"] == "rocm7.1.1_ubuntu24.04_py3.12_pytorch_release_2.10.0"
+    raw = json.loads((repo / LOCK_PATHS[vendor]).read_text())
+    assert (raw["repository"], raw["tag"]) == (repository, tag)
+    assert "Python 3.12" in raw["contents"] and "2.10.0" in raw["contents"]
     if not raw["resolved"]:
-        with pytest.raises(ExecutorError, match="not resolved"):
-            DockerExecutor.from_repo(repo)
+        assert raw["digest"] == ""  # never a made-up digest
+        with pytest.raises(ExecutorError, match=f"not resolved to a digest in {LOCK_PATHS[vendor]}"):
+            DockerExecutor.from_repo(repo, vendor=vendor)
+    else:
+        assert DockerExecutor.from_repo(repo, vendor=vendor, engine=DOCKER).image == read_lock(repo / LOCK_PATHS[vendor])
 
 
 def fake_docker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, Path]:
@@ -173,7 +261,7 @@ def test_a_run_feeds_the_job_on_stdin_and_verifies_the_signed_result(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     docker, log = fake_docker(tmp_path, monkeypatch)
-    executor = DockerExecutor(LOCK, docker=docker)
+    executor = DockerExecutor(LOCK, engine=(docker,))
     good = executor.run(scale_task, None, scale_repo, CPU)
     assert good.status == "PASSED" and good.compiled and good.correct, good.errors
     assert {"small", "small~hidden0"} <= {case.name for case in good.cases}
@@ -201,20 +289,21 @@ def test_a_forged_result_is_not_believed(
         "    open(out + '/result', 'w').write('0' * 64 + '\\n{\"status\": \"PASSED\"}')\n"
     )
     forger.chmod(0o755)
-    result = DockerExecutor(LOCK, docker=str(forger)).run(scale_task, None, scale_repo, CPU)
+    result = DockerExecutor(LOCK, engine=(str(forger),)).run(scale_task, None, scale_repo, CPU)
     assert result.status == "CHEAT_DETECTED" and "signature" in " ".join(result.errors)
 
 
-def test_a_container_past_its_deadline_is_killed_by_name(
+def test_a_container_past_its_deadline_is_killed_and_removed_by_name(
     scale_repo: Path, scale_task: Task, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     docker, log = fake_docker(tmp_path, monkeypatch)
     monkeypatch.setenv("FAKE_DOCKER_HANG", "1")
-    executor = DockerExecutor(LOCK, docker=docker, start_grace_s=0.0)
+    executor = DockerExecutor(LOCK, engine=(docker,), start_grace_s=0.0)
     result = executor.run(scale_task, None, scale_repo, HarnessSettings(backend="cpu", timeout_s=1.5))
     assert result.status == "TIMEOUT"
-    run, kill = (c for c in calls(log) if c[0] in ("run", "kill"))
-    assert kill == ["kill", flag_values(run, "--name")[0]]
+    run, kill, remove = (c for c in calls(log) if c[0] in ("run", "kill", "rm"))
+    name = flag_values(run, "--name")[0]
+    assert kill == ["kill", name] and remove == ["rm", "--force", name]  # podman's killed client leaves it
 
 
 def test_a_missing_image_is_pulled_by_digest_and_a_failed_pull_is_an_executor_error(
@@ -228,29 +317,16 @@ def test_a_missing_image_is_pulled_by_digest_and_a_failed_pull_is_an_executor_er
 
     monkeypatch.setattr(subprocess, "run", fake_run)
     with pytest.raises(ExecutorError, match="cannot pull"):
-        DockerExecutor(LOCK).ensure_image()
+        DockerExecutor(LOCK, engine=DOCKER).ensure_image()
     assert seen[1] == ["docker", "pull", f"rocm/pytorch@{DIGEST}"]
 
 
 def test_provenance_names_the_image_digest_and_changes_the_fingerprint() -> None:
-    executor = DockerExecutor(LOCK)
+    executor = DockerExecutor(LOCK, engine=DOCKER)
     assert executor.describe()["image_digest"] == DIGEST
+    assert (executor.describe()["vendor"], executor.describe()["engine"]) == ("rocm", "docker")
     host = Environment(fingerprint="h", backend="rocm", gpu_name="MI300X", versions={"torch": "9"})
     inside = executor.environment(host)
     assert inside.image_digest == DIGEST and inside.gpu_name == "MI300X"
     assert inside.versions == {"executor": "docker"}  # the host's packages do not run in the image
     assert inside.fingerprint not in ("", "h")
-
-
-def docker_answers() -> bool:
-    if shutil.which("docker") is None:
-        return False
-    return subprocess.run(["docker", "info"], capture_output=True, check=False).returncode == 0
-
-
-@pytest.mark.skipif(not docker_answers(), reason="`docker info` fails: no docker daemon on this machine")
-def test_the_pinned_image_runs_the_child_for_real(scale_repo: Path, scale_task: Task) -> None:
-    executor = DockerExecutor.from_repo(Path(__file__).resolve().parents[4])
-    result = executor.run(scale_task, None, scale_repo, CPU)
-    assert result.status == "PASSED", result.errors
-    assert CONTAINER_DIRS["task"] == "/arena/run/task"

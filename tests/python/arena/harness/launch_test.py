@@ -10,6 +10,37 @@ def test_baseline_as_candidate_passes_on_cpu(run_candidate):
     assert result.environment["backend"] == "cpu"
 
 
+def test_a_host_measurement_environment_runs_the_child(run_candidate, tmp_path, monkeypatch):
+    """--python / ARENA_PYTHON: the child runs under that interpreter with only the arena package
+    on its import path (torch and triton from the interpreter's own site-packages), inside the
+    sandbox where this machine has one."""
+    import os
+    import sys
+
+    from arena.environment.measurement import PYTHON_VARIABLE, current_measurement, forget_measurements
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv(PYTHON_VARIABLE, sys.executable)
+    forget_measurements()
+    try:
+        assert current_measurement().kind == "host"
+        result = run_candidate(None)
+    finally:
+        forget_measurements()
+    assert result.status == "PASSED", result.errors
+    monkeypatch.setenv(PYTHON_VARIABLE, os.path.join(str(tmp_path), "missing-python"))
+    forget_measurements()
+    try:
+        import pytest
+
+        from arena.errors import UnusableEnvironment
+
+        with pytest.raises(UnusableEnvironment):
+            run_candidate(None)  # refused before any child starts
+    finally:
+        forget_measurements()
+
+
 def test_triton_candidate_passes(run_candidate):
     result = run_candidate(TRITON_ADD.replace("BLOCK=1024", "BLOCK=256").replace("1024)", "256)"))
     assert result.status == "PASSED", result.errors

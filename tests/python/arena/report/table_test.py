@@ -84,3 +84,12 @@ def test_suite_table() -> None:
 def test_a_suite_with_nothing_timed_shows_no_geomean() -> None:
     summary = SuiteSummary(tasks=1, correct=1, timed=0, geomean_speedup=1.0, fast_p={"1.0": 0.0})
     assert "geomean speedup - (nothing timed)" in format_suite([("a", _evaluation())], summary)
+
+
+def test_a_suite_shows_an_evaluation_no_gpu_checked_as_unchecked_not_incorrect() -> None:
+    summary = SuiteSummary(tasks=2, correct=1, timed=0, geomean_speedup=1.0, fast_p={"1.0": 0.0})
+    unchecked = _evaluation(status=Status.NEEDS_DEVICE, correct=False, cases=(), score=Score(points=20.0))
+    text = format_suite([("a", _evaluation()), ("h", unchecked)], summary)
+    assert text.splitlines()[3].split() == ["h", "NEEDS_DEVICE", "yes", "unchecked", "-", "20.0"]
+    assert "1/2 correct, 1 unchecked" in text
+    assert "correct unchecked" in format_evaluation(unchecked)

@@ -84,3 +84,42 @@ def test_a_failed_check_refunds_nothing_because_it_spent_nothing(repo: Path, mak
         final(runner.evaluate(ALICE, attempt.id, kit.candidate("speedup=2"), check=True))
     after = runner.get_attempt(ALICE, attempt.id)
     assert after.iterations_left == 3 and after.checks_used == 1
+
+
+def _unchecked(kit: Any):  # type: ignore[no-untyped-def]
+    """A lane that compiles but cannot check (a HIP task on a CPU lane): every answer NEEDS_DEVICE."""
+    from dataclasses import replace
+
+    from arena.evaluation.evaluation import Status
+    from arena.scoring.records import Score
+
+    fake = kit.FakeEvaluate()
+
+    def evaluate(task, candidate, repo_root, settings, store) -> Evaluation:  # type: ignore[no-untyped-def]
+        done = fake(task, candidate, repo_root, settings, store)
+        return replace(done, status=Status.NEEDS_DEVICE, correct=False, score=Score(points=20.0))
+
+    return evaluate
+
+
+def test_an_unchecked_scored_evaluation_costs_a_check_not_an_iteration(repo: Path, make_runner, kit) -> None:
+    runner = make_runner(repo, _unchecked(kit), settings=HarnessSettings(), max_checks=1)
+    attempt = runner.open_attempt(ALICE, SOFTMAX)
+    first = final(runner.evaluate(ALICE, attempt.id, kit.candidate("speedup=2")))
+    assert first.status.value == "NEEDS_DEVICE"
+    after = runner.get_attempt(ALICE, attempt.id)
+    assert (after.iterations_left, after.checks_used) == (3, 1)
+    # Checks used up: the next unchecked answer stays an iteration, so compiles are never unbounded.
+    final(runner.evaluate(ALICE, attempt.id, kit.candidate("speedup=3")))
+    after = runner.get_attempt(ALICE, attempt.id)
+    assert (after.iterations_left, after.checks_used) == (2, 1)
+
+
+def test_a_cpu_lane_checks_the_untimed_cases_only_as_the_command_line_does(repo: Path, make_runner, kit) -> None:
+    """Through the service, a CPU lane once sent the timed, GPU-sized cases to the interpreter: a
+    Triton evaluation took over ten minutes. The runner applies the CLI's per-machine settings."""
+    evaluate = Recording(kit)
+    runner = make_runner(repo, evaluate, settings=HarnessSettings(), lanes=("cpu",))
+    final(runner.evaluate(Identity("op", operator=True), "", kit.candidate("speedup=2")))
+    (settings,) = evaluate.settings
+    assert settings.backend == "cpu" and settings.cases == ("small",)  # "big" is timed: left for a GPU

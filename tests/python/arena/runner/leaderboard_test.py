@@ -58,3 +58,14 @@ def test_retrying_cannot_raise_a_rank() -> None:
 def test_no_correct_evaluation_gives_zero_speedups() -> None:
     (row,) = rank_submissions([Submission("a", "hip2hip", "h", evaluation(True, False, 0.0, 20))])
     assert row.mean_speedup == 0.0 and row.geomean_speedup == 0.0 and not math.isnan(row.mean_score)
+
+
+def test_an_unchecked_submission_is_counted_as_unchecked_not_as_incorrect() -> None:
+    unchecked = Evaluation("e", "t", "td", "cd", Status.NEEDS_DEVICE, True, False, score=Score(points=20))
+    (row,) = rank_submissions(
+        [
+            Submission("a", "hip2hip", "h1", unchecked),
+            Submission("a", "hip2hip", "h2", evaluation(True, False, 0.0, 20)),  # a wrong answer
+        ]
+    )
+    assert row.unchecked_rate == 0.5 and row.correct_rate == 0.0 and row.compile_rate == 1.0

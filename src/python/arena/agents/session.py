@@ -1,0 +1,115 @@
+"""One run of one agent on one task, start to end: open an attempt with the agent's token, write a
+fresh workspace, launch the adapter's command there (own process group, scrubbed environment),
+kill it at the deadline plus a grace, have the runner finalize the workspace's candidate files
+(evaluated fresh when the agent submitted nothing), and record the usage and the event stream."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from arena.agents.adapter import Adapter, AgentRun
+from arena.agents.config import AgentConfig, priced, render_prompt
+from arena.agents.folder import CANDIDATE_FOLDER, read_folder
+from arena.agents.process import run_agent_process
+from arena.agents.usage import Usage
+from arena.client.client import INSECURE_CONNECT_VARIABLE, TLS_CA_VARIABLE, Client
+from arena.errors import ArenaError
+from arena.runner.records import Attempt, TaskView
+from arena.runner.workspace import check_plain_path
+
+GRACE_S = 10.0  # past the deadline before the agent's process group is killed
+WORKSPACE = "workspace"
+HOME = "home"
+
+
+@dataclass(frozen=True)
+class Connection:
+    """How the agent reaches the runner (and the operator, who finalizes and records)."""
+
+    address: str
+    agent: Client  # with the agent's token: opens the attempt
+    agent_token: str  # handed to the agent, and to nothing else
+    operator: Client  # with an operator's token: finalize and record_usage
+
+
+@dataclass(frozen=True)
+class AgentResult:
+    task: TaskView
+    attempt: Attempt  # after finalizing
+    usage: Usage
+    events: bytes  # the agent's stdout
+    files: dict[str, bytes]  # the workspace's candidate/ at the end
+    killed: bool  # still running at the deadline
+
+
+def run_agent(
+    connection: Connection,
+    config: AgentConfig,
+    digest: str,
+    adapter: Adapter,
+    template: str,
+    task: TaskView,
+    folder: Path,
+    grace_s: float = GRACE_S,
+) -> AgentResult:
+    """Run the agent on `task` in `folder` (it gets folder/workspace and folder/home)."""
+    attempt = connection.agent.open_attempt(task.address)
+    workspace, home = folder / WORKSPACE, folder / HOME
+    connection.agent.workspace(task.address, workspace)
+    home.mkdir(parents=True)
+    budget_s = min(config.budget_seconds or task.budget_seconds, task.budget_seconds)
+    stop_at = min(attempt.deadline_unix_ms / 1000.0, time.time() + budget_s) + grace_s
+    values = {
+        "task": task.address, "task_name": task.name, "budget_seconds": budget_s,
+        "iterations": min(config.iterations or task.iterations, task.iterations),
+    }  # fmt: skip
+    run = AgentRun(
+        workspace=workspace,
+        home=home,
+        prompt=render_prompt(template, values),
+        model=config.model,
+        flags=config.flags,
+        mcp_argv=(sys.executable, "-m", "arena.cli.main", "mcp"),
+        mcp_env=agent_variables(connection, attempt.id, workspace),
+        endpoint=config.endpoint,
+        api_key=os.environ.get(config.api_key_env, "") if config.api_key_env else "",
+    )
+    launch = adapter.launch(run)
+    for path, content in launch.files.items():
+        check_plain_path(path)
+        (home / path).parent.mkdir(parents=True, exist_ok=True)
+        (home / path).write_text(content, encoding="utf-8")
+    try:
+        finished = run_agent_process(launch.argv, workspace, launch.env, stop_at, folder / "agent.stderr.log")
+    except ArenaError:  # e.g. the CLI is not installed: close the attempt, then say so
+        connection.operator.finalize(attempt.id, workspace / CANDIDATE_FOLDER)
+        raise
+    finally:
+        shutil.rmtree(home, ignore_errors=True)  # its config files hold the attempt's token
+    attempt = connection.operator.finalize(attempt.id, workspace / CANDIDATE_FOLDER)
+    usage = replace(priced(adapter.usage(finished.stdout), config.prices), wall_s=round(finished.wall_s, 3))
+    connection.operator.record_usage(attempt.id, usage, finished.stdout, f"{config.name}-{digest}.jsonl")
+    return AgentResult(
+        task, attempt, usage, finished.stdout, read_folder(workspace / CANDIDATE_FOLDER), finished.returncode is None
+    )
+
+
+def agent_variables(connection: Connection, attempt_id: str, workspace: Path) -> dict[str, str]:
+    """What the agent (and `arena mcp`) needs to reach its attempt, and the Python path to import arena."""
+    variables = {
+        "ARENA_RUNNER": connection.address,
+        "ARENA_TOKEN": connection.agent_token,
+        "ARENA_ATTEMPT": attempt_id,
+        "ARENA_WORKSPACE": str(workspace),
+        # Absolute: the agent runs in its workspace, and source roots may be relative (Pants' sandboxes).
+        "PYTHONPATH": os.pathsep.join(os.path.abspath(path) for path in sys.path if path),
+    }
+    for name in (TLS_CA_VARIABLE, INSECURE_CONNECT_VARIABLE):
+        if os.environ.get(name):
+            variables[name] = os.environ[name]
+    return variables

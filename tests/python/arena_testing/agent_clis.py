@@ -1,0 +1,70 @@
+"""The real agent CLIs for tests, installed from npm at pinned versions into a cache shared by
+runs (~/.cache/arena-agents/npm/<versions>), and a plain way to run one through its adapter."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from arena.agents.adapter import Adapter, AgentRun
+
+CLAUDE_CODE = "@anthropic-ai/claude-code@2.1.332"
+CODEX = "@openai/codex@0.171.0"
+PACKAGES = (CLAUDE_CODE, CODEX)
+INSTALL_TIMEOUT_S = 600
+AGENT_TIMEOUT_S = 300
+
+
+def install_clis() -> Path:
+    """The bin folder holding `claude` and `codex`; skips the test when npm is absent."""
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.skip("npm is not installed: the Claude Code and Codex CLIs come from npm (.ci/run installs it)")
+    key = "_".join(package.replace("@", "").replace("/", "-") for package in PACKAGES)
+    home = Path.home()  # from the password database where the test runner left HOME out
+    prefix = Path(os.environ.get("XDG_CACHE_HOME") or home / ".cache") / "arena-agents" / "npm" / key
+    bin_dir = prefix / "node_modules" / ".bin"
+    if not all((bin_dir / name).exists() for name in ("claude", "codex")):
+        prefix.mkdir(parents=True, exist_ok=True)
+        done = subprocess.run(
+            [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", *PACKAGES],
+            env={**os.environ, "HOME": str(home)},  # npm's cache and its .npmrc; without HOME it hangs
+            capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S,
+        )  # fmt: skip
+        assert done.returncode == 0, f"npm install failed:\n{done.stdout}\n{done.stderr}"
+    return bin_dir
+
+
+def mcp_command() -> tuple[str, ...]:
+    """`arena mcp`, run by the interpreter running the tests."""
+    return (sys.executable, "-m", "arena.cli.main", "mcp")
+
+
+def mcp_environment(runner: str, token: str, attempt: str, workspace: Path) -> dict[str, str]:
+    return {
+        "ARENA_RUNNER": runner,
+        "ARENA_TOKEN": token,
+        "ARENA_ATTEMPT": attempt,
+        "ARENA_WORKSPACE": str(workspace),
+        # The server imports arena the way this test did (absolute: it starts in the workspace).
+        "PYTHONPATH": os.pathsep.join(os.path.abspath(path) for path in sys.path if path),
+    }
+
+
+def run_agent(adapter: Adapter, run: AgentRun) -> subprocess.CompletedProcess[bytes]:
+    """Start the agent as its adapter says (config files written into its HOME first) in its
+    workspace, wait for it, and return its exit status and output."""
+    launch = adapter.launch(run)
+    for path, content in launch.files.items():
+        target = run.home / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(content)
+    return subprocess.run(
+        list(launch.argv), cwd=run.workspace, env=dict(launch.env), stdin=subprocess.DEVNULL,
+        capture_output=True, timeout=AGENT_TIMEOUT_S,
+    )  # fmt: skip
