@@ -6,9 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from arena.agents.adapter import AgentRun
+import pytest
+
+from arena.agents.adapter import Adapter, AgentRun
 from arena.client.client import Client
-from arena.runner.records import Attempt
+from arena.evaluation.evaluation import Status
+from arena.runner.records import Attempt, Usage
 from arena_testing.agent_clis import mcp_command, mcp_environment
 from arena_testing.scripted_endpoint import ScriptedEndpoint
 
@@ -50,3 +53,27 @@ def open_agent_attempt(address: str, task: str, folder: Path) -> AgentAttempt:
     client.workspace(task, workspace)
     endpoint = ScriptedEndpoint(KERNEL_PATH, KERNEL_TEXT).start()
     return AgentAttempt(client, attempt, workspace, endpoint)
+
+
+def assert_scripted_attempt(agent: AgentAttempt, adapter: Adapter, stdout: bytes, secret: bytes) -> Usage:
+    """What every real CLI's scripted attempt must show: submitted, PASSED at the scripted 370
+    points, one check and one iteration spent, the kernel written, the steps played in order,
+    TASK.md seen and the exemplar never; the adapter's token totals equal the endpoint's.
+    Returns the adapter's usage for the CLI's own counts."""
+    attempt = agent.client.get_attempt(agent.attempt.id)
+    assert attempt.submitted and attempt.final_evaluation, (agent.endpoint.steps, stdout.decode()[-4000:])
+    evaluation = agent.client.get_evaluation(attempt.final_evaluation)
+    assert evaluation.status is Status.PASSED and evaluation.score.points == pytest.approx(370.0)
+    assert attempt.iterations_left == agent.attempt.iterations_left - 1 and attempt.checks_used == 1
+    assert (agent.workspace / "candidate" / "kernel.py").read_text() == KERNEL_TEXT
+    played = [step for step in agent.endpoint.steps if step != "side"]
+    assert played == ["read_task", "write", "check", "evaluate", "submit", "final"]
+    # The model saw TASK.md through the MCP tool, and never an exemplar.
+    assert any("# Task tasks/triton2triton/softmax" in str(body) for body in agent.endpoint.bodies)
+    assert not any(secret.decode() in str(body) for body in agent.endpoint.bodies)
+    usage = adapter.usage(stdout)
+    totals = agent.endpoint.totals
+    assert (usage.input_tokens, usage.cached_tokens, usage.output_tokens) == (
+        totals.input_tokens, totals.cached_tokens, totals.output_tokens
+    )  # fmt: skip
+    return usage

@@ -12,8 +12,7 @@ import pytest
 
 from arena.agents.adapter import AgentRun
 from arena.agents.adapters.claude_code import MCP_CONFIG_FILE, ClaudeCodeAdapter
-from arena.evaluation.evaluation import Status
-from arena_testing.agent_attempt import KERNEL_TEXT, open_agent_attempt
+from arena_testing.agent_attempt import assert_scripted_attempt, open_agent_attempt
 from arena_testing.agent_clis import install_clis, run_agent
 
 
@@ -33,22 +32,7 @@ def test_claude_code_completes_an_attempt(
         adapter = ClaudeCodeAdapter()
         done = run_agent(adapter, agent.agent_run(tmp_path / "home", "claude-scripted", agent.endpoint.root))
         assert done.returncode == 0, done.stderr.decode()[-4000:]
-        attempt = agent.client.get_attempt(agent.attempt.id)
-        assert attempt.submitted and attempt.final_evaluation, (agent.endpoint.steps, done.stdout.decode()[-4000:])
-        evaluation = agent.client.get_evaluation(attempt.final_evaluation)
-        assert evaluation.status is Status.PASSED and evaluation.score.points == pytest.approx(370.0)
-        assert attempt.iterations_left == agent.attempt.iterations_left - 1 and attempt.checks_used == 1
-        assert (agent.workspace / "candidate" / "kernel.py").read_text() == KERNEL_TEXT
-        played = [step for step in agent.endpoint.steps if step != "side"]
-        assert played == ["read_task", "write", "check", "evaluate", "submit", "final"]
-        # The model saw TASK.md through the MCP tool, and never an exemplar.
-        assert any("# Task tasks/triton2triton/softmax" in str(body) for body in agent.endpoint.bodies)
-        assert not any(kit.SECRET.decode() in str(body) for body in agent.endpoint.bodies)
-        usage = adapter.usage(done.stdout)
-        totals = agent.endpoint.totals
-        assert (usage.input_tokens, usage.cached_tokens, usage.output_tokens) == (
-            totals.input_tokens, totals.cached_tokens, totals.output_tokens
-        )  # fmt: skip
+        usage = assert_scripted_attempt(agent, adapter, done.stdout, kit.SECRET)
         assert usage.tool_calls == 5 and usage.turns == 6 and usage.wall_s > 0
     finally:
         agent.endpoint.stop()
