@@ -8,8 +8,11 @@
 # installs the wheel beside that machine's own python3 (its torch, triton, grpcio, protobuf), and
 # runs each named category's no-op and exemplar suites through the installed `arena` command, one
 # lane per GPU (ARENA_DEVICES, default: every GPU), writing each suite's JSON and log to OUT_DIR.
-# A category written CATEGORY:noop or CATEGORY:exemplars runs only that half.
+# A category written CATEGORY:noop or CATEGORY:exemplars runs only that half, and
+# CATEGORY:HALF:NAME,NAME,... only those tasks of it (a device call is 10 minutes: a long suite is
+# split across calls).
 set -uo pipefail
+part=0
 out="${1:?usage: artifact_check.sh OUT_DIR [CATEGORY[:noop|:exemplars] ...]}"
 shift
 mkdir -p "$out"
@@ -34,15 +37,18 @@ arena="$site/bin/arena"
 } >"$out/setup.txt" 2>&1
 
 for item in "$@"; do
-  category="${item%%:*}"
-  halves="noop exemplars"
-  [ "$item" != "$category" ] && halves="${item#*:}"
+  IFS=: read -r category halves names <<<"$item"
+  halves="${halves:-noop exemplars}"
+  tasks=()
+  for name in ${names//,/ }; do tasks+=("tasks/$category/$name"); done
+  label="$category${names:+-part$((++part))}"
   for half in $halves; do
-    flag=""
-    [ "$half" = exemplars ] && flag="--exemplars"
+    flags=()
+    [ "$half" = exemplars ] && flags+=(--exemplars)
+    [ ${#tasks[@]} -gt 0 ] && flags+=(--tasks "${tasks[@]}")
     begin=$SECONDS
-    "$arena" suite --category "$category" $flag --json "$out/$category-$half.json" >"$out/$category-$half.log" 2>&1
+    "$arena" suite --category "$category" "${flags[@]}" --json "$out/$label-$half.json" >"$out/$label-$half.log" 2>&1
     code=$?
-    echo "$category $half: exit $code, $((SECONDS - begin)) s" >>"$out/suites.txt"
+    echo "$item $half: exit $code, $((SECONDS - begin)) s" >>"$out/suites.txt"
   done
 done

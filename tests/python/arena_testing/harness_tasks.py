@@ -77,6 +77,81 @@ extern "C" int add(const float* x, const float* y, float* z, long n, hipStream_t
 """
 
 
+# A plain tiled matrix product (no autotuning): a vendor library's GEMM is faster, so a candidate
+# that reaches one gets the profiled call.
+TRITON_MATMUL = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :], mask=(rm[:, None] < M) & ((k + rk)[None, :] < K), other=0.0)
+        b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :], mask=((k + rk)[:, None] < K) & (rn[None, :] < N), other=0.0)
+        acc += tl.dot(a, b)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(c_ptr.dtype.element_ty), mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+def matmul(a, b):
+    M, K = a.shape
+    N = b.shape[1]
+    c = torch.empty((M, N), dtype=a.dtype, device=a.device)
+    _matmul_kernel[(triton.cdiv(M, 32), triton.cdiv(N, 32))](a, b, c, M, N, K, BM=32, BN=32, BK=32)
+    return c
+"""
+
+MATMUL_REFERENCE = """
+import torch
+
+
+def matmul(a, b):
+    return torch.matmul(a.float(), b.float()).to(a.dtype)
+"""
+
+
+def build_matmul_task(root: Path, *, size: int = 2048) -> Task:
+    """Write a float16 matmul task (baseline TRITON_MATMUL, torch.matmul forbidden) under `root`."""
+    task_dir = root / "tasks" / "t" / "matmul"
+    task_dir.mkdir(parents=True, exist_ok=True)
+    (task_dir / "kernel.py").write_text(TRITON_MATMUL)
+    (task_dir / "reference.py").write_text(MATMUL_REFERENCE)
+    return Task(
+        address="tasks/t/matmul:matmul",
+        name="matmul",
+        category=Category.TRITON2TRITON,
+        task_dir="tasks/t/matmul",
+        description="c = a @ b",
+        baseline=("kernel.py",),
+        editable=("kernel.py",),
+        entry=Entry("kernel.py", "matmul"),
+        signature="matmul(a: [M, K] f16, b: [K, N] f16) -> [M, N] f16",
+        reference=Entry("reference.py", "matmul"),
+        inputs=(TensorSpec("a", ("M", "K")), TensorSpec("b", ("K", "N"))),
+        outputs=(TensorSpec("c", ("M", "N")),),
+        scalars={},
+        abi=(),
+        cases=(
+            Case("small", {"M": 40, "N": 72, "K": 96}, "float16", 1),
+            Case("main", {"M": size, "N": size, "K": size}, "float16", 2, timed=True),
+        ),
+        tolerances=merge_tolerances({}),
+        forbidden=("torch.matmul", "torch.mm", "torch.Tensor.matmul", "torch.addmm", "torch.nn.functional"),
+        flops="2*M*N*K",
+        bytes="(M*K+K*N+M*N)*esize",
+        exemplars=(),
+        wrong="",
+        sources=("reference.py",),
+        build="",
+        bench="",
+    )
+
+
 def build_task(root: Path, *, baseline: str = TRITON_ADD, hip: bool = False, n: int = 3000) -> Task:
     """Write the add task under `root` (the repository root) and return its record."""
     task_dir = root / "tasks" / "t" / "add"

@@ -98,7 +98,9 @@ class Judge:
         self.empty_us: dict[str, float] = {}  # per timed case: the empty procedure's cost a call
         # Per timed case: the worker's empty event pair, as its own events read it inside the chunk
         # clock. The worker's context shares the GPU with the judge's (waiting on `done`); its pair
-        # read about 0.2 us more than the judge's alone on the H200, a no-op 1.08 on a 3 us copy.
+        # read about 0.2 us more than the judge's alone on the H200 in session 6, 0.15-0.22 us less
+        # in session 9. The two are not taken alike (the judge's: flush, pair; the worker's: flush,
+        # poison, pair): measuring both by one procedure is the next step (bench/RESULTS.md).
         self.worker_pair_us: dict[str, float] = {}
 
     def measure_empty(self, case: Any, reference_like: Sequence[torch.Tensor]) -> None:

@@ -18,6 +18,14 @@ the stale-output check) and the judge none, so the two sides differed in this to
 call's outputs stay allocated until its chunk ends (Held), on both sides, in the one per-call
 procedure (timing.run_calls): each call of a chunk writes to a place of its own.
 
+Holding outputs is not enough for a small output: consecutive blocks of the allocator's small
+pool keep one alignment, and what each side allocates between calls (the judge's checks of the
+baseline's outputs, the worker's) sets which. An output that takes many atomic adds feels that:
+the triton2triton histogram's 1 KiB of counters read 220, 300 or 395 us by where they lay
+(bench/atomics_placement_probe.py), and its no-op read 0.82 between the processes. So before
+every call a block of random size (Spacer) is taken from the same small pool, and given back
+after the call: each call's small outputs start at a new offset, drawn alike on both sides.
+
 A large set already spans many pages in one call (96 MiB read 1.0018 with a CV of 0.08%): it is
 timed where it was drawn. The worker's copy of this code runs beside the candidate, which could
 choose its inputs' places; it can equally choose where its own outputs live. docs/harness.md
@@ -52,6 +60,28 @@ class Held:
         if 0 < size <= SPREAD_LIMIT and self.nbytes + size <= HOLD_BYTES:
             self.items.append(result)
             self.nbytes += size
+
+
+class Spacer:
+    """A block of random size allocated just before a call and freed after it, so that outputs in
+    the allocator's small pool (blocks up to 1 MiB) start at a new offset every call, on both
+    sides. The offsets span 64 KiB, which covers the alignments that moved the histogram, and
+    the gaps stay small enough to be filled by later calls (gaps up to 1 MiB between held
+    outputs would open a new segment every few calls). Larger outputs come from the other pool
+    and are not moved."""
+
+    STEP = 512  # the caching allocator rounds small blocks to this
+    LIMIT = 64 << 10
+
+    def __init__(self, device: torch.device | None) -> None:
+        self.device = device if device is not None and device.type == "cuda" else None  # ROCm's too
+        self.rng = random.Random()  # seeded from the OS, like Scatter's
+
+    def take(self) -> torch.Tensor | None:
+        if self.device is None:  # no caching allocator to move (the CPU)
+            return None
+        size = self.rng.randrange(1, self.LIMIT // self.STEP) * self.STEP
+        return torch.empty(size, dtype=torch.uint8, device=self.device)
 
 
 def _aligned(nbytes: int) -> int:

@@ -30,7 +30,7 @@ from arena.harness.backends.kernel import Kernel
 from arena.harness.check import check_output_type, mismatch_mask, poison_, split_outputs, stale_output
 from arena.harness.device import disable_persisting_l2
 from arena.harness.flush import Flusher
-from arena.harness.placement import Held
+from arena.harness.placement import Held, Spacer
 from arena.task.task import Tolerance
 
 _WARMUP_S = 0.05
@@ -166,13 +166,15 @@ def run_calls(
     """The per-call procedure, queued with no host sync: restore the working inputs from set
     order[k] (`working` None: call on the set itself, each set a fresh draw used once) -> flush ->
     poison the harness's outputs -> read the inputs back into the cache when `warm` (a small
-    case: flush.warm_limit) -> spin -> start event -> call -> end event -> after(k, j, result).
+    case: flush.warm_limit) -> spin -> spacer -> start event -> call -> end event ->
+    after(k, j, result).
     The judge runs it for the baseline, the worker for the candidate and, with `kernel`
     None, for the empty chunk the judge's clock subtracts. (event pairs, host us of each invoke)."""
     stream = torch.cuda.current_stream()
     pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in order]
     host_us: list[float] = []
     held = Held()  # every call's outputs at a place of their own (placement.py)
+    spacer = Spacer(next((t.device for one in sets for t in one if isinstance(t, torch.Tensor)), None))
     for k, j in enumerate(order):
         if working is not None:
             for work, source in zip(working, sets[j]):
@@ -185,6 +187,7 @@ def run_calls(
             flusher.touch(list(inputs))
         if spin_cycles:
             torch.cuda._sleep(spin_cycles)
+        gap = spacer.take()  # the call's small outputs start at a new offset (placement.Spacer)
         pairs[k][0].record(stream)
         result: object = None
         if kernel is not None:
@@ -194,6 +197,7 @@ def run_calls(
         pairs[k][1].record(stream)
         after(k, j, result)
         held.keep(result)
+        del gap
     return pairs, host_us
 
 

@@ -1,3 +1,4 @@
+import pytest
 import torch
 
 from arena.harness.placement import Scatter
@@ -59,3 +60,24 @@ def test_a_chunks_small_outputs_are_held_and_large_ones_are_not():
     count = len(held.items)
     held.keep(torch.empty(SPREAD_LIMIT, dtype=torch.uint8))
     assert len(held.items) == count and held.nbytes <= HOLD_BYTES
+
+
+def test_the_spacer_moves_nothing_where_there_is_no_caching_allocator():
+    from arena.harness.placement import Spacer
+
+    assert Spacer(torch.device("cpu")).take() is None and Spacer(None).take() is None
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU: the spacer moves the caching allocator's blocks")
+def test_small_outputs_after_a_spacer_start_at_many_offsets():
+    from arena.harness.placement import Spacer
+
+    spacer, held, offsets = Spacer(torch.device("cuda")), [], set()
+    for _ in range(64):
+        gap = spacer.take()
+        held.append(torch.zeros(256, dtype=torch.int32, device="cuda"))  # a histogram's 1 KiB of counts
+        offsets.add(held[-1].data_ptr() % Spacer.LIMIT)
+        del gap
+    # Without the spacer, consecutive 1 KiB blocks of one segment keep one alignment (all at
+    # 0 mod 1024 or all at 512); with it, both alignments and many offsets are seen.
+    assert len(offsets) > 16 and {o % 1024 for o in offsets} == {0, 512}

@@ -2,7 +2,23 @@
 # directly (caught by the static check) or through a string-built name / an operator (caught at
 # run time: the torch functions and Tensor methods a checked call runs are matched against the
 # forbidden list).
+# On a GPU, a library call the recorder cannot see (torch function handling switched off by a
+# name built at run time) is caught by its kernels: the profiled call names cuBLAS's.
 # Expected verdict: CHEAT_DETECTED.
+
+import pytest
+import torch
+
+from arena_testing.harness_tasks import TRITON_MATMUL, build_matmul_task
+
+HIDDEN_MM = """
+import torch
+
+
+def matmul(a, b):
+    with getattr(getattr(torch, "_" + "C"), "Disable" + "TorchFunction")():
+        return getattr(torch, "m" + "m")(a, b)
+"""
 
 
 def test_direct_call_is_caught_statically(run_candidate):
@@ -15,3 +31,19 @@ def test_operator_is_caught_at_run_time(run_candidate):
     result = run_candidate("def add(x, y):\n    return x + y\n")
     assert result.status == "CHEAT_DETECTED"
     assert "forbidden torch function" in result.errors[0]
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU: the kernels' names come from its profiler")
+def test_a_library_call_hidden_from_the_recorder_is_caught_by_its_kernels(run_candidate, tmp_path):
+    task = build_matmul_task(tmp_path)
+    result = run_candidate(HIDDEN_MM, task=task, backend="auto", budget_s_per_case=0.3)
+    assert result.status == "CHEAT_DETECTED", (result.status, result.errors)
+    assert "cuBLAS" in result.errors[0] and "which its baseline does not use" in result.errors[0]
+    # The control: the same task's honest Triton kernel, faster than the baseline, is no cheat.
+    honest = TRITON_MATMUL.replace("BM=32, BN=32, BK=32", "BM=128, BN=128, BK=32").replace(
+        "triton.cdiv(M, 32), triton.cdiv(N, 32)", "triton.cdiv(M, 128), triton.cdiv(N, 128)"
+    )
+    result = run_candidate(honest, task=task, backend="auto", budget_s_per_case=0.3)
+    assert result.status == "PASSED", (result.status, result.errors)
+    assert any(stage.name == "profile" for stage in result.stages)  # it was faster, so it was profiled
+
