@@ -69,14 +69,12 @@ class AttemptTools:
         return {"submitted": attempt.submitted, "final_evaluation": attempt.final_evaluation}
 
     def budget(self) -> dict[str, Any]:
-        from arena.runner.runner import MAX_CHECKS  # the runner's default limit; the attempt does not carry it
-
         attempt = self.client.get_attempt(self.attempt)
         return {
             "seconds_left": max(0.0, round(attempt.deadline_unix_ms / 1000.0 - time.time(), 1)),
             "iterations_left": attempt.iterations_left,
             "checks_used": attempt.checks_used,
-            "checks_left": max(0, MAX_CHECKS - attempt.checks_used),
+            "checks_left": attempt.checks_left,
             "submitted": attempt.submitted,
         }
 

@@ -180,6 +180,7 @@ def attempt_to_pb(attempt: Attempt) -> runner_pb2.Attempt:
         final_evaluation=attempt.final_evaluation,
         checks_used=attempt.checks_used,
         finalized=attempt.finalized,
+        checks_left=attempt.checks_left,
     )
 
 
@@ -194,6 +195,7 @@ def attempt_from_pb(message: runner_pb2.Attempt) -> Attempt:
         final_evaluation=message.final_evaluation,
         checks_used=message.checks_used,
         finalized=message.finalized,
+        checks_left=message.checks_left,
     )
 
 

@@ -26,6 +26,7 @@ class Attempt:
     category: str = ""  # the task's category, kept for the leaderboard
     checks_used: int = 0  # free checks (compile and declared cases, no timing) spent so far
     finalized: bool = False  # the runner submitted the workspace's files (Finalize), not the agent
+    checks_left: int = 0  # free checks still allowed: the runner's limit less checks_used
 
 
 @dataclass(frozen=True)

@@ -156,11 +156,15 @@ class Runner:
     def open_attempt(self, identity: Identity, address: str) -> Attempt:
         task = self.find_task(address)
         with self._database.transaction() as conn:
-            return attempts.open_attempt(conn, identity.agent, task, self._now_ms(), self._max_attempts)
+            return self._as_seen(attempts.open_attempt(conn, identity.agent, task, self._now_ms(), self._max_attempts))
 
     def get_attempt(self, identity: Identity, attempt_id: str) -> Attempt:
         with self._database.reading() as conn:
-            return attempts.read_attempt(conn, attempt_id, identity.agent)
+            return self._as_seen(attempts.read_attempt(conn, attempt_id, identity.agent))
+
+    def _as_seen(self, attempt: Attempt) -> Attempt:
+        """The attempt with what this runner's limits leave of it (its rows hold only what was spent)."""
+        return replace(attempt, checks_left=max(0, self._max_checks - attempt.checks_used))
 
     def evaluate(
         self,
@@ -234,7 +238,7 @@ class Runner:
             if job.check:
                 raise InvalidRequest(f"evaluation {quote(evaluation_id)} is a free check, never scored: submit a "
                                      "scored evaluation")
-            return attempts.submit_attempt(conn, attempt_id, identity.agent, evaluation_id)
+            return self._as_seen(attempts.submit_attempt(conn, attempt_id, identity.agent, evaluation_id))
 
     def finalize(self, identity: Identity, attempt_id: str, candidate: Candidate, agent_ended: bool = False) -> Attempt:
         """Close an attempt its agent did not submit with the runner's own evaluation of `candidate`
@@ -252,7 +256,7 @@ class Runner:
         with self._database.reading() as conn:
             attempt = attempts.find_attempt(conn, attempt_id)
         if attempt.submitted:
-            return attempt
+            return self._as_seen(attempt)
         if self._now_ms() < attempt.deadline_unix_ms and not agent_ended:
             raise AttemptOpen(
                 f"attempt {quote(attempt_id)} runs until its deadline and its agent was not said to have ended; "
@@ -267,7 +271,7 @@ class Runner:
         # Another agent's files are as untrusted as its Evaluate calls; an operator's own attempt is as its own.
         if self._require_isolation and attempt.agent != identity.agent and not self.isolation():
             raise Unisolated("this runner has no sandbox for candidate code; it cannot evaluate an agent's files")
-        return self._submit_final(attempt, task, candidate)
+        return self._as_seen(self._submit_final(attempt, task, candidate))
 
     def _submit_final(self, attempt: Attempt, task: Task, candidate: Candidate) -> Attempt:
         """Queue (or answer from the cache) the final job of `candidate` and close the attempt with it."""

@@ -28,7 +28,7 @@ def answer(result: Any) -> Any:
 
 
 def test_tools_play_an_attempt(kit: Any, repo: Path, make_runner: Any, serve_runner: Any, tmp_path: Path) -> None:
-    served = serve_runner(make_runner(repo, kit.FakeEvaluate()))
+    served = serve_runner(make_runner(repo, kit.FakeEvaluate(), max_checks=4))  # not the default limit
     with Client(served.address, "alice-token") as client:
         attempt = client.open_attempt(kit.SOFTMAX)
         workspace = tmp_path / "workspace"
@@ -61,6 +61,7 @@ def test_tools_play_an_attempt(kit: Any, repo: Path, make_runner: Any, serve_run
     assert seen["check"]["status"] == "PASSED"
     assert seen["after_check"]["iterations_left"] == attempt.iterations_left  # a check is free
     assert seen["after_check"]["checks_used"] == 1 and not seen["after_check"]["submitted"]
+    assert seen["after_check"]["checks_left"] == 3  # the runner's --max-checks (4) less the one spent
     assert 0 < seen["after_check"]["seconds_left"] <= 3600
     assert seen["evaluate"]["status"] == "PASSED" and seen["evaluate"]["points"] == pytest.approx(320.0)
     assert seen["get"]["evaluation_id"] == seen["evaluate"]["evaluation_id"]

@@ -144,7 +144,9 @@ def test_attempt_progress_and_leaderboard_round_trips() -> None:
 
 
 def test_finalized_attempts_usage_and_accounting_round_trip() -> None:
-    attempt = Attempt("a1", "tasks/x/y:y", "alice", 1_795_000_000_000, 3, True, "e1", finalized=True)
+    attempt = Attempt(
+        "a1", "tasks/x/y:y", "alice", 1_795_000_000_000, 3, True, "e1", finalized=True, checks_used=2, checks_left=28
+    )
     assert convert.attempt_from_pb(through_bytes(convert.attempt_to_pb(attempt))) == attempt
     for usage in (Usage(1, 2, 3, 0.75, 4, 5, 6.5), Usage(input_tokens=10, cost_usd=None), Usage(cost_usd=0.0)):
         assert convert.usage_from_pb(through_bytes(convert.usage_to_pb(usage))) == usage

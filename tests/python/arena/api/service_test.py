@@ -18,7 +18,7 @@ from arena.client.client import Client
 from arena.errors import BudgetExhausted
 from arena.evaluation.evaluation import Evaluation
 from arena.runner.auth import Tokens, parse_tokens
-from arena.runner.runner import Runner
+from arena.runner.runner import MAX_CHECKS, Runner
 from arena.task.load import load_tasks
 from arena_testing.raw_protobuf import field
 
@@ -67,7 +67,8 @@ def test_every_method_over_grpc(repo: Path, make_runner, serve_runner, kit) -> N
         assert client.get_attempt(attempt.id).iterations_left == 2
         checked = client.evaluate(kit.candidate("speedup=2.5"), attempt.id, check_only=True)  # a job apart, free
         assert checked.id != evaluation.id
-        assert (client.get_attempt(attempt.id).iterations_left, client.get_attempt(attempt.id).checks_used) == (2, 1)
+        seen = client.get_attempt(attempt.id)
+        assert (seen.iterations_left, seen.checks_used, seen.checks_left) == (2, 1, MAX_CHECKS - 1)  # over the wire
         assert client.get_evaluation(evaluation.id) == evaluation
         submitted = client.submit(attempt.id, evaluation.id)
         assert submitted.submitted and submitted.final_evaluation == evaluation.id

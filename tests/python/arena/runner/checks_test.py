@@ -12,7 +12,7 @@ from arena.evaluation.evaluation import Evaluation
 from arena.harness.settings import HarnessSettings
 from arena.runner.auth import Identity
 from arena.runner.records import Progress
-from arena.runner.runner import job_id
+from arena.runner.runner import MAX_CHECKS, job_id
 
 ALICE = Identity("alice")
 SOFTMAX = "tasks/triton2triton/softmax:softmax"
@@ -46,6 +46,7 @@ def test_a_check_spends_no_iteration_runs_untimed_without_hidden_cases_and_is_it
     assert evaluate.settings[-1].check_only and evaluate.settings[-1].hidden_seeds == 0
     after = runner.get_attempt(ALICE, attempt.id)
     assert after.iterations_left == 3 and after.checks_used == 1
+    assert attempt.checks_left == MAX_CHECKS and after.checks_left == MAX_CHECKS - 1
     final(runner.evaluate(ALICE, attempt.id, kit.candidate("speedup=2"), check=True))  # the same job again
     assert runner.get_attempt(ALICE, attempt.id).checks_used == 1 and len(evaluate.settings) == 1
     scored = final(runner.evaluate(ALICE, attempt.id, kit.candidate("speedup=2")))
