@@ -69,6 +69,9 @@ _BOUND_RATIO, _BOUND_CALL_US, _BOUND_EMPTY, _BOUND_US = 0.10, 0.3, 0.003, 20.0
 
 Seeds = Callable[[int], list[int]]  # seeds(count): seeds of fresh input sets
 EMPTY_CALLS = 64  # calls in the empty chunk measured for each timed case
+# The spin ahead of each empty pair when the pairs are measured: as in a timed call, the GPU sleeps
+# while the host queues the pair, so the pair is read behind a spin, not behind the flush.
+PAIR_SPIN_US = 20.0
 
 
 @dataclass(frozen=True)
@@ -96,17 +99,18 @@ class Judge:
         self.probe_us = self._probe()  # before the candidate is loaded: the GPU is ours alone
         self.switch_us = 0.0
         self.empty_us: dict[str, float] = {}  # per timed case: the empty procedure's cost a call
-        # Per timed case: the worker's empty event pair, as its own events read it inside the chunk
-        # clock. The worker's context shares the GPU with the judge's (waiting on `done`); its pair
-        # read about 0.2 us more than the judge's alone on the H200 in session 6, 0.15-0.22 us less
-        # in session 9. The two are not taken alike (the judge's: flush, pair; the worker's: flush,
-        # poison, pair): measuring both by one procedure is the next step (bench/RESULTS.md).
+        # Per timed case: each side's empty event pair, which it takes off its own samples, read in
+        # its own process by one procedure, the timed calls' own with no call (measure_empty). Taken
+        # apart, the judge's pair after a flush and the worker's after its warm-up read 1.42-1.50
+        # and 1.25-1.31 us on the H200: a no-op 1.056 on a 3 us copy (bench/RESULTS.md, session 9).
         self.worker_pair_us: dict[str, float] = {}
+        self.judge_pair_us: dict[str, float] = {}
 
     def measure_empty(self, case: Any, reference_like: Sequence[torch.Tensor]) -> None:
         """Before the candidate is loaded (only harness code runs in the worker): the chunk clock
         around an empty chunk (two context switches) and around EMPTY_CALLS empty calls of `case`
-        (each: flush, event pair, outputs handed over) through the worker. No inputs: no call."""
+        (each: flush, event pair, outputs handed over) through the worker; then each side's empty
+        event pair, the same empty calls with a spin ahead of each pair. No inputs: no call."""
         if not self.switch_us:
             with _Lent(self, case, _Layout.of([], 1), None, {}, {}, 0) as lent:
                 self.switch_us = statistics.median(lent.clocked(0, calls=False)[0] for _ in range(5))
@@ -115,10 +119,15 @@ class Judge:
         with _Lent(self, case, _Layout.of(reference_like, count), None, {}, {}, 0, warm=warm) as lent:
             clocked = [lent.clocked(count, calls=False) for _ in range(3)]
         self.empty_us[case.name] = max(0.0, statistics.median(span for span, _ in clocked) - self.switch_us) / count
-        pairs = [float(t) for _, reply in clocked for t in reply.get("times_us", [])]
+        # The pairs: the same empty calls with a spin ahead of each pair, on each side in turn.
+        spin = int(PAIR_SPIN_US * self.cycles)
+        with _Lent(self, case, _Layout.of(reference_like, count), None, {}, {}, spin, warm=warm) as lent:
+            pairs = [float(t) for _ in range(3) for t in lent.clocked(count, calls=False)[1].get("times_us", [])]
+            own = [t for _ in range(3) for t in lent.empty_pairs(count)]
         if len(pairs) != 3 * count or not all(math.isfinite(t) and t >= 0 for t in pairs):
             raise Verdict("RUNTIME_ERROR", "the worker's empty chunk did not return one time per empty call")
-        self.worker_pair_us[case.name] = interquartile_mean(pairs)  # as the judge's own pair
+        self.worker_pair_us[case.name] = interquartile_mean(pairs)
+        self.judge_pair_us[case.name] = interquartile_mean(own)
 
     def warm(self, case: Any, reference_like: Sequence[torch.Tensor]) -> bool:
         """Whether `case`'s calls get their inputs read back after the flush (flush.warm_limit)."""
@@ -179,11 +188,10 @@ class Judge:
         dims: dict,  # type: ignore[type-arg]
         trials: int,
         budget_s: float,
-        event_overhead_us: float,
     ) -> JudgedTiming:
-        """`event_overhead_us`: the judge's empty event pair (the baseline's samples less it); the
-        candidate's samples are less the worker's own (measure_empty)."""
-        worker_pair_us = self.worker_pair_us[case.name]
+        """The baseline's samples less the judge's empty event pair, the candidate's less the
+        worker's (measure_empty)."""
+        judge_pair_us, worker_pair_us = self.judge_pair_us[case.name], self.worker_pair_us[case.name]
         warm = self.warm(case, reference_like)
         in_bytes = self.input_bytes[case.name]
         out_bytes = sum(t.nbytes for t in reference_like)
@@ -215,7 +223,7 @@ class Judge:
                         "INCORRECT",
                         f"{bad} timed call(s) of the candidate returned outputs that differ from the reference",
                     )
-                samples["baseline"] += [max(t - event_overhead_us, _MIN_CALL_US) for t in base_times]
+                samples["baseline"] += [max(t - judge_pair_us, _MIN_CALL_US) for t in base_times]
                 samples["candidate"] += [max(t - worker_pair_us, _MIN_CALL_US) for t in cand_times]
                 spans.append(span)
                 claimed_net.append(_claimed(cand_times, worker_pair_us))
@@ -237,7 +245,7 @@ class Judge:
             f"the worker's samples {claimed / calls:.2f} us (empty procedure {self.empty_us[case.name]:.2f} us "
             f"+ spin {spin_us:.2f} us a call ({spin / self.cycles:.2f} by the calibration), switches "
             f"{self.switch_us:.0f} us a chunk; empty event "
-            f"pair {event_overhead_us:.2f} us in the judge, {worker_pair_us:.2f} us in the worker)"
+            f"pair {judge_pair_us:.2f} us in the judge, {worker_pair_us:.2f} us in the worker)"
         )
         if judged - claimed > slack:
             raise Verdict(
@@ -367,6 +375,31 @@ class _Lent:
         self.sets = self.judge.scatter.place(drawn)
         del drawn
         torch.cuda.synchronize()  # drawn before anything is timed
+
+    def empty_pairs(self, count: int) -> list[float]:
+        """The judge's own empty calls, as the worker's empty chunk runs them (one drawn set touched
+        when warm, harness outputs poisoned for HIP, each call's slots written with zeros) with this
+        lent's spin: the time of each empty event pair, us."""
+        slots = self.references[0]
+        sets = [inputs_for(self.judge.task, self.case, 0, self.judge.device.torch_device, True) if self.warm else []]
+        outputs = [torch.empty_like(t) for t in slots] if self.judge.task.category.is_hip else []
+        blank = [torch.zeros_like(t) for t in slots]
+
+        def after(k: int, j: int, result: object) -> None:
+            for slot, zero in zip(self.references[k], blank):
+                slot.copy_(zero)
+
+        self.judge.worker.freeze()  # the GPU the judge's alone, as when the baseline is timed
+        try:
+            pairs, _ = run_calls(None, list(range(count)), sets * count, None, outputs, after, self.judge.flusher,
+                                 self.spin, {}, {}, warm=self.warm)
+            torch.cuda.synchronize()
+        finally:
+            self.judge.worker.thaw()
+        times = [elapsed_us(start, end) for start, end in pairs]
+        if not all(math.isfinite(t) and t >= 0 for t in times):
+            raise Verdict("RUNTIME_ERROR", "the judge's empty calls did not time")
+        return times
 
     def worker_draw(self, seeds: list[int]) -> None:
         self.judge.worker.request("draw", {"seeds": seeds})

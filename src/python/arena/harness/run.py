@@ -557,7 +557,6 @@ class Run:
                         dict(case.dims),
                         self.settings.trials,
                         self.settings.budget_s_per_case,
-                        event_overhead_us,
                     )
                 except Verdict as verdict:
                     raise Verdict(verdict.status, f"case {case.name}: {verdict}") from None
