@@ -2,10 +2,12 @@
 
 The layout read (their vLLM tasks): a module-level `TEST_SHAPES` list and a `run_correctness()`
 that loads the kernel file as a module (`mod = load_module()`) and loops over TEST_SHAPES; each
-pass seeds torch, draws inputs, calls one kernel function (`result = mod.fn(...)`), computes a
-reference and compares the two (`torch.allclose`, `torch.equal` or `assert_close`). This module
-finds those parts and refuses, with the line, any statement before the comparison it would have
-to run to know the inputs (a loop filling an index tensor, a helper building the inputs).
+pass seeds torch, draws inputs, calls one kernel function (`result = mod.fn(...)`, or
+`q, scales = mod.fn(...)` for a kernel that returns several tensors), computes a reference and
+compares each output with it (`torch.allclose`, `torch.equal` or `assert_close`, one comparison
+per output). This module finds those parts and refuses, with the line, any statement before the
+last comparison it would have to run to know the inputs (a loop filling an index tensor, a helper
+building the inputs) or the outputs' checks.
 """
 
 from __future__ import annotations
@@ -31,8 +33,9 @@ _CASTS = frozenset(("float", "double", "half", "bfloat16"))
 
 @dataclass(frozen=True)
 class Comparison:
-    """How the test compares the kernel's output with its reference."""
+    """How the test compares one of the kernel's outputs with its reference."""
 
+    output: str  # the name the test binds that output to (one of TestLoop.result_names)
     kind: str  # "allclose", "equal" or "assert_close"
     reference: ast.expr  # the reference side, without moves and casts
     cast: bool  # either side is cast before comparing (so their dtypes may differ)
@@ -50,13 +53,19 @@ class TestLoop:
     setup: tuple[ast.stmt, ...]  # run_correctness's imports and assignments before the loop
     module_name: str  # the name the kernel module is bound to (`mod`)
     seed: ast.expr | None  # the argument of torch.manual_seed in the loop
-    statements: tuple[ast.stmt, ...]  # the loop's assignments before the comparison, the call among them
-    call: ast.Assign  # `result = mod.fn(...)`
-    comparison: Comparison
+    statements: tuple[ast.stmt, ...]  # the loop's assignments before the last comparison, the call among them
+    call: ast.Assign  # `result = mod.fn(...)` or `q, scales = mod.fn(...)`
+    comparisons: tuple[Comparison, ...]  # one per output, in the order the kernel returns them
 
     @property
-    def result_name(self) -> str:
-        return self.call.targets[0].id  # type: ignore[attr-defined]
+    def result_names(self) -> tuple[str, ...]:
+        """The names the test binds the kernel's outputs to, in the order it returns them."""
+        return result_names(self.call)
+
+    @property
+    def several(self) -> bool:
+        """Whether the kernel returns several tensors (the test unpacks its result)."""
+        return not isinstance(self.call.targets[0], ast.Name)
 
     @property
     def kernel_call(self) -> ast.Call:
@@ -79,8 +88,15 @@ def read_test_loop(tree: ast.Module, runner: str) -> TestLoop:
     index, target = _loop_target(loop, runner)
     module_name = _module_name(setup, tree)
     body = loop.body[0].body if len(loop.body) == 1 and isinstance(loop.body[0], ast.Try) else loop.body
-    seed, statements, call, comparison = _read_body(body, module_name, runner)
-    return TestLoop(shapes, index, target, tuple(setup), module_name, seed, tuple(statements), call, comparison)
+    seed, statements, call, comparisons = _read_body(body, module_name, runner)
+    return TestLoop(shapes, index, target, tuple(setup), module_name, seed, tuple(statements), call, comparisons)
+
+
+def result_names(call: ast.Assign) -> tuple[str, ...]:
+    """`result = mod.fn(...)` -> ("result",); `q, scales = mod.fn(...)` -> ("q", "scales")."""
+    target = call.targets[0]
+    elements = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
+    return tuple(element.id for element in elements)  # type: ignore[attr-defined]
 
 
 def _shapes(tree: ast.Module, runner: str) -> tuple[object, ...]:
@@ -146,17 +162,27 @@ def _module_name(setup: list[ast.stmt], tree: ast.Module) -> str:
 
 def _read_body(
     body: list[ast.stmt], module_name: str, runner: str
-) -> tuple[ast.expr | None, list[ast.stmt], ast.Assign, Comparison]:
+) -> tuple[ast.expr | None, list[ast.stmt], ast.Assign, tuple[Comparison, ...]]:
     seed: ast.expr | None = None
     statements: list[ast.stmt] = []
     call: ast.Assign | None = None
+    found: dict[str, Comparison] = {}  # by output name, in the order the test compares them
     for node in body:
-        comparison = _comparison_call(node)
-        if comparison is not None:
+        compared = _comparison_call(node)
+        if compared is not None:
             if call is None:
                 raise NotImportable(f"line {node.lineno}: the test compares before it calls the kernel")
-            return seed, statements, call, _read_comparison(comparison, call, runner)
+            comparison = _read_comparison(compared, call, found, runner)
+            found[comparison.output] = comparison
+            names = result_names(call)
+            if len(found) == len(names):
+                return seed, statements, call, tuple(found[name] for name in names)
+            continue
         torch_call = _torch_call_name(node)
+        if found:
+            if torch_call != "synchronize":
+                statements.append(_between_comparisons(node, found, module_name))
+            continue
         if torch_call == "manual_seed":
             seed = node.value.args[0] if node.value.args else None  # type: ignore[attr-defined]
         elif torch_call == "synchronize":
@@ -172,7 +198,31 @@ def _read_body(
             raise NotImportable(
                 f"line {node.lineno}: `{first[:70]}` prepares the case with code the importer does not follow"
             )
+    if call is not None and found:
+        names = result_names(call)
+        function = f"`{module_name}.{call.value.func.attr}`"  # type: ignore[attr-defined]
+        raise NotImportable(
+            f"{function} returns {len(names)} tensors and the test compares {len(found)} of them "
+            f"({', '.join(found)}); arena checks every output"
+        )
     raise NotImportable(f"{TEST_FUNCTION}() never compares the kernel's output with a reference")
+
+
+def _between_comparisons(node: ast.stmt, found: dict[str, Comparison], module_name: str) -> ast.stmt:
+    """A statement after the test compared some outputs and before it compares the others: an
+    assignment (or import) that changes nothing the earlier comparisons read."""
+    first = ast.unparse(node).splitlines()[0][:70]
+    if _calls_module(node, module_name):
+        raise NotImportable(f"line {node.lineno}: `{first}`: the test calls the kernel module again")
+    if not isinstance(node, (ast.Assign, ast.Import, ast.ImportFrom)):
+        raise NotImportable(f"line {node.lineno}: `{first}` checks the case with code the importer does not follow")
+    read = set(found) | {n.id for c in found.values() for n in ast.walk(c.reference) if isinstance(n, ast.Name)}
+    stored = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    stored |= {(a.asname or a.name).split(".")[0] for a in getattr(node, "names", [])}
+    changed = sorted(stored & read)
+    if changed:
+        raise NotImportable(f"line {node.lineno}: `{first}` rebinds {changed[0]!r} after the test compared it")
+    return node
 
 
 def _torch_call_name(node: ast.stmt) -> str:
@@ -207,10 +257,13 @@ def _check_kernel_call(node: ast.stmt, module_name: str, earlier: ast.Assign | N
             "(arena kernels return their outputs)"
         )
     targets = node.targets if isinstance(node, ast.Assign) else []
-    if len(targets) != 1 or isinstance(targets[0], ast.Tuple):
-        count = len(targets[0].elts) if targets and isinstance(targets[0], ast.Tuple) else "several"
-        raise NotImportable(f"`{module_name}.{value.func.attr}` returns {count} tensors; the importer reads one")
-    if not isinstance(targets[0], ast.Name):
+    if len(targets) != 1:
+        raise NotImportable(f"{shown}: the kernel's output is bound to {len(targets)} targets")
+    target = targets[0]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        if not all(isinstance(element, ast.Name) for element in target.elts):
+            raise NotImportable(f"{shown}: the kernel's outputs are unpacked into other than plain names")
+    elif not isinstance(target, ast.Name):
         raise NotImportable(f"{shown}: the kernel's output is stored into an element")
 
 
@@ -227,23 +280,27 @@ def _comparison_call(node: ast.stmt) -> ast.Call | None:
     return None
 
 
-def _read_comparison(call: ast.Call, kernel: ast.Assign, runner: str) -> Comparison:
+def _read_comparison(call: ast.Call, kernel: ast.Assign, found: dict[str, Comparison], runner: str) -> Comparison:
     name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
     kind = _COMPARISONS[name]
     if len(call.args) < 2:
         raise NotImportable(f"line {call.lineno}: {name}() without both tensors as arguments")
-    result = kernel.targets[0].id  # type: ignore[attr-defined]
+    outputs = result_names(kernel)
     sides = [_strip(arg) for arg in call.args[:2]]
-    ours = [index for index, (base, _) in enumerate(sides) if isinstance(base, ast.Name) and base.id == result]
+    ours = [index for index, (base, _) in enumerate(sides) if isinstance(base, ast.Name) and base.id in outputs]
     if len(ours) != 1:
+        whole = f"the whole output {outputs[0]!r}" if len(outputs) == 1 else f"one whole output ({', '.join(outputs)})"
         raise NotImportable(
-            f"line {call.lineno}: `{ast.unparse(call)[:80]}` does not compare the whole output {result!r} "
-            "with a reference"
+            f"line {call.lineno}: `{ast.unparse(call)[:80]}` does not compare {whole} with a reference"
         )
+    output = sides[ours[0]][0].id  # type: ignore[attr-defined]
+    if output in found:
+        raise NotImportable(f"line {call.lineno}: the test compares {output!r} a second time")
     reference, reference_cast = sides[1 - ours[0]]
     keywords = {k.arg: k.value for k in call.keywords}
     positional = dict(zip(("rtol", "atol"), call.args[2:4])) if kind == "allclose" else {}
     return Comparison(
+        output=output,
         kind=kind,
         reference=reference,
         cast=reference_cast or sides[ours[0]][1],

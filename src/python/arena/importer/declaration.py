@@ -16,10 +16,7 @@ def declare(
 ) -> dict[str, Any]:
     """The kernel_task keyword arguments. The first case is checked only (it is the one a CPU
     checks); the others are timed as well, as the original test times every shape."""
-    output = fields.output
-    case_dtype = output.dtype if output.dtype in FLOAT_DTYPES else next(
-        (f.dtype for f in fields.inputs if f.dtype in FLOAT_DTYPES), "float32"
-    )
+    case_dtype = next((f.dtype for f in fields.outputs + fields.inputs if f.dtype in FLOAT_DTYPES), "float32")
     single = len(fields.dims) == 1  # a task needs a timed case: the only one is timed too
     cases = [
         {"name": f"shape{k + 1}", "dims": dims, "dtype": case_dtype, "seed": seed, "timed": k > 0 or single}
@@ -35,21 +32,23 @@ def declare(
         "reference": f"{reference_file}:{REFERENCE_FUNCTION}",
         "sources": [reference_file],
         "inputs": [field.declared() for field in fields.inputs],
-        "outputs": [output.declared()],
+        "outputs": [output.declared() for output in fields.outputs],
         "scalars": {scalar.param: scalar.value for scalar in fields.scalars},
         "cases": cases,
     }
-    if fields.tolerance:
-        declared["tolerances"] = {output.dtype: fields.tolerance}
+    if fields.tolerances:
+        declared["tolerances"] = fields.tolerances
     return declared
 
 
 def signature(fields: TaskFields) -> str:
-    """E.g. `rms_norm(x: [rows, hidden] float16, weight: [hidden] float16, *, eps=1e-06) -> [rows, hidden] float16`."""
+    """E.g. `rms_norm(x: [rows, hidden] float16, weight: [hidden] float16, *, eps=1e-06) -> [rows, hidden] float16`;
+    several outputs as a tuple: `quant(x: [M, N] float16) -> ([M, N] int8, [M, 1] float32)`."""
     parts = [f"{field.name}: {_tensor(field)}" for field in fields.inputs]
     if fields.scalars:
         parts += ["*"] + [f"{scalar.param}={scalar.value}" for scalar in fields.scalars]
-    return f"{fields.function}({', '.join(parts)}) -> {_tensor(fields.output)}"
+    returned = ", ".join(_tensor(output) for output in fields.outputs)
+    return f"{fields.function}({', '.join(parts)}) -> {returned if len(fields.outputs) == 1 else f'({returned})'}"
 
 
 def build_file_text(declared: dict[str, Any], source: str) -> str:

@@ -2,7 +2,8 @@
 
 Each case gets its own scope: the runner's top-level names, the setup of run_correctness, the
 kernel module read from its source, the loop target bound to that case's value. What the
-kernel call and the reference come to is kept as a Tensor, or as Unknown with the reason.
+kernel call and the references come to is kept per output, as a Tensor or as Unknown with the
+reason.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any, Callable, Mapping
 from arena.importer.correctness import TestLoop
 from arena.importer.interpreter import Interpreter, Scope
 from arena.importer.outcome import NotImportable
-from arena.importer.values import CannotRead, SourceModule, Unknown, same_value
+from arena.importer.values import CannotRead, SourceModule, Unknown, describe, same_value
 
 
 @dataclass(frozen=True)
@@ -22,13 +23,13 @@ class FollowedCase:
     """One TEST_SHAPES value, followed."""
 
     index: int
-    scope: Scope  # every name the loop bound in this case (the call's output as the result name)
+    scope: Scope  # every name the loop bound in this case (the call's outputs as the result names)
     interpreter: Interpreter
     seed: int | None
     arguments: tuple[Any, ...]  # the kernel call's positional arguments
     keywords: Mapping[str, Any]  # and its keyword arguments
-    kernel_output: Any  # a Tensor, or Unknown with the reason
-    reference_output: Any
+    kernel_outputs: tuple[Any, ...]  # per output (TestLoop.result_names), as the call returned it: a Tensor or Unknown
+    reference_outputs: tuple[Any, ...]  # per output, what the test compares it with
 
     def read(self, node: ast.expr) -> Any:
         """`node`'s value in this case; Unknown when it cannot be read."""
@@ -68,11 +69,13 @@ def _follow(loop: TestLoop, index: int, value: object, runner: Mapping[str, Any]
     seed = None if loop.seed is None else _evaluate(interpreter, loop.seed, scope)
     arguments: tuple[Any, ...] = ()
     keywords: dict[str, Any] = {}
+    outputs: tuple[Any, ...] = ()
     for statement in loop.statements:
         if statement is loop.call:
             arguments = tuple(_evaluate(interpreter, arg, scope) for arg in loop.kernel_call.args)
             keywords = {k.arg or "**": _evaluate(interpreter, k.value, scope) for k in loop.kernel_call.keywords}
-            scope.names[loop.result_name] = _evaluate(interpreter, loop.kernel_call, scope)
+            outputs = _outputs(loop, index, _evaluate(interpreter, loop.kernel_call, scope))
+            scope.names.update(zip(loop.result_names, outputs))
         else:
             interpreter.run_statement(statement, scope)
     return FollowedCase(
@@ -82,9 +85,27 @@ def _follow(loop: TestLoop, index: int, value: object, runner: Mapping[str, Any]
         seed=seed if isinstance(seed, int) and not isinstance(seed, bool) else None,
         arguments=arguments,
         keywords=keywords,
-        kernel_output=scope.names[loop.result_name],
-        reference_output=_evaluate(interpreter, loop.comparison.reference, scope),
+        kernel_outputs=outputs,
+        reference_outputs=tuple(_evaluate(interpreter, c.reference, scope) for c in loop.comparisons),
     )
+
+
+def _outputs(loop: TestLoop, index: int, returned: Any) -> tuple[Any, ...]:
+    """What the kernel call returned, per name the test binds it to."""
+    names = loop.result_names
+    if not loop.several or isinstance(returned, Unknown):
+        return (returned,) * len(names)
+    if not isinstance(returned, (tuple, list)):
+        raise NotImportable(
+            f"case {index + 1}: `{loop.function_name}` returns {describe(returned)}, "
+            f"which the test unpacks into {len(names)} names"
+        )
+    if len(returned) != len(names):
+        raise NotImportable(
+            f"case {index + 1}: `{loop.function_name}` returns {len(returned)} values and the test unpacks "
+            f"{len(names)} ({', '.join(names)})"
+        )
+    return tuple(returned)
 
 
 def _evaluate(interpreter: Interpreter, node: ast.expr, scope: Scope) -> Any:

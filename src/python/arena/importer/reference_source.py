@@ -6,7 +6,8 @@ and scalars by parameter, dims read from the inputs' shapes, values the same in 
 literals, the test's device as the inputs'. The runner's functions and constants those statements
 need are copied above it unchanged; its other top-level code (which changes directory, loads
 the kernel) is left out. The result is moved to the inputs' device and cast to the declared
-output dtype, as the test compares after its own casts.
+output dtype, as the test compares after its own casts; for a kernel that returns several
+tensors, a tuple of the references the test compares each with, in the kernel's order.
 """
 
 from __future__ import annotations
@@ -47,8 +48,14 @@ def write_reference(runner: RunnerSource, loop: TestLoop, cases: list[FollowedCa
     body = [ast.unparse(node) for node in local_imports]
     body += [f"{name} = {value}" for name, value in bindings.items()]
     body += [ast.unparse(node) for node in statements]
-    result = ast.unparse(loop.comparison.reference)
-    body.append(f"return ({result}).to(device={inputs[0]}.device, dtype=torch.{fields.output.dtype})")
+    returned = [
+        f"({ast.unparse(comparison.reference)}).to(device={inputs[0]}.device, dtype=torch.{output.dtype})"
+        for comparison, output in zip(loop.comparisons, fields.outputs)
+    ]
+    if len(returned) == 1:
+        body.append(f"return {returned[0]}")
+    else:  # a tuple in the order the kernel returns its outputs
+        body.append("\n".join(["return (", *(f"    {value}," for value in returned), ")"]))
     lines = [
         f'"""Reference for {runner.shown.split("/scripts/")[0]}, written by `arena import aka`.',
         "",
@@ -65,10 +72,10 @@ def write_reference(runner: RunnerSource, loop: TestLoop, cases: list[FollowedCa
 
 
 def _slice(loop: TestLoop, fields: TaskFields) -> tuple[list[ast.stmt], set[str]]:
-    """The loop statements the compared reference depends on, in order, and the names they
-    (and the reference expression) use without assigning them."""
+    """The loop statements the compared references depend on, in order, and the names they
+    (and the reference expressions) use without assigning them."""
     inputs = {field.name for field in fields.inputs}
-    needed = _loaded(loop.comparison.reference)
+    needed = {name for comparison in loop.comparisons for name in _loaded(comparison.reference)}
     chosen: list[ast.stmt] = []
     for statement in reversed(loop.statements):
         assigned = _stored(statement)
@@ -103,7 +110,7 @@ def _bindings(
     for name in sorted(free):
         if name in inputs or (name in params and name not in by_test_name):
             continue
-        if name == loop.result_name:
+        if name in loop.result_names:
             raise NotImportable("the reference is computed from the kernel's output")
         if name == loop.module_name:
             raise NotImportable("the reference calls the kernel module")

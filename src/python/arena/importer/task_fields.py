@@ -1,5 +1,5 @@
 """From the followed cases of a test loop to what a kernel_task declares: dims, inputs, scalars,
-the output, cases and the tolerance (docs/task-format.md).
+the outputs, cases and the tolerances (docs/task-format.md).
 
 A shape is named by the test's own dim names where it uses them (`torch.randn(rows, hidden)`);
 an axis the test computes gets a dim of its own (`x_0`), set in every case to the value the
@@ -12,7 +12,7 @@ import ast
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from arena.importer.correctness import TestLoop
+from arena.importer.correctness import Comparison, TestLoop
 from arena.importer.draws import distribution, find_draw
 from arena.importer.follow import FollowedCase, constant_reader, same_in_every_case
 from arena.importer.outcome import NotImportable
@@ -22,6 +22,8 @@ from arena.task.task import DTYPES, INT_DTYPES
 _PASSED_AS_IS = ("clone", "contiguous")  # a kernel argument `x.clone()` is the input x
 _SAME_VALUES = _PASSED_AS_IS + ("to",)  # `x = x.to(torch.float16)` keeps the draw of x
 _DEFAULT_TOLERANCES = {"allclose": (1e-8, 1e-5), "equal": (0.0, 0.0)}  # (atol, rtol); assert_close: arena's
+# The largest magnitude of each integer dtype: a tolerance of atol + rtol * this below 1 accepts no difference.
+_INT_MAGNITUDES = {"bool": 1, "int8": 128, "uint8": 255, "int16": 2**15, "int32": 2**31, "int64": 2**63}
 
 
 @dataclass(frozen=True)
@@ -50,10 +52,10 @@ class TaskFields:
     function: str  # the kernel function the test calls
     inputs: tuple[TensorField, ...]
     scalars: tuple[ScalarField, ...]
-    output: TensorField
+    outputs: tuple[TensorField, ...]  # in the order the kernel returns them
     dims: tuple[dict[str, int], ...]  # per case, only the dims something uses
     seeds: tuple[int, ...]
-    tolerance: dict[str, float] | None  # {"atol", "rtol"} for the output's dtype; None: arena's default
+    tolerances: dict[str, dict[str, float]]  # by dtype, {"atol", "rtol"}; a dtype left out: arena's default
     dim_names: frozenset[str]  # every dim of the cases (loop values the reference may use)
 
 
@@ -62,7 +64,7 @@ class _Dims:
 
     def __init__(self, cases: Sequence[FollowedCase], loop: TestLoop) -> None:
         self.count = len(cases)
-        skipped = {loop.index, loop.module_name, loop.result_name}
+        skipped = {loop.index, loop.module_name, *loop.result_names}
         names = [n for n in cases[0].scope.names if n not in skipped and not n.startswith("_")]
         self.values: dict[str, list[int]] = {
             name: [case.scope.names[name] for case in cases]
@@ -113,16 +115,19 @@ def read_task_fields(loop: TestLoop, cases: list[FollowedCase], function: ast.Fu
     inputs, scalar_arguments = _inputs(loop, cases, dims)
     dims.taken |= {field.name for field in inputs}
     scalars = _scalars(loop, cases, dims, function, scalar_arguments)
-    output = _output(loop, cases, dims, {field.name for field in inputs} | {s.param for s in scalars})
+    taken = {field.name for field in inputs} | {s.param for s in scalars}
+    outputs: list[TensorField] = []
+    for position in range(len(loop.comparisons)):
+        outputs.append(_output(loop, cases, dims, position, taken | {field.name for field in outputs}))
     seeds = tuple(case.seed if case.seed is not None else 1000 + case.index for case in cases)
     return TaskFields(
         function=loop.function_name,
         inputs=inputs,
         scalars=scalars,
-        output=output,
+        outputs=tuple(outputs),
         dims=dims.per_case(),
         seeds=seeds,
-        tolerance=_tolerance(loop, cases, output.dtype),
+        tolerances=_tolerances(loop, cases, outputs),
         dim_names=frozenset(dims.values),
     )
 
@@ -234,50 +239,102 @@ def _scalar(param: str, node: ast.expr, values: list[Any], dims: _Dims) -> Scala
     return ScalarField(param, values[0], test_name)
 
 
-def _output(loop: TestLoop, cases: list[FollowedCase], dims: _Dims, taken: set[str]) -> TensorField:
-    kernel = [case.kernel_output for case in cases]
-    reference = [case.reference_output for case in cases]
+def _output(loop: TestLoop, cases: list[FollowedCase], dims: _Dims, position: int, taken: set[str]) -> TensorField:
+    """The output the kernel returns at `position` (the only one, or one of a tuple)."""
+    comparison = loop.comparisons[position]
+    result_name = loop.result_names[position]
+    named = f" {result_name!r}" if loop.several else ""  # which output the reasons are about
+    what = f"output{named}" if loop.several else "the output"
+    kernel = [case.kernel_outputs[position] for case in cases]
+    reference = [case.reference_outputs[position] for case in cases]
     kernel_known = all(isinstance(value, Tensor) for value in kernel)
     reference_known = all(isinstance(value, Tensor) for value in reference)
     if kernel_known and reference_known and [t.shape for t in kernel] != [t.shape for t in reference]:
         raise NotImportable(
-            f"the kernel's output has shape {list(kernel[0].shape)} "
+            f"the kernel's output{named} has shape {list(kernel[0].shape)} "
             f"where the reference's has {list(reference[0].shape)}"
         )
     if kernel_known:
         tensors = kernel  # the declared output is what the kernel returns; the reference is cast to it
-    elif reference_known and not loop.comparison.cast:
+    elif reference_known and not comparison.cast:
         tensors = reference  # compared without a cast, so both have one dtype
     else:
         why = f"kernel: {_unknown_reason(kernel)}"
         if not reference_known:
             why += f"; reference: {_unknown_reason(reference)}"
-        elif loop.comparison.cast:
+        elif comparison.cast:
             why += "; the test casts before comparing, so the reference's dtype is not the kernel's"
-        raise NotImportable(f"the output's shape and dtype cannot be read: {why}")
-    name = loop.result_name if loop.result_name not in taken else "output"
-    checked = _tensors(tensors, "the output")
+        subject = f"the shape and dtype of {what}" if loop.several else "the output's shape and dtype"
+        raise NotImportable(f"{subject} cannot be read: {why}")
+    if result_name not in taken:
+        name = result_name
+    else:
+        name = "output" if not loop.several else f"output_{position + 1}"
+    checked = _tensors(tensors, what)
     shape: list[str | int] = []
     for axis in range(len(checked[0].shape)):
         shape.append(dims.matching([t.shape[axis] for t in checked], f"{name}_{axis}", avoid=shape))
-    return TensorField(name, tuple(shape), _dtype(checked, "the output"))
+    return TensorField(name, tuple(shape), _dtype(checked, what))
 
 
-def _tolerance(loop: TestLoop, cases: list[FollowedCase], dtype: str) -> dict[str, float] | None:
-    comparison = loop.comparison
-    if dtype in INT_DTYPES:
-        return None  # integer outputs are compared exactly anyway
+def _tolerances(loop: TestLoop, cases: list[FollowedCase], outputs: list[TensorField]) -> dict[str, dict[str, float]]:
+    """Each float output's tolerance, by its dtype (arena's tolerances are per dtype). Integer
+    outputs are checked exactly by arena: one the test lets differ is refused, and two outputs of
+    one dtype that the test compares within different tolerances are refused."""
+    by_dtype: dict[str, dict[str, float] | None] = {}
+    first: dict[str, str] = {}  # dtype -> the output that set its tolerance
+    for output, comparison in zip(outputs, loop.comparisons):
+        if output.dtype in INT_DTYPES:
+            _check_exact(comparison, cases, output)
+            continue  # integer outputs are compared exactly anyway
+        tolerance = _tolerance(comparison, cases)
+        if output.dtype not in by_dtype:
+            by_dtype[output.dtype], first[output.dtype] = tolerance, output.name
+        elif by_dtype[output.dtype] != tolerance:
+            raise NotImportable(
+                f"outputs {first[output.dtype]!r} and {output.name!r} are both {output.dtype} and the test compares "
+                f"them within different tolerances ({_shown(by_dtype[output.dtype])}; {_shown(tolerance)}); "
+                "arena's tolerances are per dtype"
+            )
+    return {dtype: tolerance for dtype, tolerance in by_dtype.items() if tolerance}
+
+
+def _tolerance(comparison: Comparison, cases: list[FollowedCase]) -> dict[str, float] | None:
     default = _DEFAULT_TOLERANCES.get(comparison.kind)
     tolerance: dict[str, float] = {}
     for key, node, fallback in (("atol", comparison.atol, 0), ("rtol", comparison.rtol, 1)):
         if node is not None:
-            value = same_in_every_case(cases, node, f"the tolerance {key}")
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-                raise NotImportable(f"the tolerance {key} is {value!r}, not a number >= 0")
-            tolerance[key] = float(value)
+            tolerance[key] = _tolerance_value(cases, node, key)
         elif default is not None:
             tolerance[key] = default[fallback]
     return tolerance or None
+
+
+def _check_exact(comparison: Comparison, cases: list[FollowedCase], output: TensorField) -> None:
+    """NotImportable when the test gives an integer output a tolerance that accepts a difference."""
+    given = {
+        key: _tolerance_value(cases, node, key)
+        for key, node in (("atol", comparison.atol), ("rtol", comparison.rtol))
+        if node is not None
+    }
+    if given.get("atol", 0.0) + given.get("rtol", 0.0) * _INT_MAGNITUDES[output.dtype] >= 1:
+        raise NotImportable(
+            f"output {output.name!r} is {output.dtype} and the test accepts differences in it ({_shown(given)}); "
+            "arena checks integer outputs exactly"
+        )
+
+
+def _tolerance_value(cases: list[FollowedCase], node: ast.expr, key: str) -> float:
+    value = same_in_every_case(cases, node, f"the tolerance {key}")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise NotImportable(f"the tolerance {key} is {value!r}, not a number >= 0")
+    return float(value)
+
+
+def _shown(tolerance: dict[str, float] | None) -> str:
+    if not tolerance:
+        return "arena's default"
+    return ", ".join(f"{key} {value:g}" for key, value in tolerance.items())
 
 
 def _tensors(values: list[Any], what: str) -> list[Tensor]:

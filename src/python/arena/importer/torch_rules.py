@@ -313,6 +313,8 @@ def call_torch(path: str, args: Args, kwargs: Kwargs) -> Any:
     if name in _CREATE:
         default = "float32"
         return Tensor(as_shape(tuple(args), "a size"), dtype_kwarg(kwargs, default))
+    if name == "empty_strided":  # the strides place the elements; the shape and dtype are what the reading needs
+        return Tensor(as_shape(tuple(args[:1]), "a size"), dtype_kwarg(kwargs, "float32"))
     if name == "full":
         fill = args[1] if len(args) > 1 else kwargs.get("fill_value")
         default = "bool" if isinstance(fill, bool) else "int64" if isinstance(fill, int) else "float32"

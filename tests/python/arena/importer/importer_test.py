@@ -1,14 +1,12 @@
-"""import_checkout on the fake checkout in fixtures/: one task imported, two refused with their
+"""import_checkout on the fake checkout in fixtures/: two tasks imported, two refused with their
 reasons; what it writes loads with arena's own task loader, and its reference computes what the
-original test compares."""
+original test compares (several_outputs_test.py: the task whose kernel returns two tensors)."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 import torch
@@ -18,9 +16,12 @@ from arena.importer.importer import import_checkout
 from arena.importer.output import MARKER
 from arena.task.load import load_task, load_tasks
 from arena.task.task import Distribution, Tolerance
+from arena_testing.modules import load_module
 
 SCALE_TASK = "triton2triton/vllm/fake_scale"
 SCALE_ADDRESS = f"tasks/{SCALE_TASK}:fake_scale"
+QUANT_TASK = "triton2triton/vllm/fake_quant"
+QUANT_ADDRESS = f"tasks/{QUANT_TASK}:fake_quant"
 
 
 def _outcomes(checkout: Path, out: Path) -> dict[str, str]:
@@ -28,19 +29,12 @@ def _outcomes(checkout: Path, out: Path) -> dict[str, str]:
     return {o.source: o.address or f"NO: {o.reason}" for o in import_checkout(checkout, out)}
 
 
-def _load_module(path: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_the_tensor_in_tensor_out_task_is_imported_and_the_others_say_why_not(checkout: Path, tmp_path: Path) -> None:
+def test_the_tensor_in_tensor_out_tasks_are_imported_and_the_others_say_why_not(checkout: Path, tmp_path: Path) -> None:
     here = Path.cwd()
     outcomes = _outcomes(checkout, tmp_path / "out")
     assert outcomes == {
         SCALE_TASK: SCALE_ADDRESS,
+        QUANT_TASK: QUANT_ADDRESS,
         "triton2triton/vllm/fake_fill": "NO: `mod.fill_rows` returns nothing the test checks: it writes into its "
         "arguments (arena kernels return their outputs)",
         "triton2triton/rocmbench/fake_add": "NO: correctness runs pytest on fake_add.py, not a task runner "
@@ -53,8 +47,8 @@ def test_the_declaration_loads_with_the_task_loader(checkout: Path, tmp_path: Pa
     out = tmp_path / "out"
     import_checkout(checkout, out)
     assert (out / MARKER).is_file()
-    [task] = load_tasks(out)
-    assert task == load_task(out, SCALE_ADDRESS)
+    assert [task.address for task in load_tasks(out)] == [QUANT_ADDRESS, SCALE_ADDRESS]
+    task = load_task(out, SCALE_ADDRESS)
     assert task.category.value == "triton2triton"
     assert str(task.entry) == "source/fake_scale.py:scale_rows"
     assert task.baseline == ("source/fake_scale.py",) and task.sources == ("reference.py",)
@@ -81,8 +75,8 @@ def test_the_reference_computes_what_the_test_compares(checkout: Path, tmp_path:
     out = tmp_path / "out"
     import_checkout(checkout, out)
     folder = out / "tasks" / SCALE_TASK
-    reference = _load_module(folder / "reference.py")
-    kernel = _load_module(folder / "source" / "fake_scale.py")
+    reference = load_module(folder / "reference.py")
+    kernel = load_module(folder / "source" / "fake_scale.py")
     x, w = torch.randn(4, 64, dtype=torch.float16), torch.rand(64) * 2 + 0.5
     want = (x.float() * w * 0.5).to(torch.float16)
     assert torch.equal(reference.reference(x, w, alpha=0.5), want)
@@ -99,7 +93,7 @@ def test_a_declaration_arena_refuses_is_removed_and_reported(checkout: Path, tmp
     assert outcomes["triton2triton/vllm/fake:scale"].startswith("NO: arena refuses the declaration: ")
     assert "must not contain '/' or ':'" in outcomes["triton2triton/vllm/fake:scale"]
     assert not (tmp_path / "out" / "tasks" / "triton2triton" / "vllm" / "fake:scale").exists()
-    assert [task.address for task in load_tasks(tmp_path / "out")] == [SCALE_ADDRESS]
+    assert [task.address for task in load_tasks(tmp_path / "out")] == [QUANT_ADDRESS, SCALE_ADDRESS]
 
 
 def test_an_unreadable_config_is_that_task_s_reason(checkout: Path, tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Tier `child`: the imported fixture task through `arena validate-task` and the real harness (on
+"""Tier `child`: the imported fixture tasks through `arena validate-task` and the real harness (on
 CPU here): the reference passes arena's float64 check and the copied kernel evaluates correct."""
 
 from __future__ import annotations
@@ -11,12 +11,26 @@ from arena.cli import main as cli
 from arena.importer.importer import import_checkout
 
 
-def test_the_imported_task_validates(checkout: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    out = tmp_path / "out"
-    import_checkout(checkout, out)
-    task = "tasks/triton2triton/vllm/fake_scale"
+def _validates(out: Path, name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    task = f"tasks/triton2triton/vllm/{name}"
     assert cli.main(["--repo-root", str(out), "validate-task", "--task", task, "--backend", "cpu"]) == 0
     printed = capsys.readouterr().out
     assert "ok    reference agrees with float64 on case 'shape1'" in printed
     assert "ok    baseline evaluates correct" in printed
-    assert f"{task}:fake_scale: valid" in printed
+    assert f"{task}:{name}: valid" in printed
+
+
+def test_the_imported_task_validates(checkout: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    import_checkout(checkout, out)
+    _validates(out, "fake_scale", capsys)
+
+
+def test_the_imported_task_whose_kernel_returns_two_tensors_validates(
+    checkout: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """(q int8, scales float32): the harness checks both outputs of the baseline against the
+    reference's tuple, q exactly and scales within the float32 tolerance."""
+    out = tmp_path / "out"
+    import_checkout(checkout, out)
+    _validates(out, "fake_quant", capsys)
