@@ -282,7 +282,10 @@ def run(args: argparse.Namespace) -> int:
             timed = evaluation.score.geomean_speedup
             speed = f"speedup {timed:.3f}" if timed else "untimed"
             cached = " (cached)" if evaluation.cached else ""
-            progress.print(f"[{len(done) + len(failed)}] {label}  {evaluation.status.value}  {speed}{cached}")
+            # Why a candidate failed, in the log too: a suite cut short writes no JSON.
+            failing = evaluation.errors and evaluation.status.value != "PASSED"
+            why = f"  ({evaluation.errors[0][:300]})" if failing else ""
+            progress.print(f"[{len(done) + len(failed)}] {label}  {evaluation.status.value}  {speed}{cached}{why}")
     finally:
         progress.close()
     summary = summarize_suite([task_outcome(evaluation) for _, evaluation in done])

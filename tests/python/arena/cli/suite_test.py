@@ -1,5 +1,6 @@
 import importlib.util
 import json
+import re
 import shutil
 import sys
 import time
@@ -64,7 +65,10 @@ def test_submissions_missing_and_present(
     submissions = tmp_path / "subs"
     submissions.mkdir()
     assert _suite(add_repo, "--submissions", str(submissions)) == 0
-    assert "INVALID_CANDIDATE" in capsys.readouterr().out  # no folder for the task: a failure, not a crash
+    out = capsys.readouterr().out
+    assert "INVALID_CANDIDATE" in out  # no folder for the task: a failure, not a crash
+    # The progress line says why (a suite cut short by a time limit writes no JSON).
+    assert re.search(r"INVALID_CANDIDATE  untimed  \(.+\)", out), out
     (submissions / "add").mkdir()
     (submissions / "add" / "kernel.py").write_text("def add(x, y):\n    return x + y\n")
     assert _suite(add_repo, "--submissions", str(submissions), "--tasks", "tasks/triton2triton/add") == 0
