@@ -92,6 +92,27 @@ async def find_arena_cli(subsystem: KernelTaskSubsystem) -> ArenaCli:
     return ArenaCli(PexBinaryFieldSet.create(wrapped.target))
 
 
+@dataclass(frozen=True)
+class BuiltArenaCli:
+    """The CLI's PEX as `pants run` starts it: its digest, and the argv before the subcommand."""
+
+    digest: Digest
+    argv: tuple[str, ...]
+
+
+@rule
+async def build_arena_cli(cli: ArenaCli) -> BuiltArenaCli:
+    pex_request = await Get(PexFromTargetsRequestForBuiltPackage, PexBinaryFieldSet, cli.field_set)
+    built = await Get(BuiltPackage, PexFromTargetsRequestForBuiltPackage, pex_request)
+    python = await Get(
+        PythonExecutable,
+        InterpreterConstraintsRequest,
+        pex_request.request.to_interpreter_constraints_request(),
+    )
+    pex_path = os.path.join("{chroot}", built.artifacts[0].relpath or "arena.pex")
+    return BuiltArenaCli(built.digest, (python.path, pex_path))
+
+
 async def _task_sandbox(address: Address, task_files: KernelTaskFilesField) -> Digest:
     sources = await Get(SourceFiles, SourceFilesRequest([task_files]))
     declaration = await Get(
@@ -180,20 +201,10 @@ async def find_suite_tasks(field_set: KernelTaskSuiteFieldSet) -> SuiteTasks:
 @rule(desc="Run a kernel task suite", level=LogLevel.DEBUG)
 async def run_kernel_task_suite(field_set: KernelTaskSuiteFieldSet, cli: ArenaCli) -> RunRequest:
     tasks = await Get(SuiteTasks, KernelTaskSuiteFieldSet, field_set)
-    pex_request = await Get(PexFromTargetsRequestForBuiltPackage, PexBinaryFieldSet, cli.field_set)
-    built = await Get(BuiltPackage, PexFromTargetsRequestForBuiltPackage, pex_request)
-    python = await Get(
-        PythonExecutable,
-        InterpreterConstraintsRequest,
-        pex_request.request.to_interpreter_constraints_request(),
-    )
-    pex_path = os.path.join("{chroot}", built.artifacts[0].relpath or "arena.pex")
+    built = await Get(BuiltArenaCli, ArenaCli, cli)
     # A folder's suite is its category's; a suite that names its tasks may mix categories.
     category = () if field_set.tasks.value else ("--category", os.path.basename(field_set.address.spec_path))
-    return RunRequest(
-        digest=built.digest,
-        args=(python.path, pex_path, "suite", *category, "--tasks", *tasks.addresses),
-    )
+    return RunRequest(digest=built.digest, args=(*built.argv, "suite", *category, "--tasks", *tasks.addresses))
 
 
 @dataclass(frozen=True)
@@ -234,18 +245,10 @@ def agent_config_json(field_set: AgentConfigFieldSet) -> str:
 
 @rule(desc="Run an agent configuration", level=LogLevel.DEBUG)
 async def run_agent_config(field_set: AgentConfigFieldSet, cli: ArenaCli) -> RunRequest:
-    pex_request = await Get(PexFromTargetsRequestForBuiltPackage, PexBinaryFieldSet, cli.field_set)
-    built = await Get(BuiltPackage, PexFromTargetsRequestForBuiltPackage, pex_request)
-    python = await Get(
-        PythonExecutable,
-        InterpreterConstraintsRequest,
-        pex_request.request.to_interpreter_constraints_request(),
-    )
-    pex_path = os.path.join("{chroot}", built.artifacts[0].relpath or "arena.pex")
+    built = await Get(BuiltArenaCli, ArenaCli, cli)
     # `pants run //agents:X -- --suite ... --runs N` appends those arguments.
     return RunRequest(
-        digest=built.digest,
-        args=(python.path, pex_path, "agent", "run", "--config", agent_config_json(field_set)),
+        digest=built.digest, args=(*built.argv, "agent", "run", "--config", agent_config_json(field_set))
     )
 
 
