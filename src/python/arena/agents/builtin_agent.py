@@ -24,6 +24,7 @@ from typing import Mapping
 from arena.agents.chat import APIS, complete
 from arena.agents.events import emit
 from arena.agents.folder import CANDIDATE_FOLDER, read_folder, workspace_candidate, write_folder
+from arena.agents.in_attempt import attempt_from_environment, submit_best
 from arena.client.client import Client
 from arena.errors import BudgetExhausted
 from arena.evaluation.evaluation import Evaluation, Status
@@ -119,15 +120,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--prompt-file", type=Path, required=True)
     args = parser.parse_args(argv)
     started = time.monotonic()
-    attempt_id = os.environ["ARENA_ATTEMPT"]
-    workspace = Path(os.environ.get("ARENA_WORKSPACE") or os.getcwd())
-    with Client(os.environ["ARENA_RUNNER"], os.environ["ARENA_TOKEN"]) as client:
-        best = run_agent(client, args, attempt_id, workspace)
-        if best is not None:
-            client.submit(attempt_id, best.id)
-            emit({"type": "tool", "name": "submit", "evaluation": best.id})
-    emit({"type": "result", "submitted": best is not None, "wall_s": round(time.monotonic() - started, 3)})
-    return 0
+    client, attempt_id, workspace = attempt_from_environment()
+    with client:
+        return submit_best(client, attempt_id, run_agent(client, args, attempt_id, workspace), started)
 
 
 if __name__ == "__main__":

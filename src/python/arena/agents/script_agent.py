@@ -12,13 +12,13 @@ adapter totals.
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import time
 from pathlib import Path
 
 from arena.agents.events import emit
 from arena.agents.folder import CANDIDATE_FOLDER, read_folder, workspace_candidate, write_folder
+from arena.agents.in_attempt import attempt_from_environment, submit_best
 from arena.client.client import Client
 from arena.errors import ArenaError, BudgetExhausted
 from arena.evaluation.evaluation import Evaluation
@@ -73,21 +73,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--versions", type=Path, required=True, help="DIR[/<task name>]/v1/, v2/, ...")
     args = parser.parse_args(argv)
     started = time.monotonic()
-    attempt_id = os.environ["ARENA_ATTEMPT"]
-    workspace = Path(os.environ.get("ARENA_WORKSPACE") or os.getcwd())
-    with Client(os.environ["ARENA_RUNNER"], os.environ["ARENA_TOKEN"]) as client:
+    client, attempt_id, workspace = attempt_from_environment()
+    with client:
         task_name = client.get_attempt(attempt_id).task.rpartition(":")[2].rpartition("/")[2]
         try:
             versions = version_folders(args.versions, task_name)
         except ArenaError as error:  # nothing to replay for this task: the runner finalizes the baseline
             emit({"type": "error", "message": str(error)})
             return 1
-        best = replay(client, attempt_id, workspace, versions)
-        if best is not None:
-            client.submit(attempt_id, best.id)
-            emit({"type": "tool", "name": "submit", "evaluation": best.id})
-    emit({"type": "result", "submitted": best is not None, "wall_s": round(time.monotonic() - started, 3)})
-    return 0
+        return submit_best(client, attempt_id, replay(client, attempt_id, workspace, versions), started)
 
 
 if __name__ == "__main__":
