@@ -115,73 +115,64 @@ def matmul(a, b):
 """
 
 
+def _write_task(root: Path, name: str, entry_file: str, kernel: str, reference: str, **fields: object) -> Task:
+    """Write tasks/t/<name>/ (the entry file and reference.py) under `root`; the record of a task
+    with no exemplars or wrong candidate, whose other fields are `fields`."""
+    task_dir = root / "tasks" / "t" / name
+    task_dir.mkdir(parents=True, exist_ok=True)
+    (task_dir / entry_file).write_text(kernel)
+    (task_dir / "reference.py").write_text(reference)
+    return Task(
+        address=f"tasks/t/{name}:{name}",
+        name=name,
+        task_dir=f"tasks/t/{name}",
+        baseline=(entry_file,),
+        editable=(entry_file,),
+        entry=Entry(entry_file, name),
+        reference=Entry("reference.py", name),
+        scalars={},
+        tolerances=merge_tolerances({}),
+        exemplars=(),
+        wrong="",
+        sources=("reference.py",),
+        build="",
+        bench="",
+        **fields,  # type: ignore[arg-type]
+    )
+
+
 def build_matmul_task(root: Path, *, size: int = 2048) -> Task:
     """Write a float16 matmul task (baseline TRITON_MATMUL, torch.matmul forbidden) under `root`."""
-    task_dir = root / "tasks" / "t" / "matmul"
-    task_dir.mkdir(parents=True, exist_ok=True)
-    (task_dir / "kernel.py").write_text(TRITON_MATMUL)
-    (task_dir / "reference.py").write_text(MATMUL_REFERENCE)
-    return Task(
-        address="tasks/t/matmul:matmul",
-        name="matmul",
+    return _write_task(
+        root, "matmul", "kernel.py", TRITON_MATMUL, MATMUL_REFERENCE,
         category=Category.TRITON2TRITON,
-        task_dir="tasks/t/matmul",
         description="c = a @ b",
-        baseline=("kernel.py",),
-        editable=("kernel.py",),
-        entry=Entry("kernel.py", "matmul"),
         signature="matmul(a: [M, K] f16, b: [K, N] f16) -> [M, N] f16",
-        reference=Entry("reference.py", "matmul"),
         inputs=(TensorSpec("a", ("M", "K")), TensorSpec("b", ("K", "N"))),
         outputs=(TensorSpec("c", ("M", "N")),),
-        scalars={},
         abi=(),
         cases=(
             Case("small", {"M": 40, "N": 72, "K": 96}, "float16", 1),
             Case("main", {"M": size, "N": size, "K": size}, "float16", 2, timed=True),
         ),
-        tolerances=merge_tolerances({}),
         forbidden=("torch.matmul", "torch.mm", "torch.Tensor.matmul", "torch.addmm", "torch.nn.functional"),
         flops="2*M*N*K",
         bytes="(M*K+K*N+M*N)*esize",
-        exemplars=(),
-        wrong="",
-        sources=("reference.py",),
-        build="",
-        bench="",
-    )
+    )  # fmt: skip
 
 
 def build_task(root: Path, *, baseline: str = TRITON_ADD, hip: bool = False, n: int = 3000) -> Task:
     """Write the add task under `root` (the repository root) and return its record."""
-    task_dir = root / "tasks" / "t" / "add"
-    task_dir.mkdir(parents=True, exist_ok=True)
-    entry_file = "kernel.hip" if hip else "kernel.py"
-    (task_dir / entry_file).write_text(textwrap.dedent(HIP_ADD if hip else baseline))
-    (task_dir / "reference.py").write_text(REFERENCE)
-    return Task(
-        address="tasks/t/add:add",
-        name="add",
+    return _write_task(
+        root, "add", "kernel.hip" if hip else "kernel.py", textwrap.dedent(HIP_ADD if hip else baseline), REFERENCE,
         category=Category.HIP2HIP if hip else Category.TRITON2TRITON,
-        task_dir="tasks/t/add",
         description="z = x + y",
-        baseline=(entry_file,),
-        editable=(entry_file,),
-        entry=Entry(entry_file, "add"),
         signature="add(x: [N] f32, y: [N] f32) -> [N] f32",
-        reference=Entry("reference.py", "add"),
         inputs=(TensorSpec("x", ("N",)), TensorSpec("y", ("N",))),
         outputs=(TensorSpec("z", ("N",)),),
-        scalars={},
         abi=("x", "y", "z", "N") if hip else (),
         cases=(Case("small", {"N": 129}, "float32", 1), Case("main", {"N": n}, "float32", 2, timed=True)),
-        tolerances=merge_tolerances({}),
         forbidden=("torch.add",),
         flops="N",
         bytes="3*N*esize",
-        exemplars=(),
-        wrong="",
-        sources=("reference.py",),
-        build="",
-        bench="",
-    )
+    )  # fmt: skip
