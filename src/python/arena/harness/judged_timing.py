@@ -123,7 +123,7 @@ class Judge:
         spin = int(PAIR_SPIN_US * self.cycles)
         with _Lent(self, case, _Layout.of(reference_like, count), None, {}, {}, spin, warm=warm) as lent:
             pairs = [float(t) for _ in range(3) for t in lent.clocked(count, calls=False)[1].get("times_us", [])]
-            own = [t for _ in range(3) for t in lent.empty_pairs(count)]
+            own = lent.empty_pairs(count, rounds=3)
         if len(pairs) != 3 * count or not all(math.isfinite(t) and t >= 0 for t in pairs):
             raise Verdict("RUNTIME_ERROR", "the worker's empty chunk did not return one time per empty call")
         self.worker_pair_us[case.name] = interquartile_mean(pairs)
@@ -376,10 +376,10 @@ class _Lent:
         del drawn
         torch.cuda.synchronize()  # drawn before anything is timed
 
-    def empty_pairs(self, count: int) -> list[float]:
-        """The judge's own empty calls, as the worker's empty chunk runs them (one drawn set touched
-        when warm, harness outputs poisoned for HIP, each call's slots written with zeros) with this
-        lent's spin: the time of each empty event pair, us."""
+    def empty_pairs(self, count: int, rounds: int) -> list[float]:
+        """`rounds` of `count` empty calls of the judge's own, as the worker's empty chunk runs them
+        (one drawn set touched when warm, harness outputs poisoned for HIP, each call's slots
+        written with zeros) with this lent's spin: the time of each empty event pair, us."""
         slots = self.references[0]
         sets = [inputs_for(self.judge.task, self.case, 0, self.judge.device.torch_device, True) if self.warm else []]
         outputs = [torch.empty_like(t) for t in slots] if self.judge.task.category.is_hip else []
@@ -389,10 +389,12 @@ class _Lent:
             for slot, zero in zip(self.references[k], blank):
                 slot.copy_(zero)
 
+        pairs = []
         self.judge.worker.freeze()  # the GPU the judge's alone, as when the baseline is timed
         try:
-            pairs, _ = run_calls(None, list(range(count)), sets * count, None, outputs, after, self.judge.flusher,
-                                 self.spin, {}, {}, warm=self.warm)
+            for _ in range(rounds):
+                pairs += run_calls(None, list(range(count)), sets * count, None, outputs, after, self.judge.flusher,
+                                   self.spin, {}, {}, warm=self.warm)[0]
             torch.cuda.synchronize()
         finally:
             self.judge.worker.thaw()
