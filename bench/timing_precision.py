@@ -39,6 +39,7 @@ from arena.harness.device import Device, open_device, read_clock_sample, select_
 from arena.harness.flush import MODES, Flusher
 from arena.harness.settings import WARM_INPUTS
 from arena.harness.timing import Bench, measure_event_overhead, time_case
+from arena.scoring.stats import summarize_samples
 
 REPEATS = 8
 TRIALS = 3
@@ -294,6 +295,9 @@ def judged_precision(repeats: int, sizes: list[str], modes: list[str], out: Path
                                 c.name: {
                                     "baseline_median_us": statistics.median(c.baseline_us),
                                     "candidate_median_us": statistics.median(c.candidate_us),
+                                    # what the score reads: the mean once outliers are dropped
+                                    "baseline_us": summarize_samples(c.baseline_us).mean_us,
+                                    "candidate_us": summarize_samples(c.candidate_us).mean_us,
                                     "calls": len(c.candidate_us),
                                     "judged_us": c.candidate_wall_us,
                                     # in the order timed: does the gap between the sides drift
@@ -324,8 +328,8 @@ def _tenths_ratio(baseline: Sequence[float], candidate: Sequence[float]) -> list
 
 
 def _judged_summary(runs: dict[str, list[dict]]) -> dict:
-    """Per case: the no-op's ratio (mean, CV across evaluations), the baseline median's CV, and
-    once/twice per evaluation."""
+    """Per case, from the times the score reads (arena.scoring.stats): the no-op's ratio (mean, CV
+    across evaluations), the baseline time's CV, and once/twice per evaluation."""
     summary: dict[str, Any] = {}
     for name in sorted({n for kind in runs.values() for r in kind for n in r["cases"]}):
         noop = [r["cases"][name] for r in runs["noop"] if name in r["cases"]]
@@ -333,13 +337,13 @@ def _judged_summary(runs: dict[str, list[dict]]) -> dict:
         if not noop or not twice:
             summary[name] = "missing"
             continue
-        ratios = [c["candidate_median_us"] / c["baseline_median_us"] for c in noop]
-        halves = [c["candidate_median_us"] / c["baseline_median_us"] for c in twice]
+        ratios = [c["candidate_us"] / c["baseline_us"] for c in noop]
+        halves = [c["candidate_us"] / c["baseline_us"] for c in twice]
         summary[name] = {
-            "us": round(statistics.median(c["baseline_median_us"] for c in noop), 3),
+            "us": round(statistics.median(c["baseline_us"] for c in noop), 3),
             "noop_ratio": round(statistics.fmean(ratios), 4),
             "noop_ratio_cv_pct": round(100 * cv(ratios), 3) if len(ratios) > 1 else None,
-            "median_cv_pct": round(100 * cv([c["baseline_median_us"] for c in noop]), 3) if len(noop) > 1 else None,
+            "baseline_cv_pct": round(100 * cv([c["baseline_us"] for c in noop]), 3) if len(noop) > 1 else None,
             "once_over_twice": [round(h, 4) for h in halves],
             "once_over_twice_mean": round(statistics.fmean(halves), 4),
         }

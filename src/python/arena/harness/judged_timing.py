@@ -8,8 +8,9 @@ Per trial, per chunk of B calls (B as large as the memory budget allows, up to t
    is thawed): every timed call of either side gets inputs no call has seen, so no stored answer
    can match, each set copied to a random place of a pool of its side's (placement.py: where a
    small call's inputs lie moves its time by up to 1.4x);
-3. time the baseline on them in the judge (timing.run_calls), keeping each call's outputs as
-   that set's reference (the baseline passed the check stage against the task's reference);
+3. time the baseline on them in the judge (timing.run_calls, the chunk queued whole behind a
+   spin as the worker's is behind `go`: _Lent.ahead), keeping each call's outputs as that set's
+   reference (the baseline passed the check stage against the task's reference);
 4. thaw the worker; the chunk clock: the judge spins its stream long enough for the worker to
    queue the whole chunk, records `start` and an interprocess `go`; the worker's stream waits on
    `go`, runs the same per-call procedure (its own event pair per call: the samples), copies
@@ -32,7 +33,7 @@ import math
 import statistics
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, TypeVar
 
 import torch
 
@@ -67,6 +68,7 @@ _PROBE_MS, _PROBE_SLOWER = 12.0, 1.3
 # 0.1-0.4 us a call on the H200; the empty chunk varies by about 0.1%).
 _BOUND_RATIO, _BOUND_CALL_US, _BOUND_EMPTY, _BOUND_US = 0.10, 0.3, 0.003, 20.0
 
+_T = TypeVar("_T")
 Seeds = Callable[[int], list[int]]  # seeds(count): seeds of fresh input sets
 EMPTY_CALLS = 64  # calls in the empty chunk measured for each timed case
 # The spin ahead of each empty pair when the pairs are measured: as in a timed call, the GPU sleeps
@@ -77,7 +79,7 @@ PAIR_SPIN_US = 20.0
 @dataclass(frozen=True)
 class JudgedTiming:
     baseline_us: tuple[float, ...]
-    candidate_us: tuple[float, ...]  # the worker's samples, less the empty event pair
+    candidate_us: tuple[float, ...]  # the worker's samples, less the empty event pair (both sides')
     baseline_mean_us: float
     judged_us: float  # the candidate's time per call on the judge's clock
     chunks: int
@@ -99,10 +101,8 @@ class Judge:
         self.probe_us = self._probe()  # before the candidate is loaded: the GPU is ours alone
         self.switch_us = 0.0
         self.empty_us: dict[str, float] = {}  # per timed case: the empty procedure's cost a call
-        # Per timed case: each side's empty event pair, which it takes off its own samples, read in
-        # its own process by one procedure, the timed calls' own with no call (measure_empty). Taken
-        # apart, the judge's pair after a flush and the worker's after its warm-up read 1.42-1.50
-        # and 1.25-1.31 us on the H200: a no-op 1.056 on a 3 us copy (bench/RESULTS.md, session 9).
+        # Per timed case: each side's empty event pair, read in its own process by one procedure,
+        # the timed calls' own with no call (measure_empty); time_case takes the lower off both.
         self.worker_pair_us: dict[str, float] = {}
         self.judge_pair_us: dict[str, float] = {}
 
@@ -189,9 +189,14 @@ class Judge:
         trials: int,
         budget_s: float,
     ) -> JudgedTiming:
-        """The baseline's samples less the judge's empty event pair, the candidate's less the
-        worker's (measure_empty)."""
+        """Both sides' samples less one empty event pair: the lower of the judge's and the
+        worker's readings (measure_empty). Both sides run the same procedure, queued ahead on the
+        same GPU, so their pairs cost the same, and one pair taken off both leaves a no-op's ratio
+        untouched by how well it was read. On the H200 the two readings of one evaluation agreed
+        within 0.14 us but for a worker's 1.79 and 1.84 against 1.28 and 1.29, in evaluations whose
+        calls then read alike (bench/RESULTS.md, session 10): what delays a pair only adds."""
         judge_pair_us, worker_pair_us = self.judge_pair_us[case.name], self.worker_pair_us[case.name]
+        pair_us = min(judge_pair_us, worker_pair_us)
         warm = self.warm(case, reference_like)
         in_bytes = self.input_bytes[case.name]
         out_bytes = sum(t.nbytes for t in reference_like)
@@ -223,13 +228,14 @@ class Judge:
                         "INCORRECT",
                         f"{bad} timed call(s) of the candidate returned outputs that differ from the reference",
                     )
-                samples["baseline"] += [max(t - judge_pair_us, _MIN_CALL_US) for t in base_times]
-                samples["candidate"] += [max(t - worker_pair_us, _MIN_CALL_US) for t in cand_times]
+                samples["baseline"] += [max(t - pair_us, _MIN_CALL_US) for t in base_times]
+                samples["candidate"] += [max(t - pair_us, _MIN_CALL_US) for t in cand_times]
                 spans.append(span)
-                claimed_net.append(_claimed(cand_times, worker_pair_us))
+                claimed_net.append(_claimed(cand_times, pair_us))
             phases = ", ".join(f"{name} {seconds:.2f}" for name, seconds in lent.phases.items())
             log.append(f"{time.perf_counter() - began:.2f} s in chunks ({phases})")
             spin_us = statistics.fmean(lent.spins_us) if lent.spins_us else 0.0
+            late, lead_ms = lent.late_chunks, lent.lead_ms
         calls = b * len(spans)
         empty = calls * (self.empty_us[case.name] + spin_us)
         judged = sum(spans) - empty - len(spans) * self.switch_us
@@ -245,7 +251,9 @@ class Judge:
             f"the worker's samples {claimed / calls:.2f} us (empty procedure {self.empty_us[case.name]:.2f} us "
             f"+ spin {spin_us:.2f} us a call ({spin / self.cycles:.2f} by the calibration), switches "
             f"{self.switch_us:.0f} us a chunk; empty event "
-            f"pair {judge_pair_us:.2f} us in the judge, {worker_pair_us:.2f} us in the worker)"
+            f"pair {judge_pair_us:.2f} us in the judge, {worker_pair_us:.2f} us in the worker, {pair_us:.2f} "
+            f"taken off both); the judge's "
+            f"chunks queued behind a {lead_ms:.1f} ms lead, {late} reached early"
         )
         if judged - claimed > slack:
             raise Verdict(
@@ -266,8 +274,9 @@ class Judge:
 
 def _claimed(times: Sequence[float], event_overhead_us: float) -> float:
     """The work a chunk's samples account for, each sample capped at 1.5x the chunk's median: the
-    score reads medians, so samples that keep the sum honest with a tiny median and a few huge
-    outliers must not satisfy the bound (honest outliers are few and small next to its slack)."""
+    score drops 1.5 x IQR outliers before it averages, so samples that keep the sum honest with many
+    tiny ones and a few huge outliers must not satisfy the bound (honest outliers are few and small
+    next to its slack)."""
     net = [t - event_overhead_us for t in times]
     cap = 1.5 * max(statistics.median(net), 0.0) if net else 0.0
     return sum(min(t, cap) for t in net)
@@ -339,6 +348,9 @@ class _Lent:
         self.queue_us = queue_us  # the worker's host time a call, from the warm-up
         self.sets: list[list[torch.Tensor]] = []
         self.spins_us: list[float] = []  # per chunk: the spin's cost, with the worker frozen
+        # The judge's own lead (ahead()), first sized as the worker's wait in clocked().
+        self.lead_ms = max(_QUEUE_SPIN_MS[0], 1.5 * layout.count * queue_us / 1000 + 2)
+        self.late_chunks = 0  # the judge's chunks whose GPU caught up with its host
         self.phases: dict[str, float] = collections.defaultdict(float)
 
     def __enter__(self) -> _Lent:
@@ -393,9 +405,8 @@ class _Lent:
         self.judge.worker.freeze()  # the GPU the judge's alone, as when the baseline is timed
         try:
             for _ in range(rounds):
-                pairs += run_calls(None, list(range(count)), sets * count, None, outputs, after, self.judge.flusher,
-                                   self.spin, {}, {}, warm=self.warm)[0]
-            torch.cuda.synchronize()
+                pairs += self.ahead(lambda: run_calls(None, list(range(count)), sets * count, None, outputs, after,
+                                                      self.judge.flusher, self.spin, {}, {}, warm=self.warm)[0])
         finally:
             self.judge.worker.thaw()
         times = [elapsed_us(start, end) for start, end in pairs]
@@ -417,7 +428,7 @@ class _Lent:
             drawn = seeds(count)
             self.draw(drawn)
             begin = time.perf_counter()
-            _, base_host = self._baseline_calls(count)
+            _, base_host = self._baseline_calls(count, ahead=False)  # a wall with no lead in it
             torch.cuda.synchronize()
             base_wall = (time.perf_counter() - begin) / count
             self.worker_draw(drawn)
@@ -430,7 +441,7 @@ class _Lent:
         cand_host = [float(h) for h in reply.get("host_us", [])][:count] or [0.0]
         return [base_wall, cand_wall], [statistics.median(base_host or [0.0]), min(statistics.median(cand_host), 1e5)]
 
-    def _baseline_calls(self, count: int) -> tuple[list[tuple[Any, Any]], list[float]]:
+    def _baseline_calls(self, count: int, ahead: bool = True) -> tuple[list[tuple[Any, Any]], list[float]]:
         outputs = [torch.empty_like(t) for t in self.references[0]] if self.baseline.harness_outputs else []
 
         def keep(k: int, j: int, result: object) -> None:
@@ -440,8 +451,30 @@ class _Lent:
             for ref, g in zip(self.references[k], got):
                 ref.copy_(g)  # type: ignore[arg-type]
 
-        return run_calls(self.baseline, list(range(count)), self.sets, None, outputs, keep, self.judge.flusher,
-                         self.spin, self.scalars, self.dims, warm=self.warm)
+        def queue() -> tuple[list[tuple[Any, Any]], list[float]]:
+            return run_calls(self.baseline, list(range(count)), self.sets, None, outputs, keep, self.judge.flusher,
+                             self.spin, self.scalars, self.dims, warm=self.warm)
+
+        return self.ahead(queue) if ahead else queue()
+
+    def ahead(self, queue: Callable[[], _T]) -> _T:
+        """`queue` (one chunk of the judge's calls) queued whole behind a spin, then run, as the
+        worker's chunk waits behind `go`: the GPU then meets both sides' calls already queued. Fed
+        by its host call by call instead, the judge's empty event pair read 2.0 us against the
+        worker's 1.3 us on the H200, and a 2 us no-op 1.42 (bench/RESULTS.md, session 10). A
+        chunk the GPU reached before its host had queued it is counted (late_chunks) and the next
+        one waits twice as long."""
+        head = torch.cuda.Event()
+        torch.cuda._sleep(int(self.lead_ms * 1000 * self.judge.cycles))
+        head.record()
+        began = time.perf_counter()
+        queued = queue()
+        queued_ms = (time.perf_counter() - began) * 1000
+        if head.query() or queued_ms > 0.8 * self.lead_ms:
+            self.late_chunks += 1
+            self.lead_ms = min(_QUEUE_SPIN_MS[1], 2 * max(self.lead_ms, queued_ms))
+        torch.cuda.synchronize()
+        return queued
 
     def baseline_chunk(self, seeds: Seeds) -> list[float]:
         worker = self.judge.worker

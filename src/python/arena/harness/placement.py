@@ -16,7 +16,8 @@ Outputs a kernel allocates come from its process's caching allocator, which hand
 block the last call freed: one place per process again. The worker held its last 8 outputs (for
 the stale-output check) and the judge none, so the two sides differed in this too. Now every
 call's outputs stay allocated until its chunk ends (Held), on both sides, in the one per-call
-procedure (timing.run_calls): each call of a chunk writes to a place of its own.
+procedure (timing.run_calls): each call of a chunk writes to a place of its own; outputs the
+harness allocates for a HIP launcher are allocated anew for every call, likewise (Held.renew).
 
 Holding outputs is not enough for a small output: consecutive blocks of the allocator's small
 pool keep one alignment, and what each side allocates between calls (the judge's checks of the
@@ -54,12 +55,25 @@ class Held:
         self.items: list[object] = []
         self.nbytes = 0
 
-    def keep(self, result: object) -> None:
+    def keep(self, result: object) -> bool:
         tensors = [result] if isinstance(result, torch.Tensor) else result if isinstance(result, (tuple, list)) else []
         size = sum(t.nbytes for t in tensors if isinstance(t, torch.Tensor))
         if 0 < size <= SPREAD_LIMIT and self.nbytes + size <= HOLD_BYTES:
             self.items.append(result)
             self.nbytes += size
+            return True
+        return False
+
+    def renew(self, outputs: list[torch.Tensor]) -> None:
+        """Outputs the harness allocates (a HIP launcher writes into them) as new tensors, held,
+        in place of `outputs`' items, where they are small enough to hold: each call of a chunk then
+        writes to a place of its own, as a kernel's own outputs do. One buffer for a whole chunk
+        read the hip2hip histogram's no-op 0.951 on its 256 counters (bench/RESULTS.md, session 10)."""
+        if not outputs:
+            return
+        fresh = [torch.empty_like(t) for t in outputs]
+        if self.keep(fresh):
+            outputs[:] = fresh
 
 
 class Spacer:

@@ -155,7 +155,7 @@ def run_calls(
     order: Sequence[int],
     sets: Sequence[Sequence[torch.Tensor]],
     working: Sequence[torch.Tensor] | None,
-    outputs: Sequence[torch.Tensor],
+    outputs: list[torch.Tensor],  # harness-allocated (HIP); renewed in place every call
     after: Callable[[int, int, object], None],
     flusher: Flusher,
     spin_cycles: int,
@@ -164,10 +164,11 @@ def run_calls(
     warm: bool = False,
 ) -> tuple[list[tuple[torch.cuda.Event, torch.cuda.Event]], list[float]]:
     """The per-call procedure, queued with no host sync: restore the working inputs from set
-    order[k] (`working` None: call on the set itself, each set a fresh draw used once) -> flush ->
-    poison the harness's outputs -> read the inputs back into the cache when `warm` (a small
-    case: flush.warm_limit) -> spin -> spacer -> start event -> call -> end event ->
-    after(k, j, result).
+    order[k] (`working` None: call on the set itself, each set a fresh draw used once) -> spacer
+    -> the harness's outputs (HIP) allocated anew while small (the list's items replaced: `after`
+    reads them there) -> flush -> poison the harness's outputs -> read the inputs back into the
+    cache when `warm` (a small case: flush.warm_limit) -> spin -> start event -> call -> end
+    event -> after(k, j, result).
     The judge runs it for the baseline, the worker for the candidate and, with `kernel`
     None, for the empty chunk the judge's clock subtracts. (event pairs, host us of each invoke)."""
     stream = torch.cuda.current_stream()
@@ -180,6 +181,8 @@ def run_calls(
             for work, source in zip(working, sets[j]):
                 work.copy_(source)
         inputs = sets[j] if working is None else working
+        gap = spacer.take()  # this call's small outputs start at a new offset (placement.Spacer)
+        held.renew(outputs)
         flusher.run()
         for out in outputs:
             poison_(out)
@@ -187,7 +190,6 @@ def run_calls(
             flusher.touch(list(inputs))
         if spin_cycles:
             torch.cuda._sleep(spin_cycles)
-        gap = spacer.take()  # the call's small outputs start at a new offset (placement.Spacer)
         pairs[k][0].record(stream)
         result: object = None
         if kernel is not None:

@@ -117,7 +117,7 @@ def timed_cases(evaluation: Evaluation) -> list[CaseResult]:
 
 def speedup_interval(evaluation: Evaluation) -> tuple[float, float]:
     """The task speedup's interval: the timed cases' 95% interval ends combined as their speedups
-    are (weighted geomean). Each case's interval is a bootstrap of its medians; combining the ends
+    are (weighted geomean). Each case's interval is a bootstrap of its means; combining the ends
     bounds the task's geomean when every case sits at the same end. (0, 0) when nothing was timed."""
     cases = timed_cases(evaluation)
     if not cases or any(case.speedup_ci_low <= 0 for case in cases):

@@ -51,7 +51,7 @@ def _speedup_cell(case: CaseResult) -> str:
 
 def _time_cell(case: CaseResult, side: str) -> str:
     timing = getattr(case, side)
-    return f"{timing.median_us:.2f}" if timing else "-"
+    return f"{timing.mean_us:.2f}" if timing else "-"
 
 
 def format_cases(evaluation: Evaluation) -> str:

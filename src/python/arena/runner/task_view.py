@@ -15,8 +15,8 @@ SCORING_RULE = (
     f"A candidate that compiles scores {POINTS_COMPILED:g} points; correct on every test case (the "
     f"declared ones and hidden ones the harness draws with fresh seeds at evaluation time), "
     f"{POINTS_CORRECT:g} more; then {POINTS_PER_SPEEDUP:g} x its speedup over the baseline (the mean "
-    "of the per-case ratios of baseline to candidate median time over the timed cases, both timed "
-    "on the same GPU). An incorrect candidate earns no speedup points."
+    "of the per-case ratios of baseline to candidate mean time, outliers dropped, over the timed "
+    "cases, both timed on the same GPU). An incorrect candidate earns no speedup points."
 )
 
 

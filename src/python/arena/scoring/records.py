@@ -18,7 +18,7 @@ class Timing:
     mean_us: float
     min_us: float
     iqr_us: float
-    ci_low_us: float  # bootstrap 95% interval of the median
+    ci_low_us: float  # bootstrap 95% interval of the mean
     ci_high_us: float
     samples: int  # kept after dropping 1.5 x IQR outliers
     sem_us: float = 0.0  # standard error of the mean (not yet in the proto)
@@ -35,7 +35,7 @@ class CaseResult:
     error: str = ""  # the first mismatch, with indices and values
     baseline: Timing | None = None  # None when not timed or no device
     candidate: Timing | None = None
-    speedup: float = 0.0  # baseline median / candidate median; 0 when not timed
+    speedup: float = 0.0  # baseline mean / candidate mean (outliers dropped); 0 when not timed
     speedup_ci_low: float = 0.0
     speedup_ci_high: float = 0.0
     within_noise: bool = False  # the speedup cannot be told apart from 1.0

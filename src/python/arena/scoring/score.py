@@ -47,7 +47,7 @@ def _timing(summary: Summary) -> Timing:
     )
 
 
-def sol_fraction(flops: float, bytes_moved: float, median_us: float, environment: Mapping[str, object]) -> float:
+def sol_fraction(flops: float, bytes_moved: float, time_us: float, environment: Mapping[str, object]) -> float:
     """Speed-of-light fraction: the roofline time (compute or memory, whichever is larger) / measured.
 
     0.0 when the environment has no peaks, the case has no flops or bytes, or nothing was timed.
@@ -59,9 +59,9 @@ def sol_fraction(flops: float, bytes_moved: float, median_us: float, environment
         bounds.append(flops / (peak_tflops * 1e12))
     if bytes_moved > 0 and peak_gbs > 0:
         bounds.append(bytes_moved / (peak_gbs * 1e9))
-    if not bounds or median_us <= 0:
+    if not bounds or time_us <= 0:
         return 0.0
-    return max(bounds) / (median_us * 1e-6)
+    return max(bounds) / (time_us * 1e-6)
 
 
 def _case_seed(name: str) -> int:
@@ -93,7 +93,7 @@ def score_case(outcome: CaseOutcome, environment: Mapping[str, object]) -> tuple
         speedup_ci_low=comparison.ci_low,
         speedup_ci_high=comparison.ci_high,
         within_noise=comparison.within_noise,
-        sol_fraction=sol_fraction(outcome.flops, outcome.bytes, candidate.median_us, environment),
+        sol_fraction=sol_fraction(outcome.flops, outcome.bytes, candidate.mean_us, environment),
     )
     return timed, comparison.noise_floor
 

@@ -62,6 +62,31 @@ def test_a_chunks_small_outputs_are_held_and_large_ones_are_not():
     assert len(held.items) == count and held.nbytes <= HOLD_BYTES
 
 
+def test_harness_outputs_get_a_new_place_every_call_while_small():
+    from arena.harness.placement import HOLD_BYTES, SPREAD_LIMIT, Held
+
+    held = Held()
+    outputs = [torch.zeros(256, dtype=torch.int32), torch.zeros(4, dtype=torch.float16)]
+    same_list, places = outputs, set()
+    for _ in range(5):
+        held.renew(outputs)
+        places.add(outputs[0].data_ptr())
+        assert outputs[0].shape == (256,) and outputs[1].dtype == torch.float16
+    assert outputs is same_list  # the caller's `after` reads the items from this very list
+    assert len(places) == 5 and len(held.items) == 5  # five calls, five places, all still allocated
+    large = [torch.empty(SPREAD_LIMIT + 1, dtype=torch.uint8)]
+    first = large[0]
+    held.renew(large)
+    assert large[0] is first  # a large output already spans many pages: kept where it is
+    while held.nbytes + SPREAD_LIMIT <= HOLD_BYTES:
+        held.keep(torch.empty(SPREAD_LIMIT, dtype=torch.uint8))
+    full = [torch.empty(SPREAD_LIMIT, dtype=torch.uint8)]
+    before = full[0]
+    held.renew(full)
+    assert full[0] is before  # nothing left to hold it: the old buffer is reused
+    held.renew([])  # a kernel that returns its outputs: nothing to renew
+
+
 def test_the_spacer_moves_nothing_where_there_is_no_caching_allocator():
     from arena.harness.placement import Spacer
 

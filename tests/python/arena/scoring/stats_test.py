@@ -42,11 +42,14 @@ def test_summary_is_deterministic_and_seeded() -> None:
     assert summarize_samples(samples, seed=3).ci_low_us != summarize_samples(samples, seed=4).ci_low_us
 
 
-def test_median_interval_covers_the_true_median_and_narrows_with_n() -> None:
+def test_the_interval_covers_the_true_mean_about_as_often_as_it_says_and_narrows_with_n() -> None:
+    covered = 0
+    for seed in range(60):
+        summary = summarize_samples(_normal(100.0, 5.0, 200, seed=seed), seed=seed)
+        covered += summary.ci_low_us < 100.0 < summary.ci_high_us
+    assert 50 <= covered <= 60  # 95% nominal: 57 expected
     small = summarize_samples(_normal(100.0, 5.0, 50, seed=2))
     large = summarize_samples(_normal(100.0, 5.0, 2000, seed=2))
-    assert small.ci_low_us < 100.0 < small.ci_high_us
-    assert large.ci_low_us < 100.0 < large.ci_high_us
     assert large.ci_high_us - large.ci_low_us < (small.ci_high_us - small.ci_low_us) / 3
 
 
@@ -69,6 +72,18 @@ def test_a_no_op_is_within_noise() -> None:
     assert comparison.speedup == pytest.approx(1.0, abs=0.01)
     assert comparison.ci_low <= 1.0 <= comparison.ci_high
     assert comparison.within_noise
+
+
+def test_a_kernel_whose_time_has_humps_is_read_by_its_mean_not_its_median() -> None:
+    # As the histogram baseline on the H200: 220, 300 or 395 us a call by where its counters lie.
+    # Both sides draw from the same humps in nearly the same mix; their medians fall in different humps.
+    baseline = [220.0] * 49 + [300.0] * 2 + [395.0] * 49
+    candidate = [220.0] * 51 + [395.0] * 49
+    assert np.median(baseline) / np.median(candidate) == pytest.approx(1.364, abs=0.001)
+    comparison = compare_samples(baseline, candidate)
+    assert comparison.speedup == pytest.approx(1.005, abs=0.001)
+    assert comparison.ci_low <= 1.0 <= comparison.ci_high and comparison.within_noise
+    assert summarize_samples(baseline).mean_us == pytest.approx(307.35)
 
 
 def test_noise_floor_grows_with_jitter_and_with_drift_between_trials() -> None:
