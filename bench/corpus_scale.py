@@ -13,11 +13,13 @@ sandbox of one task's validation holds (the task's files, its BUILD file and pan
 Listing: load_tasks on that root in a new process (cold: interpreter, imports and BUILD files
 read once; the page cache is warm, the generation just wrote them), in this process again
 (warm), and `arena tasks --json` pointed at it with --repo-root (it also hashes every task's
-files). Validation: `python -m arena.cli.main --repo-root OUT validate-task --task ADDR` per
-task (every task, or --sample K spread over the categories, largest first), --jobs at a time,
-each with its seconds, CPU seconds, exit code and verdict; then the wall, the sum, and the wall
-a full run would take, estimated from the sample's per-category means. The Python running this
-script must hold torch and triton (a measurement environment, as `arena validate-task` needs).
+files). Validation: `python -m arena.cli.main --repo-root OUT validate-task --task ADDR` for
+every task, or for --sample K spread over the categories (largest first), --jobs at a time, each
+with its seconds, CPU seconds, exit code and verdict; then the wall, the sum, and the wall a
+full run would take, estimated from the sample's per-category means. The processes import a
+copy of src/python/arena taken at the start: the harness refuses to run once its sources change
+on disk, and the checkout may be edited meanwhile. The Python running this script must hold
+torch and triton (a measurement environment, as `arena validate-task` needs).
 
 How Pants caches the same validation (src/python/pants_plugins/arena_pants/rules.py,
 validate_kernel_task): every kernel_task is a test target whose test is one Process, the
@@ -139,13 +141,27 @@ def generate(out: Path) -> dict[str, str]:
     return sources
 
 
-def child_env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(SOURCES), "PYTHONUNBUFFERED": "1"}
+@dataclass(frozen=True)
+class Arena:
+    """How the arena processes start: this interpreter, importing a snapshot of the sources."""
+
+    python: str
+    sources: Path
+
+    def env(self) -> dict[str, str]:
+        return {**os.environ, "PYTHONPATH": str(self.sources), "PYTHONUNBUFFERED": "1"}
 
 
-def time_cold_listing(python: str, root: Path) -> dict[str, Any]:
+def snapshot_sources(out: Path, python: str) -> Arena:
+    """The arena package copied beside the tree: the harness refuses to run once its sources change
+    on disk (pin_sources), and the checkout may be edited while this runs (as a PEX is not)."""
+    shutil.copytree(SOURCES / "arena", out / "sources" / "arena", ignore=shutil.ignore_patterns("__pycache__"))
+    return Arena(python, out / "sources")
+
+
+def time_cold_listing(arena: Arena, root: Path) -> dict[str, Any]:
     start = time.perf_counter()
-    done = subprocess.run([python, "-c", COLD_LISTING, str(root)], cwd=root, env=child_env(),
+    done = subprocess.run([arena.python, "-c", COLD_LISTING, str(root)], cwd=root, env=arena.env(),
                           capture_output=True, text=True, check=True)  # fmt: skip
     return {"process_s": time.perf_counter() - start, **json.loads(done.stdout.strip().splitlines()[-1])}
 
@@ -156,11 +172,11 @@ def time_warm_listing(root: Path) -> dict[str, Any]:
     return {"load_tasks_s": time.perf_counter() - start, "tasks": count}
 
 
-def time_cli_listing(python: str, root: Path) -> dict[str, Any]:
+def time_cli_listing(arena: Arena, root: Path) -> dict[str, Any]:
     listed = root.parent / f"{root.name}-tasks.json"  # beside the tree, so it is no task file
     start = time.perf_counter()
-    subprocess.run([python, "-m", "arena.cli.main", "--repo-root", str(root), "tasks", "--json", str(listed)],
-                   cwd=root, env=child_env(), capture_output=True, text=True, check=True)  # fmt: skip
+    command = [arena.python, "-m", "arena.cli.main", "--repo-root", str(root), "tasks", "--json", str(listed)]
+    subprocess.run(command, cwd=root, env=arena.env(), capture_output=True, text=True, check=True)
     seconds = time.perf_counter() - start
     return {"process_s": seconds, "tasks": len(json.loads(listed.read_text()))}
 
@@ -169,11 +185,11 @@ def median_of(runs: list[dict[str, Any]], key: str) -> float:
     return statistics.median(run[key] for run in runs)
 
 
-def listing(python: str, root: Path, expected: int) -> dict[str, Any]:
-    cold = [time_cold_listing(python, root) for _ in range(REPEATS)]
+def listing(arena: Arena, root: Path, expected: int) -> dict[str, Any]:
+    cold = [time_cold_listing(arena, root) for _ in range(REPEATS)]
     time_warm_listing(root)  # the first call in this process pays for the imports it triggers
     warm = [time_warm_listing(root) for _ in range(REPEATS)]
-    cli = [time_cli_listing(python, root) for _ in range(REPEATS)]
+    cli = [time_cli_listing(arena, root) for _ in range(REPEATS)]
     counts = {run["tasks"] for run in cold + warm + cli}
     if counts != {expected}:
         raise SystemExit(f"listing found {sorted(counts)} task(s), expected {expected}")
@@ -208,14 +224,14 @@ def sample(addresses: list[str], k: int | None) -> list[str]:
     return chosen
 
 
-def validate_one(python: str, root: Path, address: str, source: str, timeout_s: float) -> Validation:
+def validate_one(arena: Arena, root: Path, address: str, source: str, timeout_s: float) -> Validation:
     """One validate-task process; os.wait4 for its CPU time (the harness children it waited for included)."""
     log = root.parent / f"{root.name}-logs" / (address.replace("/", "_").replace(":", "__") + ".log")
     log.parent.mkdir(exist_ok=True)
-    command = [python, "-m", "arena.cli.main", "--repo-root", str(root), "validate-task", "--task", address]
+    command = [arena.python, "-m", "arena.cli.main", "--repo-root", str(root), "validate-task", "--task", address]
     start = time.perf_counter()
     with log.open("wb") as output:
-        process = subprocess.Popen(command, cwd=root, env=child_env(), stdout=output, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(command, cwd=root, env=arena.env(), stdout=output, stderr=subprocess.STDOUT)
         timer = threading.Timer(timeout_s, process.kill)  # a hung task must not stall the run
         timer.start()
         _, status, usage = os.wait4(process.pid, 0)
@@ -239,11 +255,11 @@ def estimate(results: list[Validation], jobs: int) -> dict[str, Any]:
     return {"jobs": jobs, "mean_s_by_category": means, "summed_s": summed, "wall_s": summed / jobs}
 
 
-def validation(python: str, root: Path, sources: dict[str, str], args: argparse.Namespace) -> dict[str, Any]:
+def validation(arena: Arena, root: Path, sources: dict[str, str], args: argparse.Namespace) -> dict[str, Any]:
     chosen = sample(sorted(sources), args.sample)
     start = time.perf_counter()
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        futures = [pool.submit(validate_one, python, root, a, sources[a], args.timeout) for a in chosen]
+        futures = [pool.submit(validate_one, arena, root, a, sources[a], args.timeout) for a in chosen]
         results = []
         for future in futures:
             results.append(future.result())
@@ -273,6 +289,7 @@ def main() -> None:
     parser.add_argument("--python", default=sys.executable, help="the interpreter of the arena processes")
     args = parser.parse_args()
     out = check_out(args.out)
+    arena = snapshot_sources(out, args.python)
     root = out / "repo"
     root.mkdir()
     start = time.perf_counter()
@@ -286,10 +303,10 @@ def main() -> None:
         "generated": {"tasks": len(sources), "by_category": MIX, "seconds": time.perf_counter() - start},
     }
     if "listing" in args.part:
-        report["listing"] = listing(args.python, root, len(sources))
+        report["listing"] = listing(arena, root, len(sources))
         print(json.dumps({k: v for k, v in report["listing"].items() if k.endswith("_s")}), flush=True)
     if "validation" in args.part:
-        report["validation"] = validation(args.python, root, sources, args)
+        report["validation"] = validation(arena, root, sources, args)
     report["load_average_after"] = os.getloadavg()
     args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {args.json}")

@@ -96,17 +96,20 @@ class Run:
         self.environment = probe_environment(
             self.device, read_clock_sample(clock_sample), nvcc=self.task.category.is_hip
         )
+        self._mark("environment probed")
         self.worker.receive()  # started: torch imported there, its device opened
+        self._mark("worker started")
         if self.timed:
             from arena.harness.judged_timing import Judge
 
             self.judge = Judge(self.device, self.worker, self.task, self.settings.warm_inputs)
+            self._mark("judge calibrated")
             for family in families:  # before the candidate exists: only harness code in the worker
                 if family[0].case.timed:
                     self.judge.measure_empty(family[0].case, family[0].references)
+                    self._mark(f"empty calls measured for {family[0].case.name}")
             self.environment["switch_us"] = round(self.judge.switch_us, 1)
             self.environment["warm_inputs_bytes"] = self.judge.warm_bytes
-        self._mark("environment probed, worker started")
         self._end_stage("setup", True, f"{sum(len(f) for f in families)} input sets, references computed")
         self.stage = "compile"
         self._load_candidate()
