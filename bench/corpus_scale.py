@@ -15,11 +15,12 @@ read once; the page cache is warm, the generation just wrote them), in this proc
 (warm), and `arena tasks --json` pointed at it with --repo-root (it also hashes every task's
 files). Validation: `python -m arena.cli.main --repo-root OUT validate-task --task ADDR` for
 every task, or for --sample K spread over the categories (largest first), --jobs at a time, each
-with its seconds, CPU seconds, exit code and verdict; then the wall, the sum, and the wall a
-full run would take, estimated from the sample's per-category means. The processes import a
-copy of src/python/arena taken at the start: the harness refuses to run once its sources change
-on disk, and the checkout may be edited meanwhile. The Python running this script must hold
-torch and triton (a measurement environment, as `arena validate-task` needs).
+with its seconds, exit code and verdict; then the wall, the sum, and (with --sample) the wall a
+full run would take at --estimate-jobs, estimated from the sample's per-category means. The
+processes import a copy of src/python/arena taken at the start: the harness refuses to run once
+its sources change on disk, and the checkout may be edited meanwhile. The Python running this
+script must hold torch and triton (a measurement environment, as `arena validate-task` needs).
+The machine's load average is recorded beside the timings: on a shared machine they move with it.
 
 How Pants caches the same validation (src/python/pants_plugins/arena_pants/rules.py,
 validate_kernel_task): every kernel_task is a test target whose test is one Process, the
@@ -43,10 +44,10 @@ import ast
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
@@ -79,7 +80,6 @@ class Validation:
     address: str
     source: str  # the task folder it was cloned from
     seconds: float
-    cpu_s: float  # user + system of the process and the children it waited for
     exit_code: int
     verdict: str  # validate-task's last line
 
@@ -118,22 +118,22 @@ def check_out(out: Path) -> Path:
     return out
 
 
-def generate(out: Path) -> dict[str, str]:
-    """The tree under `out`; returns {generated address: folder it was cloned from}."""
+def generate(root: Path) -> dict[str, str]:
+    """The tree under `root`; returns {generated address: folder it was cloned from}."""
     for name in ROOT_FILES:
-        shutil.copy2(REPO / name, out / name)
-    (out / TASKS_FOLDER).mkdir()
-    shutil.copy2(REPO / TASKS_FOLDER / "BUILD", out / TASKS_FOLDER / "BUILD")  # suites only: load_tasks skips them
+        shutil.copy2(REPO / name, root / name)
+    (root / TASKS_FOLDER).mkdir()
+    shutil.copy2(REPO / TASKS_FOLDER / "BUILD", root / TASKS_FOLDER / "BUILD")  # suites only: load_tasks skips them
     sources: dict[str, str] = {}
     for category, count in MIX.items():
         folder = REPO / TASKS_FOLDER / category
-        (out / TASKS_FOLDER / category).mkdir()
-        shutil.copy2(folder / "BUILD", out / TASKS_FOLDER / category / "BUILD")
+        (root / TASKS_FOLDER / category).mkdir()
+        shutil.copy2(folder / "BUILD", root / TASKS_FOLDER / category / "BUILD")
         originals = sorted(p for p in folder.iterdir() if (p / "BUILD").is_file())
         for i in range(count):
             source = originals[i % len(originals)]
             name = clone_name(source.name, i // len(originals) + 1)
-            target = out / TASKS_FOLDER / category / name
+            target = root / TASKS_FOLDER / category / name
             shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
             build = target / "BUILD"
             build.write_text(rename_task(build.read_text(encoding="utf-8"), name), encoding="utf-8")
@@ -225,22 +225,19 @@ def sample(addresses: list[str], k: int | None) -> list[str]:
 
 
 def validate_one(arena: Arena, root: Path, address: str, source: str, timeout_s: float) -> Validation:
-    """One validate-task process; os.wait4 for its CPU time (the harness children it waited for included)."""
+    """One validate-task process, its output kept in a log beside the tree."""
     log = root.parent / f"{root.name}-logs" / (address.replace("/", "_").replace(":", "__") + ".log")
     log.parent.mkdir(exist_ok=True)
     command = [arena.python, "-m", "arena.cli.main", "--repo-root", str(root), "validate-task", "--task", address]
     start = time.perf_counter()
     with log.open("wb") as output:
-        process = subprocess.Popen(command, cwd=root, env=arena.env(), stdout=output, stderr=subprocess.STDOUT)
-        timer = threading.Timer(timeout_s, process.kill)  # a hung task must not stall the run
-        timer.start()
-        _, status, usage = os.wait4(process.pid, 0)
-        timer.cancel()
-    seconds = time.perf_counter() - start
-    process.returncode = os.waitstatus_to_exitcode(status)  # so Popen does not wait on a reaped pid
+        try:
+            code = subprocess.run(command, cwd=root, env=arena.env(), stdout=output, stderr=subprocess.STDOUT,
+                                  timeout=timeout_s).returncode  # fmt: skip
+        except subprocess.TimeoutExpired:  # killed: a hung task must not stall the run
+            code = -signal.SIGKILL
     lines = log.read_text(errors="replace").strip().splitlines()
-    return Validation(address, source, seconds, usage.ru_utime + usage.ru_stime, process.returncode,
-                      lines[-1] if lines else "")  # fmt: skip
+    return Validation(address, source, time.perf_counter() - start, code, lines[-1] if lines else "")
 
 
 def estimate(results: list[Validation], jobs: int) -> dict[str, Any]:
@@ -271,7 +268,6 @@ def validation(arena: Arena, root: Path, sources: dict[str, str], args: argparse
         "tasks": [asdict(r) for r in results],
         "wall_s": wall,
         "summed_s": sum(r.seconds for r in results),
-        "summed_cpu_s": sum(r.cpu_s for r in results),
         "failed": [r.address for r in results if r.exit_code != 0],
         "estimate_full": estimate(results, args.estimate_jobs) if args.sample is not None else None,
     }

@@ -31,8 +31,14 @@ def install_clis() -> Path:
     bin_dir = prefix / "node_modules" / ".bin"
     if not all((bin_dir / name).exists() for name in ("claude", "codex")):
         prefix.mkdir(parents=True, exist_ok=True)
+        # A project folder rather than --prefix, which also moves npm's global config to
+        # PREFIX/etc/npmrc: the machine's own (its cafile, registry, proxy) would go unread. Seen:
+        # SELF_SIGNED_CERT_IN_CHAIN behind a proxy whose CA only the global config named.
+        manifest = prefix / "package.json"
+        if not manifest.exists():
+            manifest.write_text('{"private": true}\n')
         done = subprocess.run(
-            [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", *PACKAGES],
+            [npm, "install", "--no-audit", "--no-fund", *PACKAGES], cwd=prefix,
             env={**os.environ, "HOME": str(home)},  # npm's cache and its .npmrc; without HOME it hangs
             capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S,
         )  # fmt: skip
