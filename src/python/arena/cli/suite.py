@@ -35,6 +35,7 @@ from arena.cli.evaluate import (
 from arena.errors import ArenaError, InvalidCandidate, JobFailed, UnknownTask
 from arena.evaluation.evaluate import Store, evaluate, evaluate_directory
 from arena.evaluation.evaluation import Evaluation, Status
+from arena.executors.local import LocalExecutor
 from arena.harness.settings import HarnessSettings
 from arena.report.progress import Progress as LiveProgress
 from arena.report.table import format_suite, task_outcome
@@ -178,6 +179,8 @@ def local_runner(tasks: list[Task], count: int, args: argparse.Namespace) -> Ite
             args.repo_root,
             Path(state),
             evaluate=evaluate_with(settings),
+            # Each lane keeps its next harness child started: a job does not wait for its imports.
+            executor=LocalExecutor(),
             settings=HarnessSettings(),  # only its device is used: the lane's (see evaluate_with)
             store=store,
             lanes=discover_lanes(),
@@ -194,11 +197,13 @@ def local_runner(tasks: list[Task], count: int, args: argparse.Namespace) -> Ite
 def evaluate_with(settings: Mapping[str, HarnessSettings]) -> Evaluate:
     """The runner's evaluate for the suite: each task's settings from the command line, on the lane's device."""
 
-    def run(task: Task, candidate: Candidate, repo_root: Path, lane: HarnessSettings, store: Any) -> Evaluation:
+    def run(
+        task: Task, candidate: Candidate, repo_root: Path, lane: HarnessSettings, store: Any, **options: Any
+    ) -> Evaluation:
         chosen = replace(settings[task.address], device=lane.device)
         # The baseline's own files are the no-op: evaluated as None, exactly as `arena evaluate` does.
         no_op = candidate.files == baseline_files(task, repo_root)
-        return evaluate(task, None if no_op else candidate, repo_root, chosen, store)
+        return evaluate(task, None if no_op else candidate, repo_root, chosen, store, **options)
 
     return run
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from arena.candidate.candidate import Candidate, exemplar_candidates, wrong_candidate
@@ -20,6 +20,7 @@ from arena.errors import ArenaError
 from arena.evaluation.evaluate import evaluate
 from arena.evaluation.evaluation import Evaluation, Status
 from arena.evaluation.reference_check import check_reference_precision
+from arena.executors.local import LocalExecutor
 from arena.harness.settings import BACKENDS, HarnessSettings
 from arena.task.load import load_task
 from arena.task.task import Task
@@ -129,10 +130,19 @@ def run(args: argparse.Namespace) -> int:
         print(f"{task.address}: valid declaration; skipped ({task.skip}), its candidates are not run")
         return 0
     args.check_only = True
-    settings = settings_from_args(args, task)
+    # The declared cases only: hidden copies (the same shapes, other seeds) keep an agent from
+    # fitting the declared seeds, which a task's own baseline, exemplars and wrong candidate do
+    # not; on the CPU they were half of each check's interpreted calls.
+    settings = replace(settings_from_args(args, task), hidden_seeds=0)
     if settings.cases:
         print(f"no GPU: checking only the non-timed cases ({', '.join(settings.cases)})")
-    findings = validate(task, args.repo_root, settings)
+    # One child started ahead while the evaluation before it runs: four evaluations, not four
+    # waits for a fresh child's imports.
+    executor = LocalExecutor()
+    try:
+        findings = validate(task, args.repo_root, settings, runner=executor.run)
+    finally:
+        executor.close()
     for line in findings.passed:
         print(f"ok    {line}")
     for line in findings.notes:

@@ -37,6 +37,18 @@ def _not_dumpable() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(pr_set_dumpable, 0)
 
 
+def _widen(fd: int) -> None:
+    """The pipe's buffer at the most an unprivileged process may ask (1 MiB by default, not 64
+    KiB): a checked call's outputs of many MiB then cross in far fewer wake-ups of each side."""
+    try:
+        import fcntl
+
+        limit = int(Path("/proc/sys/fs/pipe-max-size").read_text())
+        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), limit)
+    except (OSError, ValueError, ImportError):
+        pass  # not Linux, or the limit is lower: the default buffer still works
+
+
 def _import_path() -> str:
     return os.pathsep.join(os.path.abspath(p) for p in sys.path if p and os.path.isdir(p))
 
@@ -47,6 +59,8 @@ class CandidateWorker:
         _not_dumpable()
         requests_r, self._requests = os.pipe()
         self._replies, replies_w = os.pipe()
+        for fd in (self._requests, self._replies):
+            _widen(fd)
         self.process = subprocess.Popen(
             [sys.executable, "-m", "arena.harness.worker", str(requests_r), str(replies_w)],
             pass_fds=(requests_r, replies_w),
@@ -67,7 +81,7 @@ class CandidateWorker:
         except OSError as error:
             raise WorkerError(f"the worker is gone ({error})") from None
 
-    def receive(self) -> tuple[dict[str, Any], list[bytes]]:
+    def receive(self) -> tuple[dict[str, Any], list[bytearray]]:
         header, blobs = receive(self._replies, REPLY_LIMIT)
         if not header.get("ok"):
             raise CandidateFailed(str(header.get("error", "the worker failed"))[:20000], str(header.get("kind", "")),
@@ -76,7 +90,7 @@ class CandidateWorker:
 
     def request(
         self, op: str, header: dict[str, Any] | None = None, blobs: Sequence[bytes] = ()
-    ) -> tuple[dict[str, Any], list[bytes]]:
+    ) -> tuple[dict[str, Any], list[bytearray]]:
         self.send(op, header, blobs)
         return self.receive()
 

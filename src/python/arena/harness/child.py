@@ -1,13 +1,13 @@
 """The harness child, the judge: one fresh process that checks and times one candidate, which runs
 in a worker process of its own (worker.py).
 
-Order matters: ask to die with the parent; import torch and the harness's own modules (this may
-happen long before the job exists: see launch.Standby); read the job (task, settings, paths,
-secret seed, result key) from stdin; then run.Run: start the worker, draw every input set and
-compute every reference output, load the trusted baseline, and only then have the worker build
-and import the candidate. The result leaves as one signed frame on the descriptor the parent opened,
-which is then closed. This module is the only place that catches broad exceptions: whatever the
-candidate does becomes a status.
+Order matters: ask to die with the parent; start the worker (it imports torch beside us); import
+torch and the harness's own modules (this may happen long before the job exists: see
+launch.Standby); read the job (task, settings, paths, secret seed, result key) from stdin; then
+run.Run: hand the worker its task, draw every input set and compute every reference output, load
+the trusted baseline, and only then have the worker build and import the candidate. The result
+leaves as one signed frame on the descriptor the parent opened, which is then closed. This module
+is the only place that catches broad exceptions: whatever the candidate does becomes a status.
 """
 
 from __future__ import annotations
@@ -40,13 +40,16 @@ def _preload() -> None:
 
 def main() -> None:
     die_with_parent()
-    _preload()
     from arena.harness.candidate_worker import CandidateWorker
+
+    # The candidate's process first: its `import torch` runs beside ours, not after it (on the
+    # H200 the job waited 3.8-5.1 s for a worker started after the judge's import).
+    worker = CandidateWorker()
+    _preload()
     from arena.harness.device import select_backend
     from arena.harness.job import Job
     from arena.harness.run import Run, Verdict, cut
 
-    worker = CandidateWorker()  # the candidate's process, importing torch while we wait
     request = sys.stdin.buffer.read()
     sys.stdin.close()
     if not request:  # a standby closed without a job

@@ -38,12 +38,12 @@ def send(fd: int, header: dict[str, Any], blobs: Sequence[bytes | memoryview] = 
         _write_all(fd, blob)
 
 
-def receive(fd: int, blob_limit: int = BLOB_LIMIT) -> tuple[dict[str, Any], list[bytes]]:
+def receive(fd: int, blob_limit: int = BLOB_LIMIT) -> tuple[dict[str, Any], list[bytearray]]:
     (size,) = struct.unpack("<I", _read_exactly(fd, 4))
     if size > HEADER_LIMIT:
         raise WorkerError(f"a message header of {size} bytes (the limit is {HEADER_LIMIT})")
     try:
-        header = json.loads(_read_exactly(fd, size))
+        header = json.loads(bytes(_read_exactly(fd, size)))
     except ValueError as error:
         raise WorkerError(f"a message header that is not JSON: {error}") from None
     if not isinstance(header, dict):
@@ -56,19 +56,20 @@ def receive(fd: int, blob_limit: int = BLOB_LIMIT) -> tuple[dict[str, Any], list
     return header, [_read_exactly(fd, s) for s in sizes]
 
 
-def pack_tensors(tensors: Sequence[Any]) -> tuple[list[dict[str, Any]], list[bytes]]:
-    """(metadata, raw bytes) of each tensor, copied to the host."""
+def pack_tensors(tensors: Sequence[Any]) -> tuple[list[dict[str, Any]], list[memoryview]]:
+    """(metadata, raw bytes) of each tensor, copied to the host once: the bytes are a view of that
+    copy, written to the pipe as they are."""
     import torch
 
     meta, blobs = [], []
     for tensor in tensors:
         host = tensor.detach().contiguous().cpu()
         meta.append({"dtype": str(host.dtype).removeprefix("torch."), "shape": list(host.shape)})
-        blobs.append(host.reshape(-1).view(torch.uint8).numpy().tobytes() if host.numel() else b"")
+        blobs.append(memoryview(host.reshape(-1).view(torch.uint8).numpy()) if host.numel() else memoryview(b""))
     return meta, blobs
 
 
-def unpack_tensors(meta: object, blobs: Sequence[bytes], device: Any) -> list[Any]:
+def unpack_tensors(meta: object, blobs: Sequence[bytes | bytearray], device: Any) -> list[Any]:
     """The tensors of pack_tensors, on `device`; WorkerError when the metadata does not fit."""
     import torch
 
@@ -81,7 +82,9 @@ def unpack_tensors(meta: object, blobs: Sequence[bytes], device: Any) -> list[An
             raise WorkerError(f"malformed tensor metadata: {str(item)[:200]}")
         if math.prod(shape) * _SIZES.get(dtype, 1) != len(blob):
             raise WorkerError(f"a {dtype} tensor of shape {shape} with {len(blob)} bytes")
-        flat = torch.frombuffer(bytearray(blob), dtype=torch.uint8) if blob else torch.empty(0, dtype=torch.uint8)
+        # A received blob is a bytearray of its own: the tensor takes its memory as it is.
+        own = blob if isinstance(blob, bytearray) else bytearray(blob)
+        flat = torch.frombuffer(own, dtype=torch.uint8) if blob else torch.empty(0, dtype=torch.uint8)
         tensors.append(flat.view(getattr(torch, dtype)).reshape(shape).to(device))
     return tensors
 
@@ -92,12 +95,13 @@ def _write_all(fd: int, data: bytes | memoryview) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _read_exactly(fd: int, size: int) -> bytes:
-    chunks, left = [], size
-    while left:
-        chunk = os.read(fd, min(left, 1 << 24))
-        if not chunk:
+def _read_exactly(fd: int, size: int) -> bytearray:
+    """`size` bytes read straight into one buffer (an output of 128 MiB is not joined from pieces)."""
+    data = bytearray(size)
+    view, done = memoryview(data), 0
+    while done < size:
+        got = os.readv(fd, [view[done:]])
+        if not got:
             raise WorkerGone("the worker closed its end (it exited or was killed)")
-        chunks.append(chunk)
-        left -= len(chunk)
-    return b"".join(chunks)
+        done += got
+    return data

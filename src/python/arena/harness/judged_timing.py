@@ -43,7 +43,7 @@ from arena.harness.families import inputs_for
 from arena.harness.flush import Flusher, warm_limit
 from arena.harness.placement import Scatter
 from arena.harness.run import Verdict
-from arena.harness.shared_gpu import SharedBlock, SharedEvent, runtime
+from arena.harness.shared_gpu import SharedBlock, SharedEvent, runtime, slot_places, typed_view
 from arena.harness.timing import cycles_per_us, elapsed_us, interquartile_mean, run_calls
 from arena.task.task import Tolerance
 
@@ -291,27 +291,10 @@ class _Layout:
 
     @classmethod
     def of(cls, outputs: Sequence[torch.Tensor], count: int) -> _Layout:
-        return cls(_places(outputs, count), count)
+        return cls(slot_places(outputs, count), count)
 
     def nbytes(self) -> int:
         return max([p["offset"] + p["nbytes"] for s in self.outputs for p in s] + [1])
-
-
-def _places(tensors: Sequence[torch.Tensor], count: int) -> list[list[dict[str, Any]]]:
-    places, offset = [], 0
-    for _ in range(count):
-        row = []
-        for t in tensors:
-            row.append({"offset": offset, "dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape),
-                        "nbytes": t.nbytes})
-            offset += -(-t.nbytes // 256) * 256
-        places.append(row)
-    return places
-
-
-def _typed(data: torch.Tensor, place: dict[str, Any]) -> torch.Tensor:
-    start = place["offset"]
-    return data[start : start + place["nbytes"]].view(getattr(torch, place["dtype"])).view(place["shape"])
 
 
 def _stacked(
@@ -360,7 +343,7 @@ class _Lent:
         # memory, laid out like the slots (never lent).
         self.reference_bytes = torch.empty(self.outputs.nbytes, dtype=torch.uint8, device=self.outputs.bytes.device)
         self.snapshot_bytes = torch.empty_like(self.reference_bytes)
-        self.references = [[_typed(self.reference_bytes, p) for p in s] for s in self.layout.outputs]
+        self.references = [[typed_view(self.reference_bytes, p) for p in s] for s in self.layout.outputs]
         self.judge.worker.request("bind", {
             "case": self.case.name,
             "outputs": {

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ctypes
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 HANDLE_BYTES = 64
 _EVENT_DISABLE_TIMING, _EVENT_INTERPROCESS = 0x02, 0x04
@@ -135,3 +135,25 @@ def _current_stream() -> ctypes.c_void_p:
     import torch
 
     return ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+
+
+def slot_places(tensors: Sequence[Any], count: int) -> list[list[dict[str, Any]]]:
+    """Where `count` slots, each holding one tensor like each of `tensors`, lie in one block:
+    (offset, dtype, shape, nbytes) of each, every offset a multiple of 256."""
+    places, offset = [], 0
+    for _ in range(count):
+        row = []
+        for t in tensors:
+            row.append({"offset": offset, "dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape),
+                        "nbytes": t.nbytes})
+            offset += -(-t.nbytes // 256) * 256
+        places.append(row)
+    return places
+
+
+def typed_view(data: Any, place: dict[str, Any]) -> Any:
+    """The tensor at `place` in the bytes `data` (a block's `bytes`)."""
+    import torch
+
+    start = place["offset"]
+    return data[start : start + place["nbytes"]].view(getattr(torch, place["dtype"])).view(place["shape"])

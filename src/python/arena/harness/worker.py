@@ -17,6 +17,7 @@ import collections
 import contextlib
 import os
 import sys
+import time
 import traceback
 from pathlib import Path
 from typing import Any, Sequence
@@ -35,7 +36,10 @@ class Worker:
         self.scatter: Any = None  # placement.Scatter, made on the first chunk
 
     # -- requests ---------------------------------------------------------------------------------
-    def start(self, header: dict[str, Any], blobs: list[bytes]) -> dict[str, Any]:
+    def start(self, header: dict[str, Any], blobs: list[bytearray]) -> dict[str, Any]:
+        """The job's task and backend; the device opened. The reply says when this process was
+        born, had imported torch and was asked to start (time.time(): the judge's setup log)."""
+        asked = time.time()
         from arena.harness.child import set_limits
         from arena.harness.device import open_device
         from arena.task.codec import task_from_dict
@@ -59,16 +63,18 @@ class Worker:
 
                 allow_autotune()
         self.device = open_device(backend, int(header["device"]))
-        return {}
+        if self.device.backend != "cpu":
+            torch.empty(1, device=self.device.torch_device)  # the context made here, not in the first call
+        return {"born": _BORN, "imported": _IMPORTED[0] if _IMPORTED else asked, "asked": asked, "ready": time.time()}
 
-    def build(self, header: dict[str, Any], blobs: list[bytes]) -> dict[str, Any]:
+    def build(self, header: dict[str, Any], blobs: list[bytearray]) -> dict[str, Any]:
         from arena.harness.loading import build_side
 
         directory, work = self.dirs["candidate"], self.dirs["work"]
         build_side(self.task, directory, work, "candidate", self.device.backend, header["arch"])
         return {}
 
-    def load(self, header: dict[str, Any], blobs: list[bytes]) -> dict[str, Any]:
+    def load(self, header: dict[str, Any], blobs: list[bytearray]) -> dict[str, Any]:
         from arena.harness import guard
         from arena.harness.loading import load_side
 
@@ -76,7 +82,9 @@ class Worker:
         self.kernel = load_side(self.task, self.dirs["candidate"], self.dirs["work"], "candidate")
         return {"harness_outputs": self.kernel.harness_outputs}
 
-    def call(self, header: dict[str, Any], blobs: list[bytes]) -> tuple[dict[str, Any], list[bytes]]:
+    def call(
+        self, header: dict[str, Any], blobs: list[bytearray]
+    ) -> tuple[dict[str, Any], Sequence[bytes | memoryview]]:
         """One checked call on the inputs sent; the outputs go back for the judge to check."""
         import torch
 
@@ -121,10 +129,28 @@ class Worker:
         if error:
             return dict(reply, outcome=error), []
         self.returned += [] if self.kernel.harness_outputs else list(got)
+        if header.get("into"):
+            self._into(header["into"], got)
+            return dict(reply, into=True), []
         meta, data = pack_tensors(got)
         return dict(reply, outputs=meta), data
 
-    def profile(self, header: dict[str, Any], blobs: list[bytes]) -> dict[str, Any]:
+    def _into(self, lent: dict[str, Any], got: Sequence[Any]) -> None:
+        """The outputs copied into the judge's slots for one checked call (mapped for this call
+        only), the copies finished before the reply."""
+        import torch
+
+        from arena.harness.shared_gpu import SharedBlock, runtime, typed_view
+
+        block = SharedBlock.open(runtime(), bytes.fromhex(lent["handle"]), int(lent["nbytes"]))
+        try:
+            for g, place in zip(got, lent["slots"]):
+                typed_view(block.bytes, place).copy_(g)
+            torch.cuda.synchronize()
+        finally:
+            block.close()
+
+    def profile(self, header: dict[str, Any], blobs: list[bytearray]) -> dict[str, Any]:
         import torch
 
         from arena.harness.profile import profile_call
@@ -137,15 +163,15 @@ class Worker:
         )
         return {"operations": [[o.name, o.kind, o.stream, o.start_ns] for o in operations]}
 
-    def guard(self, header: dict[str, Any], blobs: list[bytes]) -> dict[str, Any]:
+    def guard(self, header: dict[str, Any], blobs: list[bytearray]) -> dict[str, Any]:
         from arena.harness import guard
 
         return {"replaced": guard.replaced_names(self.snapshot)[:10], "threads": guard.thread_count() - self.threads}
 
-    def bind(self, header: dict[str, Any], blobs: list[bytes]) -> dict[str, Any]:
+    def bind(self, header: dict[str, Any], blobs: list[bytearray]) -> dict[str, Any]:
         """Map the judge's output slots and events for the timed chunks of one case."""
         from arena.harness.flush import Flusher
-        from arena.harness.shared_gpu import SharedBlock, SharedEvent, runtime
+        from arena.harness.shared_gpu import SharedBlock, SharedEvent, runtime, typed_view
 
         self.unbind()
         rt = runtime()
@@ -154,7 +180,7 @@ class Worker:
             "blocks": (outputs,),
             "case": header["case"],
             "sets": [],
-            "slots": [[_view(outputs, t) for t in s] for s in header["outputs"]["slots"]],
+            "slots": [[typed_view(outputs.bytes, t) for t in s] for s in header["outputs"]["slots"]],
             "go": SharedEvent.open(rt, bytes.fromhex(header["go"])),
             "done": SharedEvent.open(rt, bytes.fromhex(header["done"])),
             "flusher": Flusher(self.device),
@@ -169,7 +195,7 @@ class Worker:
         )
         return {}
 
-    def draw(self, header: dict[str, Any], blobs: list[bytes]) -> dict[str, Any]:
+    def draw(self, header: dict[str, Any], blobs: list[bytearray]) -> dict[str, Any]:
         """The chunk's input sets, drawn here from the seeds the judge drew its own with."""
         self.bound["sets"] = []  # the last chunk's sets go first
         drawn = [self._draw(self.bound["case"], int(seed), fresh=True) for seed in header["seeds"]]
@@ -190,7 +216,7 @@ class Worker:
         self.bound = {}
         return {}
 
-    def chunk(self, header: dict[str, Any], blobs: list[bytes], reply_fd: int) -> dict[str, Any]:
+    def chunk(self, header: dict[str, Any], blobs: list[bytearray], reply_fd: int) -> dict[str, Any]:
         """The timed calls of one chunk (call k on set k), queued behind the judge's `go` and ahead
         of `done`. Without a candidate loaded, the empty chunk: the same steps, no call."""
         import torch
@@ -277,14 +303,6 @@ class Worker:
             torch.cuda.synchronize()
 
 
-def _view(block: Any, spec: dict[str, Any]) -> Any:
-    import torch
-
-    start, dtype = int(spec["offset"]), getattr(torch, spec["dtype"])
-    size = int(torch.empty(spec["shape"], dtype=dtype, device="meta").nbytes)
-    return block.bytes[start : start + size].view(dtype).view(spec["shape"])
-
-
 def _poison_allocator(wants: list[Any]) -> None:
     """Free blocks of each output's size filled with 0xFF, so an output left partly unwritten, or
     aliasing a freed buffer, holds poison rather than an earlier answer."""
@@ -301,7 +319,7 @@ def serve(requests: int, replies: int) -> None:
         op = header.get("op")
         if op == "exit":
             return
-        data: list[bytes] = []
+        data: Sequence[bytes | memoryview] = []
         try:
             if op == "chunk":
                 reply, data = worker.chunk(header, blobs, replies), []
@@ -317,6 +335,10 @@ def serve(requests: int, replies: int) -> None:
                            "trace": traceback.format_exc()[-8000:]})
 
 
+_BORN = time.time()
+_IMPORTED: list[float] = []  # when torch and the harness's modules were imported (time.time())
+
+
 def main() -> None:
     from arena.harness.child import die_with_parent
 
@@ -324,6 +346,8 @@ def main() -> None:
     import torch  # noqa: F401 - before any candidate code, like the judge
 
     from arena.harness import check, device, inputs, timing  # noqa: F401
+
+    _IMPORTED.append(time.time())
 
     requests, replies = int(sys.argv[1]), int(sys.argv[2])
     serve(requests, replies)

@@ -14,6 +14,19 @@ def _validate(repo: Path) -> int:
     return cli.main(["--repo-root", str(repo), "validate-task", "--task", TASK])
 
 
+def _use_harness(monkeypatch: pytest.MonkeyPatch, runner: Any) -> list[Any]:
+    """`runner(task, candidate, repo_root, settings)` in place of run_harness; returns the standby
+    each call was given (validation runs through a local executor: a child started ahead)."""
+    standbys: list[Any] = []
+
+    def run_harness(task, candidate, repo_root, settings, standby=None):  # type: ignore[no-untyped-def]
+        standbys.append(standby)
+        return runner(task, candidate, repo_root, settings)
+
+    monkeypatch.setattr("arena.harness.launch.run_harness", run_harness)
+    return standbys
+
+
 @pytest.fixture
 def catching_runner(harness_result: Any) -> Any:
     """Like the fake harness, but a kernel computing x - y is INCORRECT, as the real one would find."""
@@ -39,7 +52,7 @@ def test_a_good_task_is_valid(
         calls.append(a[3])  # the settings
         return catching_runner(*a)
 
-    monkeypatch.setattr("arena.evaluation.evaluate._run_harness", run_harness)
+    standbys = _use_harness(monkeypatch, run_harness)
     assert _validate(add_repo) == 0
     out = capsys.readouterr().out
     assert "reference agrees with float64 on case 'small'" in out
@@ -49,6 +62,9 @@ def test_a_good_task_is_valid(
     assert "valid" in out and "FAIL" not in out
     # Baseline, one exemplar, the wrong one: all check-only, small cases only (no GPU here).
     assert len(calls) == 3 and all(s.check_only and s.cases == ("small",) for s in calls)
+    # Declared cases only (no hidden copies), each evaluation's child started while the one before ran.
+    assert all(s.hidden_seeds == 0 for s in calls)
+    assert len(standbys) == 3 and all(b is not None and b is standbys[0] for b in standbys)
 
 
 def test_a_wrong_candidate_that_passes_fails_validation(
@@ -71,7 +87,7 @@ def test_an_imprecise_reference_fails_validation(
     # Adding 1e4 in float32 rounds x + y to ~1e-3: far outside the float32 tolerance (1e-5).
     sloppy = "def add(x, y):\n    return (x + y + 1e4) - 1e4\n"
     repo = write_add(tmp_path / "repo", files={**add_files, "reference.py": sloppy})
-    monkeypatch.setattr("arena.evaluation.evaluate._run_harness", catching_runner)
+    _use_harness(monkeypatch, catching_runner)
     assert _validate(repo) == 1
     out = capsys.readouterr().out
     assert "FAIL  reference on case 'small' does not meet the task's tolerance" in out
@@ -96,7 +112,7 @@ def test_an_exemplar_that_fails_is_reported(
             return HarnessResult(status="COMPILE_ERROR", compiled=False, correct=False, errors=("bad BLOCK",))
         return catching_runner(task, candidate, repo_root, settings)
 
-    monkeypatch.setattr("arena.evaluation.evaluate._run_harness", runner)
+    _use_harness(monkeypatch, runner)
     assert _validate(add_repo) == 1
     assert (
         "FAIL  exemplar exemplars/wide does not evaluate correct: COMPILE_ERROR: bad BLOCK" in capsys.readouterr().out
@@ -115,7 +131,7 @@ def test_a_wrong_candidate_stopped_before_the_check_proves_nothing(
             return HarnessResult(status="COMPILE_ERROR", compiled=False, correct=False, errors=("syntax",))
         return harness_result(task, candidate, repo_root, settings)
 
-    monkeypatch.setattr("arena.evaluation.evaluate._run_harness", runner)
+    _use_harness(monkeypatch, runner)
     assert _validate(add_repo) == 1
     assert "FAIL  the wrong candidate fails before its numbers are checked" in capsys.readouterr().out
 
@@ -123,10 +139,7 @@ def test_a_wrong_candidate_stopped_before_the_check_proves_nothing(
 def test_needs_device_is_accepted_on_a_machine_without_a_gpu(
     add_repo: Path, monkeypatch: pytest.MonkeyPatch, cpu_machine: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(
-        "arena.evaluation.evaluate._run_harness",
-        lambda *a: HarnessResult(status="NEEDS_DEVICE", compiled=True, correct=False),
-    )
+    _use_harness(monkeypatch, lambda *a: HarnessResult(status="NEEDS_DEVICE", compiled=True, correct=False))
     assert _validate(add_repo) == 0
     out = capsys.readouterr().out
     assert "note  baseline: compiled; checking needs a GPU (NEEDS_DEVICE)" in out

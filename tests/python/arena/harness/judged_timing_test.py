@@ -3,13 +3,14 @@
 import torch
 
 from arena.harness import judged_timing
+from arena.harness.shared_gpu import typed_view
 
 
 def test_every_slot_of_an_output_is_one_strided_view():
     outputs = [torch.empty(3, 5, dtype=torch.float32), torch.empty(7, dtype=torch.int64)]
     layout = judged_timing._Layout.of(outputs, 4)
     data = torch.zeros(layout.nbytes(), dtype=torch.uint8)
-    slots = [[judged_timing._typed(data, p) for p in row] for row in layout.outputs]
+    slots = [[typed_view(data, p) for p in row] for row in layout.outputs]
     for k, (a, b) in enumerate(slots):
         a.fill_(k + 0.5)
         b.fill_(-k)
@@ -23,7 +24,7 @@ def test_every_slot_of_an_output_is_one_strided_view():
 def test_a_single_slot_stacks_too():
     layout = judged_timing._Layout.of([torch.empty(10, dtype=torch.float16)], 1)
     data = torch.zeros(layout.nbytes(), dtype=torch.uint8)
-    judged_timing._typed(data, layout.outputs[0][0]).fill_(2.0)
+    typed_view(data, layout.outputs[0][0]).fill_(2.0)
     assert torch.equal(judged_timing._stacked(data, layout.outputs, 0, 0, 1), torch.full((1, 10), 2.0, dtype=torch.float16))
 
 

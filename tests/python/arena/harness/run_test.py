@@ -4,6 +4,7 @@ bookkeeping, how a run finishes, and whole runs of the add task (arena_testing.h
 from __future__ import annotations
 
 import os
+import re
 import textwrap
 from pathlib import Path
 
@@ -132,6 +133,10 @@ def test_the_baseline_passes_every_case_on_the_interpreter(tmp_path: Path, cpu: 
         (name, True, "~" in name) for name in CASES
     ]
     assert not result.timings_available and not any(c.candidate_us for c in result.cases)
+    # The setup log says when the worker was born, had imported torch, was asked and was ready.
+    setup = next(s.log for s in result.stages if s.name == "setup")
+    assert re.search(r"worker started \(born [+-]\d+\.\d+s, imported [+-]\d+\.\d+s, asked [+-]\d+\.\d+s, "
+                     r"ready [+-]\d+\.\d+s\)", setup), setup
     worker = run.worker.process  # the candidate ran in a process of its own, which ends with the run
     assert worker.pid != os.getpid() and worker.poll() is None
     run.close()
