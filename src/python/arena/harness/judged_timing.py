@@ -44,7 +44,7 @@ from arena.harness.flush import Flusher, warm_limit
 from arena.harness.placement import Scatter
 from arena.harness.run import Verdict
 from arena.harness.shared_gpu import SharedBlock, SharedEvent, runtime, slot_places, typed_view
-from arena.harness.timing import cycles_per_us, elapsed_us, interquartile_mean, run_calls
+from arena.harness.timing import cycles_per_us, elapsed_us, empty_launches, interquartile_mean, run_calls
 from arena.task.task import Tolerance
 
 CHUNK_BYTES = 4 << 30  # per chunk: both sides' fresh input sets, the output slots and the references
@@ -74,6 +74,7 @@ EMPTY_CALLS = 64  # calls in the empty chunk measured for each timed case
 # The spin ahead of each empty pair when the pairs are measured: as in a timed call, the GPU sleeps
 # while the host queues the pair, so the pair is read behind a spin, not behind the flush.
 PAIR_SPIN_US = 20.0
+PAIR_ROUNDS = 3  # rounds of the empty calls for each reading of a side (pairs, launches)
 
 
 @dataclass(frozen=True)
@@ -105,12 +106,20 @@ class Judge:
         # the timed calls' own with no call (measure_empty); time_case takes the lower off both.
         self.worker_pair_us: dict[str, float] = {}
         self.judge_pair_us: dict[str, float] = {}
+        # Per timed case: each side's timed procedure around one empty kernel (its pair and a
+        # launch that follows the spin: what a call costs a side beyond its work, in that process),
+        # and what a second empty kernel adds behind the first, both sides' mean (a launch in a
+        # stream of calls). time_case takes the first off its side's samples and adds the second.
+        self.launch_us: dict[str, dict[str, float]] = {}
+        self.stream_us: dict[str, float] = {}
 
     def measure_empty(self, case: Any, reference_like: Sequence[torch.Tensor]) -> None:
         """Before the candidate is loaded (only harness code runs in the worker): the chunk clock
         around an empty chunk (two context switches) and around EMPTY_CALLS empty calls of `case`
         (each: flush, event pair, outputs handed over) through the worker; then each side's empty
-        event pair, the same empty calls with a spin ahead of each pair. No inputs: no call."""
+        event pair, the same empty calls with a spin ahead of each pair, and each side's launch
+        readings: the same with one and with two empty kernels between the events. No inputs: no
+        call."""
         if not self.switch_us:
             with _Lent(self, case, _Layout.of([], 1), None, {}, {}, 0) as lent:
                 self.switch_us = statistics.median(lent.clocked(0, calls=False)[0] for _ in range(5))
@@ -121,13 +130,21 @@ class Judge:
         self.empty_us[case.name] = max(0.0, statistics.median(span for span, _ in clocked) - self.switch_us) / count
         # The pairs: the same empty calls with a spin ahead of each pair, on each side in turn.
         spin = int(PAIR_SPIN_US * self.cycles)
+        readings: dict[str, list[float]] = {"judge": [], "worker": []}  # per side: 0, 1, 2 launches
         with _Lent(self, case, _Layout.of(reference_like, count), None, {}, {}, spin, warm=warm) as lent:
-            pairs = [float(t) for _ in range(3) for t in lent.clocked(count, calls=False)[1].get("times_us", [])]
-            own = lent.empty_pairs(count, rounds=3)
-        if len(pairs) != 3 * count or not all(math.isfinite(t) and t >= 0 for t in pairs):
-            raise Verdict("RUNTIME_ERROR", "the worker's empty chunk did not return one time per empty call")
-        self.worker_pair_us[case.name] = interquartile_mean(pairs)
-        self.judge_pair_us[case.name] = interquartile_mean(own)
+            for launches in (0, 1, 2):
+                worker = [
+                    float(t)
+                    for _ in range(PAIR_ROUNDS)
+                    for t in lent.clocked(count, calls=False, launches=launches)[1].get("times_us", [])
+                ]
+                if len(worker) != PAIR_ROUNDS * count or not all(math.isfinite(t) and t >= 0 for t in worker):
+                    raise Verdict("RUNTIME_ERROR", "the worker's empty chunk did not return one time per empty call")
+                readings["worker"].append(interquartile_mean(worker))
+                readings["judge"].append(interquartile_mean(lent.empty_pairs(count, PAIR_ROUNDS, launches)))
+        self.worker_pair_us[case.name], self.judge_pair_us[case.name] = readings["worker"][0], readings["judge"][0]
+        self.launch_us[case.name] = {side: values[1] for side, values in readings.items()}
+        self.stream_us[case.name] = statistics.fmean(values[2] - values[1] for values in readings.values())
 
     def warm(self, case: Any, reference_like: Sequence[torch.Tensor]) -> bool:
         """Whether `case`'s calls get their inputs read back after the flush (flush.warm_limit)."""
@@ -189,14 +206,20 @@ class Judge:
         trials: int,
         budget_s: float,
     ) -> JudgedTiming:
-        """Both sides' samples less one empty event pair: the lower of the judge's and the
-        worker's readings (measure_empty). Both sides run the same procedure, queued ahead on the
-        same GPU, so their pairs cost the same, and one pair taken off both leaves a no-op's ratio
-        untouched by how well it was read. On the H200 the two readings of one evaluation agreed
-        within 0.14 us but for a worker's 1.79 and 1.84 against 1.28 and 1.29, in evaluations whose
-        calls then read alike (bench/RESULTS.md, session 10): what delays a pair only adds."""
+        """Each side's samples less its own launch reading, plus what a launch costs in a stream
+        (measure_empty): a call's figure is what it adds to a stream of calls. Between processes a
+        small kernel's time moved by up to 0.27 us a call, steady within a process (a no-op of a
+        3 us copy read 0.956-1.000 across evaluations on the H200), and an empty kernel's time moved
+        with it (correlation 0.98 over fresh processes, bench/process_offset_probe.py): the launch
+        reading carries the process's offset, so each side takes off its own. And a kernel launched
+        alone between events pays a launch that a kernel behind another does not wholly pay: with
+        only the pair taken off, a copy launched once read 0.55-0.57 of the same copy launched twice.
+        The bound still reads the samples less the empty pair (the lower of the two sides'), which
+        its empty procedure is measured against."""
         judge_pair_us, worker_pair_us = self.judge_pair_us[case.name], self.worker_pair_us[case.name]
         pair_us = min(judge_pair_us, worker_pair_us)
+        launch, stream = self.launch_us[case.name], self.stream_us[case.name]
+        offsets = side_offsets(launch, stream)
         warm = self.warm(case, reference_like)
         in_bytes = self.input_bytes[case.name]
         out_bytes = sum(t.nbytes for t in reference_like)
@@ -228,8 +251,8 @@ class Judge:
                         "INCORRECT",
                         f"{bad} timed call(s) of the candidate returned outputs that differ from the reference",
                     )
-                samples["baseline"] += [max(t - pair_us, _MIN_CALL_US) for t in base_times]
-                samples["candidate"] += [max(t - pair_us, _MIN_CALL_US) for t in cand_times]
+                samples["baseline"] += [max(t - offsets["judge"], _MIN_CALL_US) for t in base_times]
+                samples["candidate"] += [max(t - offsets["worker"], _MIN_CALL_US) for t in cand_times]
                 spans.append(span)
                 claimed_net.append(_claimed(cand_times, pair_us))
             phases = ", ".join(f"{name} {seconds:.2f}" for name, seconds in lent.phases.items())
@@ -252,7 +275,9 @@ class Judge:
             f"+ spin {spin_us:.2f} us a call ({spin / self.cycles:.2f} by the calibration), switches "
             f"{self.switch_us:.0f} us a chunk; empty event "
             f"pair {judge_pair_us:.2f} us in the judge, {worker_pair_us:.2f} us in the worker, {pair_us:.2f} "
-            f"taken off both); the judge's "
+            f"for the bound); one empty kernel {launch['judge']:.3f} us in the judge, {launch['worker']:.3f} us "
+            f"in the worker, a second {stream:.3f} us: {offsets['judge']:.3f} and {offsets['worker']:.3f} us "
+            f"taken off their samples; the judge's "
             f"chunks queued behind a {lead_ms:.1f} ms lead, {late} reached early and timed again"
         )
         if judged - claimed > slack:
@@ -270,6 +295,13 @@ class Judge:
             chunks=len(spans),
             log="\n".join(log),
         )
+
+
+def side_offsets(launch_us: dict[str, float], stream_us: float) -> dict[str, float]:
+    """What each side takes off its samples: its own reading of one empty kernel between the
+    events, less what a second empty kernel adds behind the first. A call of work t launching n
+    kernels then reads n x (t + a launch in a stream), whatever its process adds to every launch."""
+    return {side: max(0.0, one - stream_us) for side, one in launch_us.items()}
 
 
 def _claimed(times: Sequence[float], event_overhead_us: float) -> float:
@@ -372,10 +404,11 @@ class _Lent:
         del drawn
         torch.cuda.synchronize()  # drawn before anything is timed
 
-    def empty_pairs(self, count: int, rounds: int) -> list[float]:
+    def empty_pairs(self, count: int, rounds: int, launches: int = 0) -> list[float]:
         """`rounds` of `count` empty calls of the judge's own, as the worker's empty chunk runs them
         (one drawn set touched when warm, harness outputs poisoned for HIP, each call's slots
-        written with zeros) with this lent's spin: the time of each empty event pair, us."""
+        written with zeros; `launches` empty kernels between the events) with this lent's spin:
+        the time of each empty call's event pair, us."""
         slots = self.references[0]
         sets = [inputs_for(self.judge.task, self.case, 0, self.judge.device.torch_device, True) if self.warm else []]
         outputs = [torch.empty_like(t) for t in slots] if self.judge.task.category.is_hip else []
@@ -391,8 +424,9 @@ class _Lent:
             # A round the GPU reached before it was queued read the host-fed pair: done again,
             # behind a longer lead (the first round's lead is a guess), a few times at most.
             for attempt in range(rounds + 4):
-                got = self.ahead(lambda: run_calls(None, list(range(count)), sets * count, None, outputs, after,
-                                                   self.judge.flusher, self.spin, {}, {}, warm=self.warm)[0])
+                got = self.ahead(lambda: run_calls(empty_launches(launches), list(range(count)), sets * count, None,
+                                                   outputs, after, self.judge.flusher, self.spin, {}, {},
+                                                   warm=self.warm)[0])
                 if not self.was_late or (not pairs and attempt == rounds + 3):
                     pairs += got
                 if len(pairs) >= rounds * count:
@@ -489,8 +523,9 @@ class _Lent:
         self.phases["baseline"] += timed - drew
         return [elapsed_us(s, e) for s, e in pairs]
 
-    def clocked(self, count: int, calls: bool = True) -> tuple[float, dict[str, Any]]:
-        """The chunk clock around the worker's `count` calls (call k on set k): (span us, reply)."""
+    def clocked(self, count: int, calls: bool = True, launches: int = 0) -> tuple[float, dict[str, Any]]:
+        """The chunk clock around the worker's `count` calls (call k on set k), or its empty calls
+        (`calls` False: `launches` empty kernels each): (span us, reply)."""
         worker = self.judge.worker
         wait_ms = min(_QUEUE_SPIN_MS[1], max(_QUEUE_SPIN_MS[0], 1.5 * count * self.queue_us / 1000 + 2))
         while True:
@@ -499,7 +534,9 @@ class _Lent:
             launched = time.perf_counter()
             start.record()
             self.judge.go.record()
-            worker.send("chunk", {"count": count, "calls": calls, "poison": self.judge.task.category.is_hip})
+            worker.send("chunk", {
+                "count": count, "calls": calls, "launches": launches, "poison": self.judge.task.category.is_hip,
+            })
             worker.receive()  # queued: every call is behind `go`
             queued_ms = (time.perf_counter() - launched) * 1000
             self.judge.done.wait()

@@ -203,6 +203,21 @@ def run_calls(
     return pairs, host_us
 
 
+def empty_launches(count: int) -> Kernel | None:
+    """`count` empty kernels (a spin of no cycles) in place of a call, None for none: run by the
+    timed procedure, one reads what a kernel launch costs a call in this process, two what a
+    second launch adds behind the first (judged_timing.Judge.measure_empty)."""
+    if count <= 0:
+        return None
+
+    def invoke(inputs: object, scalars: object, outputs: object, dims: object) -> tuple[()]:
+        for _ in range(count):
+            torch.cuda._sleep(0)
+        return ()
+
+    return Kernel(label=f"{count} empty kernel(s)", invoke=invoke, harness_outputs=False)
+
+
 def elapsed_us(start: torch.cuda.Event, end: torch.cuda.Event) -> float:
     return _elapsed_ms(start, end) * 1000.0
 

@@ -218,30 +218,32 @@ class Worker:
 
     def chunk(self, header: dict[str, Any], blobs: list[bytearray], reply_fd: int) -> dict[str, Any]:
         """The timed calls of one chunk (call k on set k), queued behind the judge's `go` and ahead
-        of `done`. Without a candidate loaded, the empty chunk: the same steps, no call."""
+        of `done`. Before the candidate is loaded, the empty chunk: the same steps with no call, or
+        with `launches` empty kernels in its place (timing.empty_launches)."""
         import torch
 
-        from arena.harness.timing import elapsed_us, run_calls
+        from arena.harness.timing import elapsed_us, empty_launches, run_calls
 
         b = self.bound
         count = int(header["count"])
-        kernel = self.kernel if header.get("calls", True) else None
+        calls = bool(header.get("calls", True))
+        kernel = self.kernel if calls else empty_launches(int(header.get("launches", 0)))
         # Harness-allocated outputs (HIP) are poisoned before every call, in the empty chunk too.
-        poisoned = kernel.harness_outputs if kernel is not None else bool(header.get("poison"))
+        poisoned = self.kernel.harness_outputs if calls else bool(header.get("poison"))
         outputs = [torch.empty_like(t) for t in b["slots"][0]] if poisoned else []
         blank = [torch.zeros_like(t) for t in b["slots"][0]]
         errors: list[str] = []
         self.recent = collections.deque(maxlen=8)
 
         def after(k: int, j: int, result: Any) -> None:
-            if kernel is None:
+            if not calls:
                 for slot, zero in zip(b["slots"][k], blank):
                     slot.copy_(zero)  # what a call's outputs cost to hand over
             else:
                 self._to_slot(k, result, b["sets"][j], outputs, errors)
 
         b["go"].wait()
-        sets = b["sets"] if kernel is not None else [b["empty_inputs"]] * count
+        sets = b["sets"] if calls else [b["empty_inputs"]] * count
         pairs, host_us = run_calls(
             kernel, list(range(count)), sets, None, outputs, after, b["flusher"], b["spin"], b["scalars"], b["dims"],
             warm=b["warm"],

@@ -35,3 +35,29 @@ def test_the_bound_counts_samples_around_their_median():
     forged = [1.0] * 90 + [91.6] * 10
     assert abs(sum(forged) - sum(honest)) < 1.0
     assert judged_timing._claimed(forged, 0.0) < 0.2 * sum(forged)
+
+
+def test_each_side_takes_off_its_own_launch_so_a_process_offset_cancels():
+    # A call's event time in a process: pair + first launch + that process's offset, then each
+    # further kernel a launch in a stream, and the work of every kernel (the model the H200 fits,
+    # bench/process_offset_probe.py).
+    pair, first, stream = 1.55, 2.1, 1.7
+
+    def raw(offset: float, work: float, kernels: int) -> float:
+        return pair + first + offset + (kernels - 1) * stream + kernels * work
+
+    offsets = {"judge": 0.25, "worker": -0.05}  # two processes' constants
+    launch = {side: raw(d, 0.0, 1) for side, d in offsets.items()}
+    second = {side: raw(d, 0.0, 2) - raw(d, 0.0, 1) for side, d in offsets.items()}
+    taken = judged_timing.side_offsets(launch, sum(second.values()) / 2)
+    once = {side: raw(d, 0.9, 1) - taken[side] for side, d in offsets.items()}
+    assert abs(once["judge"] - once["worker"]) < 1e-9  # a no-op reads 1.0 across the processes
+    twice = raw(offsets["judge"], 0.9, 2) - taken["judge"]
+    assert abs(once["worker"] / twice - 0.5) < 1e-9  # launched twice reads twice
+    # With only the empty pair off, both go wrong: the processes differ and twice reads < 2x.
+    assert abs((raw(0.25, 0.9, 1) - pair) / (raw(-0.05, 0.9, 1) - pair) - 1) > 0.05
+    assert (raw(0.0, 0.9, 1) - pair) / (raw(0.0, 0.9, 2) - pair) > 0.53
+
+
+def test_a_side_never_takes_off_less_than_nothing():
+    assert judged_timing.side_offsets({"judge": 1.0, "worker": 3.0}, 2.0) == {"judge": 0.0, "worker": 1.0}

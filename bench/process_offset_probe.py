@@ -1,0 +1,236 @@
+"""What a process adds to a small kernel's time, and what a kernel launch adds. One GPU; JSON out.
+
+    PYTHONPATH=src/python python3 bench/process_offset_probe.py --out offsets.json
+
+Each measuring process is fresh (its own context, its own modules) and times, by the harness's
+own per-call procedure (timing.run_calls: spacer, read flush, inputs read back, a spin, the event
+pair, outputs held; each round queued whole behind a lead spin, as the judge and the worker queue
+their chunks), interleaved round by round:
+  empty       no call: the empty event pair the harness takes off every call
+  sleep0      one empty kernel (torch.cuda._sleep(0)); sleep0x2: two of them back to back
+  copyA/B     a Triton copy of 1 MiB; A and B are the same source loaded as two modules
+  copyC       the same copy with another block size (other code, another grid)
+  copyA2      copyA launched twice on the same data (truth: twice the work of copyA)
+  copyA4/A42  the same at 4 MiB
+Three settings: the process alone on the GPU; beside a peer process that holds a context and
+does nothing; beside a peer whose stream waits on an interprocess event the measuring process
+records after each round (as the judge's stream waits on `done` while its worker's chunk runs).
+Reported: per kernel, the score's mean (arena.scoring.stats) in every process, its spread across
+processes, how the processes' offsets on copyA go with those on copyB, copyC and sleep0; and
+once/twice with the empty pair taken off and with one isolated empty kernel's launch cost,
+beyond a second one's, taken off as well (2 x sleep0 - sleep0x2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+COPY = """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _copy(src, dst, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.store(dst + offsets, tl.load(src + offsets, mask=mask), mask=mask)
+
+
+def copy(x, y, block):
+    _copy[(triton.cdiv(x.numel(), block),)](x, y, x.numel(), BLOCK=block)
+"""
+CALLS, ROUNDS = 48, 12
+SIZES = {"1": 1 << 18, "4": 1 << 20}  # MiB: float32 elements
+SETTINGS = ("alone", "idle_peer", "waiting_peer")
+
+
+def _module(name: str, root: Path) -> Any:
+    import importlib.util
+
+    path = root / f"{name}.py"
+    path.write_text(COPY)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+def measure(peer: str) -> dict[str, Any]:
+    """One measuring process: every kernel's per-call figures (event time, nothing taken off)."""
+    import tempfile
+
+    import torch
+
+    from arena.harness.backends.kernel import Kernel
+    from arena.harness.device import open_device, select_backend
+    from arena.harness.flush import Flusher
+    from arena.harness.placement import Scatter
+    from arena.harness.shared_gpu import SharedEvent, runtime
+    from arena.harness.timing import cycles_per_us, elapsed_us, run_calls
+    from arena.scoring.stats import summarize_samples
+
+    device = open_device(select_backend("auto"), 0)
+    flusher, scatter = Flusher(device), Scatter(device.torch_device)
+    cycles = cycles_per_us()
+    tmp = Path(tempfile.mkdtemp())
+    mod_a, mod_b = _module("copy_a", tmp), _module("copy_b", tmp)
+
+    def copying(module: Any, block: int, times: int) -> Callable[..., Any]:
+        def invoke(inputs: Any, scalars: Any, outputs: Any, dims: Any) -> Any:
+            y = torch.empty_like(inputs[0])
+            for _ in range(times):
+                module.copy(inputs[0], y, block)
+            return (y,)
+
+        return invoke
+
+    def sleeping(times: int) -> Callable[..., Any]:
+        def invoke(inputs: Any, scalars: Any, outputs: Any, dims: Any) -> Any:
+            for _ in range(times):
+                torch.cuda._sleep(0)
+            return ()
+
+        return invoke
+
+    kernels: dict[str, tuple[Kernel | None, str]] = {
+        "empty": (None, "1"),
+        "sleep0": (Kernel("sleep0", sleeping(1), False), "1"),
+        "sleep0x2": (Kernel("sleep0x2", sleeping(2), False), "1"),
+        "copyA": (Kernel("copyA", copying(mod_a, 4096, 1), False), "1"),
+        "copyB": (Kernel("copyB", copying(mod_b, 4096, 1), False), "1"),
+        "copyC": (Kernel("copyC", copying(mod_a, 1024, 1), False), "1"),
+        "copyA2": (Kernel("copyA2", copying(mod_a, 4096, 2), False), "1"),
+        "copyA4": (Kernel("copyA4", copying(mod_a, 4096, 1), False), "4"),
+        "copyA42": (Kernel("copyA42", copying(mod_a, 4096, 2), False), "4"),
+    }
+    rt = runtime()
+    gate = SharedEvent.create(rt)
+    peer_process = None
+    if peer != "alone":
+        peer_process = subprocess.Popen(
+            [sys.executable, __file__, "--peer", gate.handle.hex() if peer == "waiting_peer" else "-"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        )
+        assert peer_process.stdout.readline().strip() == "ready"  # type: ignore[union-attr]
+    spin = int(20.0 * cycles)
+    lead = int(30_000 * cycles)  # 30 ms: the whole round queued before the GPU reaches it
+    samples: dict[str, list[float]] = {name: [] for name in kernels}
+    late = 0
+    for round_index in range(ROUNDS + 1):  # the first round compiles and warms: discarded
+        for name, (kernel, size) in kernels.items():
+            sets = scatter.place([[torch.randn(SIZES[size], device="cuda")] for _ in range(CALLS)])
+            torch.cuda.synchronize()
+            head = torch.cuda.Event()
+            torch.cuda._sleep(lead)
+            head.record()
+            pairs, _ = run_calls(kernel, list(range(CALLS)), sets, None, [], lambda k, j, r: None,
+                                 flusher, spin, {}, {}, warm=True)
+            late += bool(head.query())
+            gate.record()
+            if peer_process is not None:
+                peer_process.stdin.write("round\n")  # type: ignore[union-attr]
+                peer_process.stdin.flush()  # type: ignore[union-attr]
+                assert peer_process.stdout.readline().strip() == "queued"  # type: ignore[union-attr]
+            torch.cuda.synchronize()
+            if round_index:
+                samples[name] += [elapsed_us(s, e) for s, e in pairs]
+    if peer_process is not None:
+        peer_process.stdin.close()  # type: ignore[union-attr]
+        peer_process.wait(timeout=30)
+    means = {name: summarize_samples(values).mean_us for name, values in samples.items()}
+    return {"means_us": means, "late_rounds": late, "calls": {n: len(v) for n, v in samples.items()}}
+
+
+def peer(handle: str) -> None:
+    """A second context on the GPU: idle, or with its stream waiting on the measurer's gate."""
+    import torch
+
+    from arena.harness.shared_gpu import SharedEvent, runtime
+
+    rt = runtime()
+    gate = SharedEvent.open(rt, bytes.fromhex(handle)) if handle != "-" else None
+    print("ready", flush=True)
+    for _ in sys.stdin:
+        if gate is not None:
+            gate.wait()  # this stream now waits on the round the measurer queued
+            torch.cuda._sleep(1)
+        print("queued", flush=True)
+    torch.cuda.synchronize()
+
+
+def _correlation(xs: list[float], ys: list[float]) -> float | None:
+    if len(xs) < 3 or statistics.pstdev(xs) == 0 or statistics.pstdev(ys) == 0:
+        return None
+    return round(statistics.correlation(xs, ys), 3)
+
+
+def analyse(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    means = [r["means_us"] for r in runs]
+    out: dict[str, Any] = {"processes": len(runs)}
+    for name in means[0]:
+        values = [m[name] for m in means]
+        out[name] = {
+            "mean_us": round(statistics.fmean(values), 4),
+            "spread_us": round(max(values) - min(values), 4),
+            "cv_pct": round(100 * statistics.pstdev(values) / statistics.fmean(values), 3),
+            "per_process_us": [round(v, 4) for v in values],
+        }
+    offsets = {n: [m[n] - m["empty"] for m in means] for n in means[0]}
+    out["offsets_correlate_with_copyA"] = {
+        n: _correlation(offsets["copyA"], offsets[n]) for n in ("copyB", "copyC", "sleep0", "copyA4")
+    }
+    pair = [m["empty"] for m in means]
+    launch = [2 * m["sleep0"] - m["sleep0x2"] for m in means]  # pair + isolated launch beyond a second one's
+    for size, (once, twice) in {"1": ("copyA", "copyA2"), "4": ("copyA4", "copyA42")}.items():
+        out[f"once_over_twice_{size}MiB"] = {
+            "pair_off": [round((m[once] - p) / (m[twice] - p), 4) for m, p in zip(means, pair)],
+            "launch_off": [round((m[once] - c) / (m[twice] - c), 4) for m, c in zip(means, launch)],
+        }
+    out["isolated_launch_beyond_pair_us"] = [round(c - p, 4) for c, p in zip(launch, pair)]
+    # Does the per-process offset survive each side taking off its own launch calibration?
+    out["copyA_less_own_launch_cv_pct"] = round(
+        100 * statistics.pstdev([m["copyA"] - c for m, c in zip(means, launch)])
+        / statistics.fmean([m["copyA"] - c for m, c in zip(means, launch)]), 3)
+    out["copyA_less_own_pair_cv_pct"] = round(
+        100 * statistics.pstdev([m["copyA"] - p for m, p in zip(means, pair)])
+        / statistics.fmean([m["copyA"] - p for m, p in zip(means, pair)]), 3)
+    out["copyB_less_copyA_us"] = [round(m["copyB"] - m["copyA"], 4) for m in means]
+    return out
+
+
+def main() -> None:
+    if len(sys.argv) > 2 and sys.argv[1] == "--measure":
+        print(json.dumps(measure(sys.argv[2])), flush=True)
+        return
+    if len(sys.argv) > 2 and sys.argv[1] == "--peer":
+        peer(sys.argv[2])
+        return
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--processes", type=int, default=6, help="measuring processes per setting")
+    parser.add_argument("--settings", nargs="+", choices=SETTINGS, default=list(SETTINGS))
+    args = parser.parse_args()
+    report: dict[str, Any] = {"date": time.strftime("%Y-%m-%d"), "rounds": ROUNDS, "calls": CALLS}
+    for setting in args.settings:
+        runs = []
+        for _ in range(args.processes):
+            done = subprocess.run([sys.executable, __file__, "--measure", setting], capture_output=True, text=True,
+                                  timeout=300, check=False)
+            if done.returncode:
+                raise SystemExit(f"{setting}: a measuring process failed:\n{done.stderr[-3000:]}")
+            runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+        report[setting] = {"runs": runs, "analysis": analyse(runs)}
+        print(setting, json.dumps(report[setting]["analysis"]), flush=True)
+        args.out.write_text(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    main()
