@@ -103,7 +103,8 @@ class Judge:
         self.switch_us = 0.0
         self.empty_us: dict[str, float] = {}  # per timed case: the empty procedure's cost a call
         # Per timed case: each side's empty event pair, read in its own process by one procedure,
-        # the timed calls' own with no call (measure_empty); time_case takes the lower off both.
+        # the timed calls' own with no call (measure_empty); the bound takes the lower off the
+        # worker's samples (the score's samples lose each side's launch reading instead).
         self.worker_pair_us: dict[str, float] = {}
         self.judge_pair_us: dict[str, float] = {}
         # Per timed case: each side's timed procedure around one empty kernel (its pair and a
