@@ -303,6 +303,9 @@ def judged_precision(repeats: int, sizes: list[str], modes: list[str], out: Path
                                     # in the order timed: does the gap between the sides drift
                                     # inside an evaluation, or sit still (placement, process)?
                                     "tenths_ratio": _tenths_ratio(c.baseline_us, c.candidate_us),
+                                    # chunks that timed the baseline first, then the others: does
+                                    # the side timed second gain (an order effect) or one process?
+                                    "by_first_side": _by_first_side(c.baseline_us, c.candidate_us, c.name, result),
                                 }
                                 for c in result.cases if c.candidate_us
                             },
@@ -315,6 +318,32 @@ def judged_precision(repeats: int, sizes: list[str], modes: list[str], out: Path
         finally:
             standby.close()
     return report
+
+
+def _by_first_side(  # type: ignore[no-untyped-def]
+    baseline: Sequence[float], candidate: Sequence[float], name: str, result
+) -> dict | None:
+    """Candidate over baseline median over the chunks that timed each side first (the time
+    stage's log says each case's chunk size; judged_timing.first_side: the baseline in even chunks)."""
+    import re
+
+    from arena.harness.judged_timing import first_side
+
+    log = next((st.log for st in result.stages if st.name == "time"), "")
+    size = re.search(rf"case {re.escape(name)}: .*?(\d+) chunk\(s\) of (\d+) calls", log, re.S)
+    if not size:
+        return None
+    per = int(size.group(2))
+    split: dict[str, dict[str, list[float]]] = {}
+    for side, samples in (("baseline", baseline), ("candidate", candidate)):
+        for index in range(0, len(samples), per):
+            first = first_side(index // per)
+            split.setdefault(first, {"baseline": [], "candidate": []})[side] += list(samples[index : index + per])
+    return {
+        f"{first}_first": round(statistics.median(s["candidate"]) / statistics.median(s["baseline"]), 4)
+        for first, s in split.items()
+        if s["candidate"] and s["baseline"]
+    }
 
 
 def _tenths_ratio(baseline: Sequence[float], candidate: Sequence[float]) -> list[float]:

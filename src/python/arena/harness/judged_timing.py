@@ -18,6 +18,7 @@ Per trial, per chunk of B calls (B as large as the memory budget allows, up to t
    `done` and records `end`;
 5. the judge compares every slot, as its stream copied them right after `done` and before
    `end`, with its reference.
+Every other chunk runs 4 before 3 (the worker drawing first): neither side is always timed second.
 The worker's samples are its own: they can only flatter the candidate. The bound: the chunk's
 span on the judge's clock, less the same procedure without calls (the empty chunk: run through
 the worker, two context switches included, before the candidate was loaded, for every timed
@@ -241,9 +242,19 @@ class Judge:
         layout = _Layout.of(reference_like, b)
         with _Lent(self, case, layout, baseline, scalars, dims, spin, queue_us=walls[1] * 1e6, warm=warm) as lent:
             began = time.perf_counter()
-            for _ in range(trials * chunks_per_trial):
-                base_times = lent.baseline_chunk(seeds)
-                span, cand_times, errors = lent.candidate_chunk()
+            for index in range(trials * chunks_per_trial):
+                # Every other chunk the candidate goes first (A B, B A, ...): whatever the side
+                # timed second inherits from the first (clocks, caches, the other context's
+                # state) falls on each side alike.
+                drawn = seeds(layout.count)
+                if first_side(index) == "baseline":
+                    base_times = lent.baseline_chunk(drawn)
+                    lent.worker_draw(drawn)
+                    span, cand_times, errors = lent.candidate_chunk()
+                else:
+                    lent.worker_draw(drawn)
+                    span, cand_times, errors = lent.candidate_chunk()
+                    base_times = lent.baseline_chunk(drawn)
                 if errors:
                     raise Verdict("INCORRECT", f"timed call failed: candidate: {errors[0]}")
                 bad = lent.bad_calls(tolerances)
@@ -296,6 +307,11 @@ class Judge:
             chunks=len(spans),
             log="\n".join(log),
         )
+
+
+def first_side(chunk: int) -> str:
+    """Which side a chunk times first: the baseline in even chunks, the candidate in odd ones."""
+    return "baseline" if chunk % 2 == 0 else "candidate"
 
 
 def side_offsets(launch_us: dict[str, float], stream_us: float) -> dict[str, float]:
@@ -440,7 +456,9 @@ class _Lent:
         return times
 
     def worker_draw(self, seeds: list[int]) -> None:
+        began = time.perf_counter()
         self.judge.worker.request("draw", {"seeds": seeds})
+        self.phases["draw"] += time.perf_counter() - began
 
     def warm_up(self, seeds: Seeds) -> tuple[list[float], list[float]]:
         """Both sides run the timed procedure (discarded), long enough to size n and the spin:
@@ -502,14 +520,14 @@ class _Lent:
         torch.cuda.synchronize()
         return queued
 
-    def baseline_chunk(self, seeds: Seeds) -> list[float]:
+    def baseline_chunk(self, drawn: list[int]) -> list[float]:
+        """The baseline's timed calls on the sets of seeds `drawn`, with the worker frozen."""
         worker = self.judge.worker
         began = time.perf_counter()
         worker.freeze()
         self.judge.quiet()
         self.spins_us.append(self.judge.spin_cost(self.spin))
         probed = time.perf_counter()
-        drawn = seeds(self.layout.count)
         self.draw(drawn)
         drew = time.perf_counter()
         pairs, _ = self._baseline_calls(self.layout.count)
@@ -518,9 +536,8 @@ class _Lent:
         torch.cuda.synchronize()
         timed = time.perf_counter()
         worker.thaw()
-        self.worker_draw(drawn)
         self.phases["freeze+probe"] += probed - began
-        self.phases["draw"] += drew - probed + time.perf_counter() - timed
+        self.phases["draw"] += drew - probed
         self.phases["baseline"] += timed - drew
         return [elapsed_us(s, e) for s, e in pairs]
 

@@ -61,3 +61,9 @@ def test_each_side_takes_off_its_own_launch_so_a_process_offset_cancels():
 
 def test_a_side_never_takes_off_less_than_nothing():
     assert judged_timing.side_offsets({"judge": 1.0, "worker": 3.0}, 2.0) == {"judge": 0.0, "worker": 1.0}
+
+
+def test_chunks_alternate_the_side_timed_first() -> None:
+    # A B, B A, ...: over any even run of chunks each side goes first in half of them.
+    firsts = [judged_timing.first_side(chunk) for chunk in range(6)]
+    assert firsts == ["baseline", "candidate"] * 3
