@@ -128,3 +128,14 @@ def test_hip_compiles_without_a_gpu(run_candidate):
 
     broken = run_candidate(HIP_ADD.replace("z[i] = x[i] + y[i];", "z[i] = x[i] + ;"), hip=True)
     assert broken.status == "COMPILE_ERROR" and not broken.compiled
+
+
+def test_children_read_the_installed_byte_code_and_write_none(tmp_path):
+    """No pycache prefix for the interpreters: on an empty one every child and worker compiled
+    torch and triton from source (twice the import time); PYTHONDONTWRITEBYTECODE still holds."""
+    from arena.environment.measurement import current_measurement
+    from arena.harness.launch import _child_env
+
+    env = _child_env(tmp_path, current_measurement())
+    assert "PYTHONPYCACHEPREFIX" not in env
+    assert env["PYTHONDONTWRITEBYTECODE"] == "1" and env["TMPDIR"] == str(tmp_path / "work")

@@ -27,3 +27,14 @@ def test_a_failing_or_hanging_benchmark_is_reported_not_raised(tmp_path: Path) -
     ok, log = run_repository_bench(tmp_path, "sleep 30; echo never", timeout_s=0.2)
     assert not ok and "stopped after 0.2 s" in log
     assert time.monotonic() - started < 10  # the whole group was stopped, not waited for
+
+
+def test_a_build_writes_byte_code_under_scratch_not_in_the_code_base(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # In the sandbox the baseline's code base is read-only: compileall must write elsewhere.
+    scratch, code = tmp_path / "scratch", tmp_path / "code"
+    (code / "pkg").mkdir(parents=True)
+    (code / "pkg" / "ok.py").write_text("x = 1\n")
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    assert build_repository(code, "python3 -m compileall -q pkg")[0]
+    assert not list(code.rglob("*.pyc"))
+    assert list((scratch / "pycache").rglob("ok*.pyc"))

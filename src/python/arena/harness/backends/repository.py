@@ -6,16 +6,22 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import tempfile
 from pathlib import Path
+
+
+def command_env() -> dict[str, str]:
+    """A build's or bench's environment: the harness's, with byte code (a compileall) written
+    under scratch ($TMPDIR), so the read-only baseline/ and task/ folders can be built in place."""
+    scratch = Path(os.environ.get("TMPDIR") or tempfile.gettempdir())
+    return {**os.environ, "PYTHONPYCACHEPREFIX": str(scratch / "pycache")}
 
 
 def build_repository(directory: Path, command: str) -> tuple[bool, str]:
     """Run the task's declared build command in `directory`; (succeeded, output)."""
     if not command:
         return True, ""
-    done = subprocess.run(
-        command, shell=True, cwd=directory, capture_output=True, text=True, env=dict(os.environ)
-    )
+    done = subprocess.run(command, shell=True, cwd=directory, capture_output=True, text=True, env=command_env())
     return done.returncode == 0, f"$ {command}\n{done.stdout}{done.stderr}"
 
 
@@ -30,7 +36,7 @@ def run_repository_bench(directory: Path, command: str, timeout_s: float = BENCH
         # Its own process group, so a timeout stops everything the command started.
         process = subprocess.Popen(
             command, shell=True, cwd=directory, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            env=dict(os.environ), start_new_session=True,
+            env=command_env(), start_new_session=True,
         )
     except OSError as error:
         return False, f"$ {command}\ncannot run: {error}"
