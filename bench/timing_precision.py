@@ -263,11 +263,12 @@ def evaluation_overhead() -> dict:
 JUDGED_SIZES = {"1MiB": 1 << 18, "4MiB": 1 << 20, "16MiB": 1 << 22, "96MiB": 24 << 20}  # float32 elements
 
 
-def judged_precision(repeats: int, sizes: list[str], modes: list[str], out: Path) -> dict:
+def judged_precision(repeats: int, sizes: list[str], modes: list[str], out: Path, kinds: Sequence[str]) -> dict:
     """The product's own path (run_harness: the judge, its sandboxed worker, fresh inputs, the
     chunk clock) on copy kernels of 1-96 MiB, with each of `modes` (--warm-inputs settings): `repeats` no-op
     evaluations (the baseline against itself) and `repeats` of a baseline that launches its
-    copy twice against a candidate that launches it once (truth: once/twice = 0.5)."""
+    copy twice against a candidate that launches it once (truth: once/twice = 0.5), and of one
+    whose second launch writes a fresh output (`kinds`: which of these run)."""
     from arena.candidate.candidate import Candidate
     from arena.harness.launch import Standby, run_harness
     from arena.harness.settings import HarnessSettings
@@ -281,9 +282,9 @@ def judged_precision(repeats: int, sizes: list[str], modes: list[str], out: Path
         try:
             for warm in modes:
                 settings = HarnessSettings(timeout_s=300, warm_inputs=warm)
-                runs: dict[str, list[dict]] = {"noop": [], "twice": []}
-                for kind in ("noop", "twice"):
-                    kernel.write_text(COPY_TASK if kind == "noop" else TWICE_TASK)
+                runs: dict[str, list[dict]] = {kind: [] for kind in kinds}
+                for kind in kinds:
+                    kernel.write_text(BASELINES[kind])
                     for _ in range(repeats):
                         begin = time.perf_counter()
                         result = run_harness(task, None if kind == "noop" else once, Path(tmp), settings, standby)
@@ -363,11 +364,13 @@ def _judged_summary(runs: dict[str, list[dict]]) -> dict:
     for name in sorted({n for kind in runs.values() for r in kind for n in r["cases"]}):
         noop = [r["cases"][name] for r in runs["noop"] if name in r["cases"]]
         twice = [r["cases"][name] for r in runs["twice"] if name in r["cases"]]
+        fresh = [r["cases"][name] for r in runs.get("twice_fresh", []) if name in r["cases"]]
         if not noop or not twice:
             summary[name] = "missing"
             continue
         ratios = [c["candidate_us"] / c["baseline_us"] for c in noop]
         halves = [c["candidate_us"] / c["baseline_us"] for c in twice]
+        fresh_halves = [c["candidate_us"] / c["baseline_us"] for c in fresh]
         summary[name] = {
             "us": round(statistics.median(c["baseline_us"] for c in noop), 3),
             "noop_ratio": round(statistics.fmean(ratios), 4),
@@ -375,6 +378,8 @@ def _judged_summary(runs: dict[str, list[dict]]) -> dict:
             "baseline_cv_pct": round(100 * cv([c["baseline_us"] for c in noop]), 3) if len(noop) > 1 else None,
             "once_over_twice": [round(h, 4) for h in halves],
             "once_over_twice_mean": round(statistics.fmean(halves), 4),
+            "once_over_twice_fresh": [round(h, 4) for h in fresh_halves],
+            "once_over_twice_fresh_mean": round(statistics.fmean(fresh_halves), 4) if fresh_halves else None,
         }
     return summary
 
@@ -421,6 +426,12 @@ def copy(x):
 
 COPY_AGAIN = "    _copy[(triton.cdiv(x.numel(), 4096),)](x, y, x.numel(), BLOCK=4096)\n"
 TWICE_TASK = COPY_TASK.replace("    return y\n", COPY_AGAIN + "    return y\n")  # the same copy launched twice
+# The second launch into an output of its own: if once/twice moves to 0.5 with it, what the
+# second launch of TWICE_TASK gains is its output already written (cached, its pages mapped).
+COPY_ELSEWHERE = "    z = torch.empty_like(x)\n" + COPY_AGAIN.replace("(x, y,", "(x, z,")
+TWICE_FRESH_TASK = COPY_TASK.replace("    return y\n", COPY_ELSEWHERE + "    return y\n")
+# Each judged kind's baseline; the candidate is the no-op's own copy, launched once.
+BASELINES = {"noop": COPY_TASK, "twice": TWICE_TASK, "twice_fresh": TWICE_FRESH_TASK}
 
 
 def _ratios(result) -> list[float]:  # type: ignore[no-untyped-def]
@@ -444,6 +455,9 @@ def main() -> None:
     parser.add_argument("--judged-sizes", nargs="+", choices=tuple(JUDGED_SIZES), default=list(JUDGED_SIZES))
     parser.add_argument("--warm", nargs="+", choices=WARM_INPUTS, default=list(WARM_INPUTS))
     parser.add_argument("--repeats", type=int, default=4, help="evaluations per setting and kind (judged part)")
+    parser.add_argument(
+        "--kinds", nargs="+", choices=tuple(BASELINES), default=list(BASELINES), help="baselines of the judged part"
+    )
     args = parser.parse_args()
     device = open_device(select_backend("auto"), 0)
     flushers = {mode: Flusher(device, mode) for mode in MODES}
@@ -494,7 +508,7 @@ def main() -> None:
     keys = ("kind", "status", "wall_s", "overhead_s", "speedup", "stages_s")
     print(json.dumps([{k: r[k] for k in keys} for r in report["evaluation"]["runs"]]), flush=True)
     if "judged" in args.part:
-        report["judged"] = judged_precision(args.repeats, args.judged_sizes, args.warm, args.out)
+        report["judged"] = judged_precision(args.repeats, args.judged_sizes, args.warm, args.out, args.kinds)
         args.out.write_text(json.dumps(report, indent=1))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1))

@@ -75,7 +75,11 @@ EMPTY_CALLS = 64  # calls in the empty chunk measured for each timed case
 # The spin ahead of each empty pair when the pairs are measured: as in a timed call, the GPU sleeps
 # while the host queues the pair, so the pair is read behind a spin, not behind the flush.
 PAIR_SPIN_US = 20.0
-PAIR_ROUNDS = 3  # rounds of the empty calls for each reading of a side (pairs, launches)
+PAIR_ROUNDS = 3  # each side's readings (pair, launches): about this x EMPTY_CALLS calls each, 3+ chunks
+LAUNCH_CYCLE = (0, 1, 2)  # empty kernels in the empty calls' pairs, interleaved call by call
+# Calls in one chunk of those pairs at most: a stream's queue of launches behind `go` is finite
+# (192 empty calls filled it on the H200, and the worker's host then waited on the GPU's spin).
+PAIR_CHUNK_CALLS = 63
 
 
 @dataclass(frozen=True)
@@ -98,6 +102,7 @@ class Judge:
         self.flusher = Flusher(device)
         self.scatter = Scatter(device.torch_device)  # every timed call's inputs at a new place
         self.warm_bytes = warm_limit(device, warm_inputs)
+        self.empty_phases: dict[str, str] = {}  # per timed case: what measure_empty spent, for the log
         self.input_bytes: dict[str, int] = {}  # per case: one call's input bytes
         self.cycles = cycles_per_us()
         self.probe_us = self._probe()  # before the candidate is loaded: the GPU is ours alone
@@ -122,6 +127,7 @@ class Judge:
         event pair, the same empty calls with a spin ahead of each pair, and each side's launch
         readings: the same with one and with two empty kernels between the events. No inputs: no
         call."""
+        began = time.perf_counter()
         if not self.switch_us:
             with _Lent(self, case, _Layout.of([], 1), None, {}, {}, 0) as lent:
                 self.switch_us = statistics.median(lent.clocked(0, calls=False)[0] for _ in range(5))
@@ -130,23 +136,33 @@ class Judge:
         with _Lent(self, case, _Layout.of(reference_like, count), None, {}, {}, 0, warm=warm) as lent:
             clocked = [lent.clocked(count, calls=False) for _ in range(3)]
         self.empty_us[case.name] = max(0.0, statistics.median(span for span, _ in clocked) - self.switch_us) / count
-        # The pairs: the same empty calls with a spin ahead of each pair, on each side in turn.
+        spans_done = time.perf_counter()
+        # The pairs: the same empty calls with a spin ahead of each pair, on each side in turn, with
+        # no, one and two empty kernels between the events, interleaved (LAUNCH_CYCLE) in chunks of
+        # up to PAIR_CHUNK_CALLS (call k hands over in slot k % count), about PAIR_ROUNDS x count
+        # calls a reading. A chunk cost 25-40 ms on the H200 whatever its calls: outputs over 64 MiB
+        # (few slots) take 3 chunks a side where one reading at a time took 9; small ones still 9.
         spin = int(PAIR_SPIN_US * self.cycles)
-        readings: dict[str, list[float]] = {"judge": [], "worker": []}  # per side: 0, 1, 2 launches
+        width = len(LAUNCH_CYCLE)
+        calls = width * min(count, PAIR_CHUNK_CALLS // width)
+        rounds = max(PAIR_ROUNDS, round(PAIR_ROUNDS * count / (calls // width)))
         with _Lent(self, case, _Layout.of(reference_like, count), None, {}, {}, spin, warm=warm) as lent:
-            for launches in (0, 1, 2):
-                worker = [
-                    float(t)
-                    for _ in range(PAIR_ROUNDS)
-                    for t in lent.clocked(count, calls=False, launches=launches)[1].get("times_us", [])
-                ]
-                if len(worker) != PAIR_ROUNDS * count or not all(math.isfinite(t) and t >= 0 for t in worker):
-                    raise Verdict("RUNTIME_ERROR", "the worker's empty chunk did not return one time per empty call")
-                readings["worker"].append(interquartile_mean(worker))
-                readings["judge"].append(interquartile_mean(lent.empty_pairs(count, PAIR_ROUNDS, launches)))
+            worker = [
+                float(t)
+                for _ in range(rounds)
+                for t in lent.clocked(calls, calls=False, launches=LAUNCH_CYCLE)[1].get("times_us", [])
+            ]
+            if len(worker) != rounds * calls or not all(math.isfinite(t) and t >= 0 for t in worker):
+                raise Verdict("RUNTIME_ERROR", "the worker's empty chunk did not return one time per empty call")
+            judge = lent.empty_pairs(calls, rounds, LAUNCH_CYCLE)
+        readings = {side: _by_launches(times) for side, times in (("judge", judge), ("worker", worker))}
         self.worker_pair_us[case.name], self.judge_pair_us[case.name] = readings["worker"][0], readings["judge"][0]
         self.launch_us[case.name] = {side: values[1] for side, values in readings.items()}
         self.stream_us[case.name] = statistics.fmean(values[2] - values[1] for values in readings.values())
+        self.empty_phases[case.name] = (
+            f"{count} calls a chunk; switches and empty chunks {spans_done - began:.2f} s, "
+            f"pairs and launches {time.perf_counter() - spans_done:.2f} s in {rounds} chunks of {calls} a side"
+        )
 
     def warm(self, case: Any, reference_like: Sequence[torch.Tensor]) -> bool:
         """Whether `case`'s calls get their inputs read back after the flush (flush.warm_limit)."""
@@ -309,6 +325,12 @@ class Judge:
         )
 
 
+def _by_launches(times: Sequence[float]) -> list[float]:
+    """The interquartile mean of the empty calls with each count of LAUNCH_CYCLE's kernels."""
+    width = len(LAUNCH_CYCLE)
+    return [interquartile_mean(times[i::width]) for i in range(width)]
+
+
 def first_side(chunk: int) -> str:
     """Which side a chunk times first: the baseline in even chunks, the candidate in odd ones."""
     return "baseline" if chunk % 2 == 0 else "candidate"
@@ -384,6 +406,7 @@ class _Lent:
         self.lead_ms = max(_QUEUE_SPIN_MS[0], 1.5 * layout.count * queue_us / 1000 + 2)
         self.late_chunks = 0  # the judge's chunks whose GPU caught up with its host
         self.was_late = False  # the last of them
+        self.waits_ms: dict[int, float] = {}  # clocked(): by a chunk's calls, the worker's wait that last sufficed
         self.phases: dict[str, float] = collections.defaultdict(float)
 
     def __enter__(self) -> _Lent:
@@ -421,18 +444,18 @@ class _Lent:
         del drawn
         torch.cuda.synchronize()  # drawn before anything is timed
 
-    def empty_pairs(self, count: int, rounds: int, launches: int = 0) -> list[float]:
+    def empty_pairs(self, count: int, rounds: int, launches: Sequence[int] = (0,)) -> list[float]:
         """`rounds` of `count` empty calls of the judge's own, as the worker's empty chunk runs them
-        (one drawn set touched when warm, harness outputs poisoned for HIP, each call's slots
-        written with zeros; `launches` empty kernels between the events) with this lent's spin:
-        the time of each empty call's event pair, us."""
+        (one drawn set touched when warm, harness outputs poisoned for HIP, call k's slots (k
+        modulo the slots) written with zeros; launches[k % len] empty kernels between the events)
+        with this lent's spin: the time of each empty call's event pair, us, in order."""
         slots = self.references[0]
         sets = [inputs_for(self.judge.task, self.case, 0, self.judge.device.torch_device, True) if self.warm else []]
         outputs = [torch.empty_like(t) for t in slots] if self.judge.task.category.is_hip else []
         blank = [torch.zeros_like(t) for t in slots]
 
         def after(k: int, j: int, result: object) -> None:
-            for slot, zero in zip(self.references[k], blank):
+            for slot, zero in zip(self.references[k % len(self.references)], blank):
                 slot.copy_(zero)
 
         pairs: list[tuple[Any, Any]] = []
@@ -541,11 +564,14 @@ class _Lent:
         self.phases["baseline"] += timed - drew
         return [elapsed_us(s, e) for s, e in pairs]
 
-    def clocked(self, count: int, calls: bool = True, launches: int = 0) -> tuple[float, dict[str, Any]]:
+    def clocked(self, count: int, calls: bool = True, launches: Sequence[int] = (0,)) -> tuple[float, dict[str, Any]]:
         """The chunk clock around the worker's `count` calls (call k on set k), or its empty calls
-        (`calls` False: `launches` empty kernels each): (span us, reply)."""
+        (`calls` False: call k with launches[k % len] empty kernels): (span us, reply). A chunk the
+        worker took too long to queue is clocked again behind a longer wait, which this lent's
+        later chunks of as many calls start from (empty calls have no warm-up to size it)."""
         worker = self.judge.worker
         wait_ms = min(_QUEUE_SPIN_MS[1], max(_QUEUE_SPIN_MS[0], 1.5 * count * self.queue_us / 1000 + 2))
+        wait_ms = max(wait_ms, self.waits_ms.get(count, 0.0))
         while True:
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             torch.cuda._sleep(int(wait_ms * 1000 * self.judge.cycles))
@@ -553,7 +579,7 @@ class _Lent:
             start.record()
             self.judge.go.record()
             worker.send("chunk", {
-                "count": count, "calls": calls, "launches": launches, "poison": self.judge.task.category.is_hip,
+                "count": count, "calls": calls, "launches": list(launches), "poison": self.judge.task.category.is_hip,
             })
             worker.receive()  # queued: every call is behind `go`
             queued_ms = (time.perf_counter() - launched) * 1000
@@ -565,6 +591,7 @@ class _Lent:
             torch.cuda.synchronize()
             header, _ = worker.receive()
             if queued_ms < 0.8 * wait_ms:
+                self.waits_ms[count] = wait_ms
                 return elapsed_us(start, end), header
             if wait_ms >= _QUEUE_SPIN_MS[1]:  # the GPU may have idled inside the span: no bound
                 raise Verdict(

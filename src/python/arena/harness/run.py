@@ -109,7 +109,10 @@ class Run:
             for family in families:  # before the candidate exists: only harness code in the worker
                 if family[0].case.timed:
                     self.judge.measure_empty(family[0].case, family[0].references)
-                    self._mark(f"empty calls measured for {family[0].case.name}")
+                    self._mark(
+                        f"empty calls measured for {family[0].case.name} "
+                        f"({self.judge.empty_phases.get(family[0].case.name, '')})"
+                    )
             self.environment["switch_us"] = round(self.judge.switch_us, 1)
             self.environment["warm_inputs_bytes"] = self.judge.warm_bytes
         self._end_stage("setup", True, f"{sum(len(f) for f in families)} input sets, references computed")

@@ -18,6 +18,7 @@ work).
 from __future__ import annotations
 
 import collections
+import itertools
 import random
 import statistics
 import time
@@ -203,19 +204,21 @@ def run_calls(
     return pairs, host_us
 
 
-def empty_launches(count: int) -> Kernel | None:
-    """`count` empty kernels (a spin of no cycles) in place of a call, None for none: run by the
-    timed procedure, one reads what a kernel launch costs a call in this process, two what a
-    second launch adds behind the first (judged_timing.Judge.measure_empty)."""
-    if count <= 0:
+def empty_launches(cycle: Sequence[int]) -> Kernel | None:
+    """Empty kernels (a spin of no cycles) in place of a call: call k launches cycle[k % len] of
+    them, None for none at all. Run by the timed procedure, a call with one reads what a kernel
+    launch costs a call in this process, with two what a second launch adds behind the first
+    (judged_timing.Judge.measure_empty); interleaved in one chunk, drift falls on each alike."""
+    if not any(cycle):
         return None
+    counts = itertools.cycle(list(cycle))
 
     def invoke(inputs: object, scalars: object, outputs: object, dims: object) -> tuple[()]:
-        for _ in range(count):
+        for _ in range(next(counts)):
             torch.cuda._sleep(0)
         return ()
 
-    return Kernel(label=f"{count} empty kernel(s)", invoke=invoke, harness_outputs=False)
+    return Kernel(label=f"empty kernels {tuple(cycle)}", invoke=invoke, harness_outputs=False)
 
 
 def elapsed_us(start: torch.cuda.Event, end: torch.cuda.Event) -> float:

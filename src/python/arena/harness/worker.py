@@ -219,7 +219,8 @@ class Worker:
     def chunk(self, header: dict[str, Any], blobs: list[bytearray], reply_fd: int) -> dict[str, Any]:
         """The timed calls of one chunk (call k on set k), queued behind the judge's `go` and ahead
         of `done`. Before the candidate is loaded, the empty chunk: the same steps with no call, or
-        with `launches` empty kernels in its place (timing.empty_launches)."""
+        with launches[k % len] empty kernels in call k's place (timing.empty_launches); the empty
+        chunk may have more calls than slots (call k hands over in slot k modulo the slots)."""
         import torch
 
         from arena.harness.timing import elapsed_us, empty_launches, run_calls
@@ -227,7 +228,7 @@ class Worker:
         b = self.bound
         count = int(header["count"])
         calls = bool(header.get("calls", True))
-        kernel = self.kernel if calls else empty_launches(int(header.get("launches", 0)))
+        kernel = self.kernel if calls else empty_launches([int(n) for n in header.get("launches", [0])])
         # Harness-allocated outputs (HIP) are poisoned before every call, in the empty chunk too.
         poisoned = self.kernel.harness_outputs if calls else bool(header.get("poison"))
         outputs = [torch.empty_like(t) for t in b["slots"][0]] if poisoned else []
@@ -237,7 +238,7 @@ class Worker:
 
         def after(k: int, j: int, result: Any) -> None:
             if not calls:
-                for slot, zero in zip(b["slots"][k], blank):
+                for slot, zero in zip(b["slots"][k % len(b["slots"])], blank):
                     slot.copy_(zero)  # what a call's outputs cost to hand over
             else:
                 self._to_slot(k, result, b["sets"][j], outputs, errors)

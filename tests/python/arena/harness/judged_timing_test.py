@@ -67,3 +67,19 @@ def test_chunks_alternate_the_side_timed_first() -> None:
     # A B, B A, ...: over any even run of chunks each side goes first in half of them.
     firsts = [judged_timing.first_side(chunk) for chunk in range(6)]
     assert firsts == ["baseline", "candidate"] * 3
+
+
+def test_interleaved_empty_calls_are_read_by_their_launch_count():
+    # Call k had LAUNCH_CYCLE[k % 3] empty kernels: 1.0 us with none, 3.0 with one, 4.5 with two,
+    # over three chunks; one outlier per count must not move its reading.
+    times = [1.0, 3.0, 4.5] * 30
+    times[0], times[4], times[8] = 50.0, 0.0, 90.0
+    assert judged_timing._by_launches(times) == [1.0, 3.0, 4.5]
+
+
+def test_no_empty_kernels_at_all_is_no_kernel():
+    from arena.harness.timing import empty_launches
+
+    assert empty_launches((0, 0)) is None
+    cycle = empty_launches(judged_timing.LAUNCH_CYCLE)
+    assert cycle is not None and cycle.label == "empty kernels (0, 1, 2)"

@@ -1,0 +1,83 @@
+"""A task's no-op (its baseline against itself) through the product's run_harness, each timed
+case's samples read chunk by chunk: is a no-op off 1.00 one side (one process) throughout, the
+side timed second in a chunk pair, or the first calls of a chunk? Run on one GPU:
+
+    PYTHONPATH=src/python python3 bench/noop_chunks.py --task tasks/triton2triton/matmul --repeats 2 --out chunks.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+from arena.harness.judged_timing import first_side
+from arena.harness.launch import run_harness
+from arena.harness.settings import HarnessSettings
+from arena.task.load import load_task
+
+
+def chunk_size(log: str, case: str) -> int | None:
+    """Calls a chunk of `case`, from the time stage's log."""
+    found = re.search(rf"case {re.escape(case)}: .*?(\d+) chunk\(s\) of (\d+) calls", log, re.S)
+    return int(found.group(2)) if found else None
+
+
+def by_chunk(baseline: list[float], candidate: list[float], per: int) -> list[dict]:
+    """Per chunk, in the order timed: the side timed first, each side's median, their ratio, and
+    the ratio over the chunk's first call and over the rest."""
+    rows = []
+    for index in range(0, min(len(baseline), len(candidate)), per):
+        b, c = baseline[index : index + per], candidate[index : index + per]
+        rows.append({
+            "first": first_side(index // per),
+            "baseline_us": round(statistics.median(b), 3),
+            "candidate_us": round(statistics.median(c), 3),
+            "ratio": round(statistics.median(c) / statistics.median(b), 4),
+            "first_call_ratio": round(c[0] / b[0], 4),
+            "rest_ratio": round(statistics.median(c[1:]) / statistics.median(b[1:]), 4) if per > 1 else None,
+        })
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--task", required=True, help="a task address, like tasks/triton2triton/matmul")
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args()
+    task = load_task(Path.cwd(), args.task)
+    runs = []
+    for _ in range(args.repeats):
+        began = time.perf_counter()
+        result = run_harness(task, None, Path.cwd(), HarnessSettings(timeout_s=300))
+        log = next((st.log for st in result.stages if st.name == "time"), "")
+        cases: dict[str, dict[str, Any]] = {}
+        for case in result.cases:
+            per = chunk_size(log, case.name) if case.candidate_us else None
+            if per:
+                rows = by_chunk(list(case.baseline_us), list(case.candidate_us), per)
+                cases[case.name] = {
+                    "calls_a_chunk": per,
+                    "chunks": rows,
+                    "ratio_by_first": {
+                        side: round(statistics.median(r["ratio"] for r in rows if r["first"] == side), 4)
+                        for side in ("baseline", "candidate")
+                        if any(r["first"] == side for r in rows)
+                    },
+                }
+        runs.append({"status": result.status, "wall_s": round(time.perf_counter() - began, 1),
+                     "errors": list(result.errors)[:2], "cases": cases, "time_log": log[-4000:]})
+        for name, entry in cases.items():
+            print(result.status, name, json.dumps(entry["ratio_by_first"]),
+                  [(r["first"][0], r["ratio"], r["first_call_ratio"], r["rest_ratio"]) for r in entry["chunks"]],
+                  flush=True)
+        args.out.write_text(json.dumps(runs, indent=1))
+
+
+if __name__ == "__main__":
+    main()
