@@ -6,6 +6,8 @@
 #   the target and the field;
 # - a module outside the allowed places that imports generated protobuf code is refused, and so
 #   are an import against the package flow and an import of the harness's private modules.
+# Through pantsd (CI's lint step has started it): the 8 checks took 14 s so, 150 s with
+# --no-pantsd on a 2-core machine, where every check starts a scheduler of its own.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -18,7 +20,7 @@ failed=0
 expect_error() {  # name, expected message fragment, BUILD body
   local name="$1" want="$2" body="$3" out
   rm -rf "${probe}" && mkdir -p "${probe}" && printf '%s\n' "${body}" >"${probe}/BUILD"
-  if out=$(./pants --no-pantsd list "${probe}:" 2>&1); then
+  if out=$(./pants list "${probe}:" 2>&1); then
     echo "FAIL ${name}: the declaration was accepted"; failed=$((failed + 1)); return
   fi
   if grep -qF -- "${want}" <<<"${out}"; then
@@ -52,7 +54,7 @@ expect_refused() {
   rm -rf "${probe}"
   [ -d "${folder}" ] || { mkdir -p "${folder}" && printf 'python_sources()\n' >"${folder}/BUILD" && made=1; }
   printf '%s\n' "${source}" >"${folder}/_rule_probe.py"
-  if out=$(./pants --no-pantsd dependencies "${folder}/_rule_probe.py" 2>&1); then
+  if out=$(./pants dependencies "${folder}/_rule_probe.py" 2>&1); then
     echo "FAIL ${name}: accepted"; failed=$((failed + 1))
   elif grep -qF "DependencyRuleActionDeniedError" <<<"${out}"; then
     echo "ok   ${name} refused"; passed=$((passed + 1))
