@@ -26,11 +26,17 @@ the triton2triton histogram's 1 KiB of counters read 220, 300 or 395 us by where
 (bench/atomics_placement_probe.py), and its no-op read 0.82 between the processes. So before
 every call a block of random size (Spacer) is taken from the same small pool, and given back
 after the call: each call's small outputs start at a new offset, drawn alike on both sides.
+That still left runs of calls at one alignment; now the spacer's blocks are kept to the chunk's
+end and aim each call's outputs at a stratified offset (Spacer).
 
-A large set already spans many pages in one call (96 MiB read 1.0018 with a CV of 0.08%): it is
-timed where it was drawn. The worker's copy of this code runs beside the candidate, which could
-choose its inputs' places; it can equally choose where its own outputs live. docs/harness.md
-names that limit.
+A large set is placed and held too. One place per process was harmless for a copy of 96 MiB
+(1.0018, CV 0.08%), but a 1.45 ms bf16 GEMM with 144 MiB of inputs and a 112 MiB output, timed
+where they were drawn, read its no-op 0.997, 1.006 and 1.015 in three evaluations, every chunk
+of one evaluation alike (bench/noop_chunks.py, bench/RESULTS.md, session 13): it reads its
+operands many times over through L2, and where they lie moves that. So the only bounds are the
+pool (every set of a chunk must fit apart in it) and HOLD_BYTES. The worker's copy of this code
+runs beside the candidate, which could choose its inputs' places; it can equally choose where
+its own outputs live. docs/harness.md names that limit.
 """
 
 from __future__ import annotations
@@ -41,15 +47,16 @@ from typing import Sequence
 import torch
 
 POOL_BYTES = 2 << 30
+MAX_POOL_BYTES = 8 << 30  # a pool grows to this at most, and only into memory the device has free
+_SPARE = 1 << 30  # left free on the device when the pool grows
 HOLD_BYTES = 1 << 30  # a chunk's outputs held at most
-SPREAD_LIMIT = 64 << 20  # a set up to this size is scattered
 _ALIGN = 4096  # every element type's alignment, and the step of the shift within a slot
 _SHIFT = 2 << 20  # within its slot a set starts anywhere in a span of one large page
 
 
 class Held:
-    """A chunk's outputs kept allocated, while they are small and add up to at most HOLD_BYTES
-    (a large output already spans many pages; holding it would only spend memory)."""
+    """A chunk's outputs kept allocated while they add up to at most HOLD_BYTES (the chunk's
+    memory budget counts them: judged_timing.CHUNK_BYTES)."""
 
     def __init__(self) -> None:
         self.items: list[object] = []
@@ -58,7 +65,7 @@ class Held:
     def keep(self, result: object) -> bool:
         tensors = [result] if isinstance(result, torch.Tensor) else result if isinstance(result, (tuple, list)) else []
         size = sum(t.nbytes for t in tensors if isinstance(t, torch.Tensor))
-        if 0 < size <= SPREAD_LIMIT and self.nbytes + size <= HOLD_BYTES:
+        if size > 0 and self.nbytes + size <= HOLD_BYTES:
             self.items.append(result)
             self.nbytes += size
             return True
@@ -66,7 +73,7 @@ class Held:
 
     def renew(self, outputs: list[torch.Tensor]) -> None:
         """Outputs the harness allocates (a HIP launcher writes into them) as new tensors, held,
-        in place of `outputs`' items, where they are small enough to hold: each call of a chunk then
+        in place of `outputs`' items, while there is room to hold them: each call of a chunk then
         writes to a place of its own, as a kernel's own outputs do. One buffer for a whole chunk
         read the hip2hip histogram's no-op 0.951 on its 256 counters (bench/RESULTS.md, session 10)."""
         if not outputs:
@@ -77,25 +84,74 @@ class Held:
 
 
 class Spacer:
-    """A block of random size allocated just before a call and freed after it, so that outputs in
-    the allocator's small pool (blocks up to 1 MiB) start at a new offset every call, on both
-    sides. The offsets span 64 KiB, which covers the alignments that moved the histogram, and
-    the gaps stay small enough to be filled by later calls (gaps up to 1 MiB between held
-    outputs would open a new segment every few calls). Larger outputs come from the other pool
-    and are not moved."""
+    """Blocks taken from the allocator's small pool (blocks up to 1 MiB) just before each call, so
+    that the call's first small output starts at an offset chosen for it, and kept until the
+    chunk ends (as its outputs are: a freed gap would be refilled, and a run of calls would
+    share one alignment). The offsets, modulo LIMIT, are stratified: every aligned run of 2, 4,
+    8 ... 128 calls of a chunk covers every residue modulo 1, 2, 4 ... 64 KiB in STEP units once
+    (the digits of the call's index scrambled at random, lower digits first), so each side's mix
+    of alignments is the same in every chunk, not only on average. Why: the triton2triton
+    histogram's 1 KiB of counters took 205 us a call at 512 mod 1024 and 377 us at 0 mod 1024, in
+    every one of 371 calls timed by this procedure on the H200 (bench/atomics_placement_probe.py
+    --harness-chunks, bench/RESULTS.md, session 14); a spacer of random size freed after each
+    call gave runs of one alignment, a different share on each side, and no-ops of 0.97-0.98.
+    Larger outputs come from the other pool and are not moved."""
 
     STEP = 512  # the caching allocator rounds small blocks to this
     LIMIT = 64 << 10
+    _DIGITS = 7  # LIMIT // STEP == 1 << _DIGITS
 
     def __init__(self, device: torch.device | None) -> None:
         self.device = device if device is not None and device.type == "cuda" else None  # ROCm's too
         self.rng = random.Random()  # seeded from the OS, like Scatter's
+        self.shift = self.rng.randrange(self.LIMIT // self.STEP)
+        self.flips: list[dict[int, int]] = [{} for _ in range(self._DIGITS)]
+        self.blocks: list[torch.Tensor] = []
+        self.calls = self.aimed_at = self.landed = 0
+        self.expected: int | None = None
 
-    def take(self) -> torch.Tensor | None:
+    def offset(self, call: int) -> int:
+        """The call's offset modulo LIMIT, in bytes."""
+        call %= 1 << self._DIGITS
+        index = 0
+        for digit in range(self._DIGITS):
+            flip = self.flips[digit].setdefault(call & ((1 << digit) - 1), self.rng.randrange(2))
+            index |= ((call >> digit & 1) ^ flip) << digit
+        return (index + self.shift) % (1 << self._DIGITS) * self.STEP
+
+    def take(self) -> None:
+        """Blocks up to the call's offset: a first one of STEP bytes says where the small pool's
+        next block starts; a second fills the rest of the way, and the call's first small block
+        comes after it. Where the first lands in a gap of its own size, the second is taken from
+        where it lands, once more."""
         if self.device is None:  # no caching allocator to move (the CPU)
-            return None
-        size = self.rng.randrange(1, self.LIMIT // self.STEP) * self.STEP
-        return torch.empty(size, dtype=torch.uint8, device=self.device)
+            return
+        target = self.offset(self.calls)
+        self.calls += 1
+        block = torch.empty(self.STEP, dtype=torch.uint8, device=self.device)
+        self.blocks.append(block)
+        for _ in range(2):
+            end = block.data_ptr() + block.nbytes
+            pad = (target - end) % self.LIMIT
+            if not pad:
+                self.expected = end
+                return
+            block = torch.empty(pad, dtype=torch.uint8, device=self.device)
+            self.blocks.append(block)
+            if block.data_ptr() == end:
+                self.expected = end + pad
+                return
+        self.expected = None
+
+    def saw(self, result: object) -> None:
+        """Counts whether the call's first small output began where it was aimed."""
+        if self.device is None:
+            return
+        tensors = [result] if isinstance(result, torch.Tensor) else result if isinstance(result, (tuple, list)) else []
+        small = [t for t in tensors if isinstance(t, torch.Tensor) and 0 < t.nbytes <= 1 << 20]
+        if small and self.expected is not None:
+            self.aimed_at += 1
+            self.landed += any(t.data_ptr() == self.expected for t in small)
 
 
 def _aligned(nbytes: int) -> int:
@@ -105,15 +161,16 @@ def _aligned(nbytes: int) -> int:
 class Scatter:
     """A pool of device memory, allocated on first use, and the copying of sets into it."""
 
-    def __init__(self, device: torch.device, pool_bytes: int = POOL_BYTES) -> None:
-        self.device, self.pool_bytes = device, pool_bytes
+    def __init__(self, device: torch.device, pool_bytes: int = POOL_BYTES, max_bytes: int = MAX_POOL_BYTES) -> None:
+        self.device, self.pool_bytes, self.max_bytes = device, pool_bytes, max_bytes
         self.pool: torch.Tensor | None = None
         self.rng = random.Random()  # seeded from the OS: no other process can tell the places
         self.note = "nothing placed yet"  # what the last place() did, for the time stage's log
 
     def place(self, sets: Sequence[Sequence[torch.Tensor]]) -> list[list[torch.Tensor]]:
         """`sets`, each copied to a random place of the pool where they fit apart (no two sets
-        share a byte); sets that are large, strided or not on the device are returned as drawn."""
+        share a byte); sets that are strided, not on the device or too many or too large to fit
+        apart are returned as drawn."""
         as_drawn = [list(s) for s in sets]
         self.note = "inputs where drawn"
         if not sets:
@@ -124,9 +181,14 @@ class Scatter:
             return as_drawn
         size = max(sum(_aligned(t.nbytes) for t in s) for s in sets)
         slot = size + _SHIFT
+        if not size:
+            return as_drawn
+        if self.pool_bytes // slot < len(sets):
+            self._grow(len(sets) * slot)
         slots = self.pool_bytes // slot
-        if not size or size > SPREAD_LIMIT or slots < len(sets):
-            self.note += f" ({size / 2**20:.1f} MiB a set: over {SPREAD_LIMIT >> 20} MiB or too many to fit apart)"
+        if slots < len(sets):
+            fit = f"{len(sets)} sets of {size / 2**20:.1f} MiB do not fit apart in {self.pool_bytes >> 20} MiB"
+            self.note += f" ({fit})"
             return as_drawn
         self.note = f"inputs at random places of a {self.pool_bytes >> 20} MiB pool"
         if self.pool is None:
@@ -142,3 +204,19 @@ class Scatter:
                 offset += _aligned(t.nbytes)
             placed.append(views)
         return placed
+
+    def _grow(self, least: int) -> None:
+        """A larger pool in place of the current one: room for twice the chunk's sets (`least`
+        bytes hold them once), so that their places still vary, within max_bytes and the memory
+        the device has free. A chunk of 32 argmax sets of 62.6 MiB did not fit apart in 2 GiB and
+        was timed where drawn (bench/RESULTS.md, session 14). Views of the old pool keep it alive
+        until they are let go, so it is not counted as free."""
+        nbytes = min(2 * least, self.max_bytes)
+        if nbytes < least:
+            return
+        if self.device.type == "cuda":  # ROCm's too
+            free, _ = torch.cuda.mem_get_info(self.device)
+            cached = torch.cuda.memory_reserved(self.device) - torch.cuda.memory_allocated(self.device)
+            if nbytes > free + cached - _SPARE:
+                return
+        self.pool, self.pool_bytes = None, nbytes

@@ -163,6 +163,7 @@ def run_calls(
     scalars: dict,  # type: ignore[type-arg]
     dims: dict,  # type: ignore[type-arg]
     warm: bool = False,
+    spacer: Spacer | None = None,  # the chunk's (placement.Spacer); a new one when None
 ) -> tuple[list[tuple[torch.cuda.Event, torch.cuda.Event]], list[float]]:
     """The per-call procedure, queued with no host sync: restore the working inputs from set
     order[k] (`working` None: call on the set itself, each set a fresh draw used once) -> spacer
@@ -176,13 +177,14 @@ def run_calls(
     pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in order]
     host_us: list[float] = []
     held = Held()  # every call's outputs at a place of their own (placement.py)
-    spacer = Spacer(next((t.device for one in sets for t in one if isinstance(t, torch.Tensor)), None))
+    if spacer is None:
+        spacer = Spacer(next((t.device for one in sets for t in one if isinstance(t, torch.Tensor)), None))
     for k, j in enumerate(order):
         if working is not None:
             for work, source in zip(working, sets[j]):
                 work.copy_(source)
         inputs = sets[j] if working is None else working
-        gap = spacer.take()  # this call's small outputs start at a new offset (placement.Spacer)
+        spacer.take()  # this call's small outputs start at its own offset (placement.Spacer)
         held.renew(outputs)
         flusher.run()
         for out in outputs:
@@ -200,7 +202,7 @@ def run_calls(
         pairs[k][1].record(stream)
         after(k, j, result)
         held.keep(result)
-        del gap
+        spacer.saw(list(outputs) if outputs else result)
     return pairs, host_us
 
 
