@@ -59,7 +59,6 @@ CHUNK_CALLS = 48
 FRESH_BYTES = 16 << 30
 _WARMUP_S = 0.05
 _MIN_CALLS, _MAX_CALLS = 10, 1000
-_MAX_SPIN_US = 300.0
 _MIN_CALL_US = 0.1
 _QUEUE_SPIN_MS = (5.0, 2000.0)  # the judge's wait for the worker to queue a chunk: floor, ceiling
 # The probe must outlast a time slice between contexts (a few ms): a shorter one ran whole inside
@@ -72,9 +71,11 @@ _BOUND_RATIO, _BOUND_CALL_US, _BOUND_EMPTY, _BOUND_US = 0.10, 0.3, 0.003, 20.0
 _T = TypeVar("_T")
 Seeds = Callable[[int], list[int]]  # seeds(count): seeds of fresh input sets
 EMPTY_CALLS = 64  # calls in the empty chunk measured for each timed case
-# The spin ahead of each empty pair when the pairs are measured: as in a timed call, the GPU sleeps
-# while the host queues the pair, so the pair is read behind a spin, not behind the flush.
-PAIR_SPIN_US = 20.0
+# The spin ahead of each call's event pair, timed and empty alike, so that a pair is read behind a
+# spin, not behind the flush. It need not cover the host's cost of a call: every chunk is queued
+# whole before the GPU reaches it (`go`, _Lent.ahead); sized from that cost, a spin of up to 300 us
+# around a call of tens of us made the spin's own price part of the sample.
+SPIN_US = 20.0
 PAIR_ROUNDS = 3  # each side's readings (pair, launches): about this x EMPTY_CALLS calls each, 3+ chunks
 LAUNCH_CYCLE = (0, 1, 2)  # empty kernels in the empty calls' pairs, interleaved call by call
 # Calls in one chunk of those pairs at most: a stream's queue of launches behind `go` is finite
@@ -142,7 +143,7 @@ class Judge:
         # up to PAIR_CHUNK_CALLS (call k hands over in slot k % count), about PAIR_ROUNDS x count
         # calls a reading. A chunk cost 25-40 ms on the H200 whatever its calls: outputs over 64 MiB
         # (few slots) take 3 chunks a side where one reading at a time took 9; small ones still 9.
-        spin = int(PAIR_SPIN_US * self.cycles)
+        spin = int(SPIN_US * self.cycles)
         width = len(LAUNCH_CYCLE)
         calls = width * min(count, PAIR_CHUNK_CALLS // width)
         rounds = max(PAIR_ROUNDS, round(PAIR_ROUNDS * count / (calls // width)))
@@ -246,8 +247,7 @@ class Judge:
         b_warm = max(2, min(32, CHUNK_BYTES // per_call))
         with _Lent(self, case, _Layout.of(reference_like, b_warm), baseline, scalars, dims, 0, warm=warm) as lent:
             walls, hosts = lent.warm_up(seeds)
-        spin_us = min(_MAX_SPIN_US, 2 * max(hosts) + 5)
-        spin = int(spin_us * self.cycles)
+        spin = int(SPIN_US * self.cycles)
         by_time = int(budget_s / (2 * trials * max(walls)))
         n = max(_MIN_CALLS, min(_MAX_CALLS, by_time, FRESH_BYTES // (trials * max(1, in_bytes))))
         b = max(1, min(n, CHUNK_CALLS, CHUNK_BYTES // per_call))
@@ -306,7 +306,8 @@ class Judge:
             f"for the bound); one empty kernel {launch['judge']:.3f} us in the judge, {launch['worker']:.3f} us "
             f"in the worker, a second {stream:.3f} us: {offsets['judge']:.3f} and {offsets['worker']:.3f} us "
             f"taken off their samples; the judge's "
-            f"chunks queued behind a {lead_ms:.1f} ms lead, {late} reached early and timed again"
+            f"chunks queued behind a {lead_ms:.1f} ms lead, {late} reached early and timed again; a call's "
+            f"host cost {hosts[0]:.1f} us in the judge, {hosts[1]:.1f} us in the worker"
         )
         if judged - claimed > slack:
             raise Verdict(
