@@ -19,6 +19,7 @@ from arena.runner.runner import Runner
 from arena.scoring.records import Score
 from arena.task.load import load_tasks
 from arena.task.task import Task
+from arena_testing.waiting import WAIT_S
 
 SOFTMAX = "tasks/triton2triton/softmax:softmax"
 SCAN = "tasks/hip2hip/scan:scan"
@@ -86,10 +87,16 @@ def speedup_of(candidate: Candidate) -> float:
 
 @dataclass
 class FakeEvaluate:
-    """A fast stand-in for arena.evaluation.evaluate.evaluate; counts calls, optionally slow or failing."""
+    """A fast stand-in for arena.evaluation.evaluate.evaluate; counts calls, optionally held or failing.
+
+    With a `gate`, each call waits for one permit of it (the test's gate.release()) before it
+    answers: a job the test holds mid-run for as long as it needs, then lets go. `delay_s` only
+    lets concurrent jobs overlap; no test's verdict may depend on it.
+    """
 
     delay_s: float = 0.0
     fail_with: Exception | None = None
+    gate: threading.Semaphore | None = None
     calls: list[tuple[str, str]] = field(default_factory=list)  # (task, candidate digest)
     running: int = 0
     most_running: int = 0
@@ -103,6 +110,8 @@ class FakeEvaluate:
             self.running += 1
             self.most_running = max(self.most_running, self.running)
         try:
+            if self.gate is not None and not self.gate.acquire(timeout=WAIT_S):
+                raise AssertionError(f"the test never released this held job ({WAIT_S:g} s)")
             time.sleep(self.delay_s)
             if self.fail_with is not None:
                 raise self.fail_with
@@ -147,6 +156,7 @@ class Kit:
     write_repo = staticmethod(write_repo)
     candidate = staticmethod(softmax_candidate)
     fake_evaluation = staticmethod(fake_evaluation)
+    speedup_of = staticmethod(speedup_of)
 
 
 @pytest.fixture

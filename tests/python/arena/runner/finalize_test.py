@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,7 @@ from arena.evaluation.evaluation import Evaluation
 from arena.harness.settings import HarnessSettings
 from arena.runner.auth import Identity
 from arena.runner.runner import Runner
+from arena_testing.waiting import wait_until
 
 ALICE = Identity("alice")
 OPS = Identity("ops", operator=True)
@@ -24,13 +24,9 @@ HOUR_MS = 3600 * 1000
 
 def done(runner: Runner, evaluation_id: str) -> Evaluation:
     """The evaluation once its job finished (the fake evaluate takes milliseconds)."""
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            return runner.get_evaluation(OPS, evaluation_id)
-        except NotReady:
-            assert time.monotonic() < deadline, f"evaluation {evaluation_id} did not finish"
-            time.sleep(0.01)
+    return wait_until(
+        lambda: runner.get_evaluation(OPS, evaluation_id), f"evaluation {evaluation_id} to finish", ignoring=(NotReady,)
+    )
 
 
 @pytest.fixture

@@ -16,9 +16,9 @@ from arena.errors import InvalidCandidate, JobFailed, NotFound, NotReady, QueueF
 from arena.evaluation.evaluation import Evaluation, Status
 from arena.runner.database import Database
 from arena.runner.queue import Job, JobQueue, RunJob, error_of
+from arena_testing.waiting import WAIT_S, wait_until
 
 TASK = "tasks/t/add:add"
-WAIT_S = 20  # a generous bound on anything the workers do here; a hang fails instead of blocking
 
 
 def job(name: str, agent: str = "alice") -> Job:
@@ -66,11 +66,11 @@ def add(database: Database, queue: JobQueue, *jobs: Job) -> None:
 
 
 def wait_for(queue: JobQueue, job_id: str, state: str) -> Job:
-    deadline = time.monotonic() + WAIT_S
-    while (found := queue.read(job_id)).state != state:
-        assert time.monotonic() < deadline, f"job {job_id} stayed {found.state}, never {state}"
-        time.sleep(0.01)
-    return found
+    def reached() -> Job | None:
+        found = queue.read(job_id)
+        return found if found.state == state else None
+
+    return wait_until(reached, f"job {job_id} to be {state}")
 
 
 def test_an_enqueued_job_is_on_disk_pending_with_its_candidate(database: Database, make_queue) -> None:
@@ -113,11 +113,17 @@ def test_a_job_runs_and_its_watcher_sees_it_done_under_the_jobs_id(database: Dat
 
 
 def test_a_watcher_that_hung_up_stops_within_a_poll(database: Database, make_queue) -> None:
-    queue = make_queue(poll_s=0.05)  # not started: the job would wait forever
+    queue = make_queue(poll_s=0.05)  # not started: the job never changes
     add(database, queue, job("j1"))
-    started = time.monotonic()
-    assert [p.stage for p in queue.watch("j1", is_active=lambda: False)] == ["queued"]
-    assert time.monotonic() - started < 5
+    asked: list[bool] = []
+
+    def hung_up() -> bool:
+        asked.append(False)
+        return False
+
+    # It ends though nothing changed: after one wait of poll_s it asked, and stopped following.
+    assert [p.stage for p in queue.watch("j1", is_active=hung_up)] == ["queued"]
+    assert len(asked) == 1
 
 
 def test_a_stopping_queue_tells_its_watchers_to_come_back(database: Database, make_queue) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 from typing import Iterator
 
@@ -28,6 +27,7 @@ from arena.runner.records import Progress
 from arena.runner.runner import Runner, job_id
 from arena.task.load import load_tasks
 from arena_testing.scale_task import SCALE_ADDRESS, SCALE_KERNEL, WRONG_KERNEL, write_scale_repo
+from arena_testing.waiting import WAIT_S, wait_until
 
 ALICE = Identity("alice")
 BOB = Identity("bob")
@@ -150,11 +150,15 @@ def test_a_failed_job_raises_its_error_and_refunds(repo: Path, make_runner, kit)
 
 
 def test_one_job_per_lane_and_the_lane_picks_the_device(repo: Path, make_runner, kit) -> None:
-    seen_devices: list[int] = []
-    fake = kit.FakeEvaluate(delay_s=0.05)
+    devices: dict[float, int] = {}
+    both_lanes = threading.Barrier(2, timeout=WAIT_S)  # passes only while the first two jobs run at once
+    fake = kit.FakeEvaluate()
 
     def evaluate(task, candidate, repo_root, settings, store):
-        seen_devices.append(settings.device)
+        speedup = kit.speedup_of(candidate)
+        devices[speedup] = settings.device
+        if speedup in (1, 2):  # the first two in line: one on each lane
+            both_lanes.wait()
         return fake(task, candidate, repo_root, settings, store)
 
     from arena.harness.settings import HarnessSettings
@@ -163,30 +167,38 @@ def test_one_job_per_lane_and_the_lane_picks_the_device(repo: Path, make_runner,
     streams = [runner.evaluate(OPS, "", kit.candidate(f"speedup={i + 1}")) for i in range(6)]
     results = [final(stream) for stream in streams]
     assert sorted(e.score.speedup for e in results) == [1, 2, 3, 4, 5, 6]
-    assert fake.most_running <= 2 and set(seen_devices) <= {0, 1}
+    assert fake.most_running <= 2 and set(devices.values()) <= {0, 1}
+    assert {devices[1], devices[2]} == {0, 1}  # side by side, each lane on its own device
 
 
 def test_queue_position_is_reported(repo: Path, make_runner, kit) -> None:
-    runner = make_runner(repo, kit.FakeEvaluate(delay_s=0.2))
+    gate = threading.Semaphore(0)  # every job is held until the test lets it go
+    runner = make_runner(repo, kit.FakeEvaluate(gate=gate))
     streams = [runner.evaluate(OPS, "", kit.candidate(f"speedup={i + 1}")) for i in range(3)]
-    steps = list(streams[2])
+    third = iter(streams[2])
+    steps = [next(third)]
     assert steps[0].stage == "queued" and steps[0].queue_position >= 1
+    gate.release(2)  # the two ahead of it finish; the third is held running
+    while steps[-1].stage != "running":
+        steps.append(next(third))
+    gate.release()
+    steps += list(third)
     assert [s.stage for s in steps][-2:] == ["running", "done"]
 
 
 def test_a_restart_finishes_every_accepted_job(tmp_path: Path, kit) -> None:
     repo = kit.write_repo(tmp_path / "repo")
     state = tmp_path / "state"
-    slow = kit.FakeEvaluate(delay_s=0.3)
+    gate = threading.Semaphore(0)
+    slow = kit.FakeEvaluate(gate=gate)  # its job is held mid-run until the test lets it go
     first = Runner(repo, state, slow, tasks=load_tasks(repo)).start()
     with pytest.raises(StateBusy):
         Runner(repo, state, slow, tasks=load_tasks(repo))
     streams = [first.evaluate(OPS, "", kit.candidate(f"speedup={i + 1}")) for i in range(5)]
     ids = [next(iter(stream)).evaluation_id for stream in streams]
-    deadline = time.monotonic() + 5
-    while not slow.calls and time.monotonic() < deadline:
-        time.sleep(0.01)
-    first.stop(timeout_s=0.05)  # the first job is mid-run: it stays 'running' on disk
+    wait_until(lambda: slow.calls, "the first runner to start its first job")
+    first_lanes = list(first._queue._workers)
+    first.stop(timeout_s=0.05)  # the first job is held mid-run: it stays 'running' on disk
     fast = kit.FakeEvaluate()
     second = Runner(repo, state, fast, tasks=load_tasks(repo)).start()
     try:
@@ -197,7 +209,10 @@ def test_a_restart_finishes_every_accepted_job(tmp_path: Path, kit) -> None:
         assert len(slow.calls) == 1 and len(fast.calls) == 5 and slow.calls[0] in fast.calls
     finally:
         second.stop(timeout_s=2)
-    time.sleep(0.35)  # the first runner's last job ends against a closed database, silently
+        gate.release()  # the first runner's held job ends now, against its closed database, silently
+        for lane in first_lanes:
+            lane.join(WAIT_S)
+    assert not any(lane.is_alive() for lane in first_lanes)
 
 
 def test_concurrent_evaluations_count_exactly(repo: Path, make_runner, kit) -> None:
@@ -220,30 +235,27 @@ def test_concurrent_evaluations_count_exactly(repo: Path, make_runner, kit) -> N
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(10)
+        thread.join(WAIT_S)
+    assert not any(thread.is_alive() for thread in threads)
     assert sorted(outcomes) == ["ok"] * 3 + ["refused"] * 9
     assert len(fake.calls) == 3
 
 
 def test_following_stops_when_the_caller_hangs_up(repo: Path, make_runner, kit) -> None:
-    runner = make_runner(repo, kit.FakeEvaluate(delay_s=0.8))
+    gate = threading.Semaphore(0)
+    runner = make_runner(repo, kit.FakeEvaluate(gate=gate))  # the job does not change until released
     active = [True]
     stream = runner.evaluate(OPS, "", kit.candidate("speedup=2"), lambda: active[0])
     first = next(stream)
     assert first.stage in ("queued", "running")
     active[0] = False
-    started = time.monotonic()
-    assert list(stream) == []
-    assert time.monotonic() - started < 0.7
+    assert list(stream) == []  # ended while its job is held: following never waited for the job
+    gate.release()
     # The job itself runs on and is recorded.
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        try:
-            assert runner.get_evaluation(OPS, first.evaluation_id).score.speedup == 2
-            return
-        except NotReady:
-            time.sleep(0.05)
-    raise AssertionError("the evaluation never finished")
+    evaluation: Evaluation = wait_until(
+        lambda: runner.get_evaluation(OPS, first.evaluation_id), "the evaluation to finish", ignoring=(NotReady,)
+    )
+    assert evaluation.score.speedup == 2
 
 
 def test_the_real_pipeline_through_the_runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
