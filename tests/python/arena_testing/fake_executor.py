@@ -6,11 +6,13 @@ import threading
 from dataclasses import dataclass, field
 
 from arena.harness.result import HarnessResult
+from arena_testing.waiting import WAIT_S
 
 
 @dataclass
 class FakeExecutor:
-    """Answers each run with the next of `outcomes` (a result, or an exception to raise)."""
+    """Answers each run with the next of `outcomes` (a result, or an exception to raise); a run
+    waits while `gate` is shut (cleared by a test that holds a job), WAIT_S at the most."""
 
     outcomes: list[HarnessResult | Exception]
     runs: int = 0
@@ -20,7 +22,7 @@ class FakeExecutor:
         self.gate.set()
 
     def run(self, task, candidate, repo_root, settings) -> HarnessResult:  # type: ignore[no-untyped-def]
-        self.gate.wait(10)
+        self.gate.wait(WAIT_S)
         self.runs += 1
         outcome = self.outcomes.pop(0) if len(self.outcomes) > 1 else self.outcomes[0]
         if isinstance(outcome, Exception):

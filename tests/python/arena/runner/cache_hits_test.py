@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from arena.cache.sqlite_store import SqliteStore
@@ -32,12 +31,11 @@ def test_a_cache_hit_does_not_wait_for_a_busy_lane(repo: Path, make_runner, kit,
     assert next(queued).stage in ("queued", "running")  # a miss waits its turn
 
     bobs = runner.open_attempt(BOB, SOFTMAX)
-    started = time.monotonic()
+    # Answered while the gate is shut: a hit that waited for the lane would wait for the gate.
     steps = list(runner.evaluate(BOB, bobs.id, kit.candidate("speedup=2")))
-    elapsed = time.monotonic() - started
     assert [step.stage for step in steps] == ["done"] and steps[0].evaluation is not None
     assert steps[0].evaluation.cached and steps[0].evaluation.id == steps[0].evaluation_id
-    assert elapsed < 1.0 and executor.runs == 1  # the busy job still holds the lane, at the gate
+    assert executor.runs == 1  # the busy job still holds the lane, at the gate
     assert runner.get_attempt(BOB, bobs.id).iterations_left == 2  # a cached answer is an iteration
     assert runner.get_evaluation(BOB, steps[0].evaluation_id).cached
     runner.submit(BOB, bobs.id, steps[0].evaluation_id)  # and can be submitted
