@@ -4,7 +4,6 @@ RESOURCE_EXHAUSTED naming the limit, and every other agent's calls keep working.
 from __future__ import annotations
 
 import threading
-import time
 from concurrent import futures
 from pathlib import Path
 from typing import Any, cast
@@ -18,10 +17,12 @@ from arena.api.service import add_runner_service
 from arena.errors import BudgetExhausted
 from arena.runner.auth import Tokens, parse_tokens
 from arena_testing.runner_kit import fake_evaluation
+from arena_testing.waiting import WAIT_S, wait_until
 
 SOFTMAX = "tasks/triton2triton/softmax:softmax"
 SERVICE = "/arena.v1.Runner/"
-TIMEOUT_S = 10
+TIMEOUT_S = WAIT_S  # every call's deadline: it bounds a hang, and outlasts the slowest machine's setup
+HOLD_S = 5 * WAIT_S  # the most a held job waits for its release: longer than any call's deadline
 
 
 def field(number: int, payload: bytes | str) -> bytes:
@@ -39,13 +40,14 @@ def metadata(agent: str) -> tuple[tuple[str, str], ...]:
 
 
 class HeldEvaluate:
-    """A fake evaluate whose jobs wait until `release` is set: their streams stay open."""
+    """A fake evaluate whose jobs wait until `release` is set: their streams stay open (a call
+    that waited for a held stream to end would meet its own deadline first)."""
 
     def __init__(self) -> None:
         self.release = threading.Event()
 
     def __call__(self, task, candidate, repo_root, settings, store):  # type: ignore[no-untyped-def]
-        self.release.wait(30)
+        self.release.wait(HOLD_S)
         return fake_evaluation(task, candidate)
 
 
@@ -71,9 +73,9 @@ def open_attempt(channel: grpc.Channel, agent: str) -> str:
 
 
 def unary_calls_work(channel: grpc.Channel, agent: str) -> None:
-    """Calls another agent makes while the streams are held, each answered within a second."""
+    """Calls another agent makes while the streams are held, each answered while they still are."""
     for method, request in (("ListTasks", b""), ("GetTask", field(1, SOFTMAX)), ("Leaderboard", b"")):
-        channel.unary_unary(SERVICE + method)(request, metadata=metadata(agent), timeout=1.0)
+        channel.unary_unary(SERVICE + method)(request, metadata=metadata(agent), timeout=TIMEOUT_S)
     open_attempt(channel, agent)
 
 
@@ -96,12 +98,20 @@ def test_one_identity_holding_many_streams_does_not_block_anothers_calls(repo: P
             (bobs_stream,), _ = open_streams(bob, "bob", open_attempt(bob, "bob"), 1)  # bob's own Evaluate
         finally:
             held_evaluate.release.set()
-    # Once alice's streams end, their places come back. Her 141 calls spent her rate's burst: a
-    # second lets the bucket refill (50 calls/s) so the rate limit does not answer for the streams.
-    time.sleep(1.0)
+    # Once alice's streams end, their places come back. Her 141 calls spent her rate's burst, and
+    # her streams end as their jobs do: asked until a stream is let in, a refusal each time being
+    # the rate (refilled at 50 calls/s) or streams not yet ended.
     with grpc.insecure_channel(address) as alice:
-        again, refused = open_streams(alice, "alice", open_attempt(alice, "alice"), 1)
-        assert len(again) == 1 or all("request rate" in d for d in refused)
+        attempt = wait_until(lambda: open_attempt(alice, "alice"), "alice's rate to refill", ignoring=(grpc.RpcError,))
+        refusals: list[str] = []
+
+        def stream_let_in() -> bool:
+            again, refused = open_streams(alice, "alice", attempt, 1)
+            refusals.extend(refused)
+            return len(again) == 1
+
+        wait_until(stream_let_in, "alice's places to come back")
+        assert all("request rate" in d or "streams_per_identity" in d for d in refusals)
 
 
 def test_streams_of_many_identities_cannot_take_every_thread(repo: Path, make_runner) -> None:

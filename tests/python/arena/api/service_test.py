@@ -7,7 +7,6 @@ so tests import no generated module.
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 from typing import cast
 
@@ -21,6 +20,7 @@ from arena.runner.auth import Tokens, parse_tokens
 from arena.runner.runner import MAX_CHECKS, Runner
 from arena.task.load import load_tasks
 from arena_testing.raw_protobuf import field
+from arena_testing.waiting import WAIT_S, wait_until
 
 SOFTMAX = "tasks/triton2triton/softmax:softmax"
 SERVICE = "/arena.v1.Runner/"
@@ -126,17 +126,16 @@ def test_status_codes_and_the_server_keeps_serving(repo: Path, make_runner, serv
 
 
 def test_a_full_queue_refuses_with_resource_exhausted(repo: Path, make_runner, serve_runner, kit) -> None:
-    address = serve_runner(make_runner(repo, kit.FakeEvaluate(delay_s=0.5), max_pending=1)).address
+    gate = threading.Semaphore(0)  # jobs are held until the test lets them go
+    address = serve_runner(make_runner(repo, kit.FakeEvaluate(gate=gate), max_pending=1)).address
     with grpc.insecure_channel(address) as channel:
         evaluate = channel.unary_stream(SERVICE + "Evaluate")
         metadata = (("authorization", "Bearer ops-token"),)
-        streams = []
-        for i in range(2):  # one running, one pending
-            streams.append(
-                evaluate(evaluate_request("", {"kernel.py": f"speedup={i}".encode()}), metadata=metadata)
-            )
-            next(streams[-1])
-            time.sleep(0.05)
+        running = evaluate(evaluate_request("", {"kernel.py": b"speedup=0"}), metadata=metadata)
+        while b"running" not in next(running):  # out of the queue, held by its lane
+            pass
+        pending = evaluate(evaluate_request("", {"kernel.py": b"speedup=1"}), metadata=metadata)
+        next(pending)  # the one place in the queue
         refused = evaluate(
             evaluate_request("", {"kernel.py": b"speedup=9"}), metadata=metadata, timeout=TIMEOUT_S
         )
@@ -145,14 +144,16 @@ def test_a_full_queue_refuses_with_resource_exhausted(repo: Path, make_runner, s
         error = cast(grpc.RpcError, caught.value)
         assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
         assert "pending" in (error.details() or "")
-        for stream in streams:
-            stream.cancel()
+        running.cancel()
+        pending.cancel()
+    gate.release(2)
 
 
 def test_cancelled_streams_give_their_threads_back(repo: Path, make_runner, kit, tokens) -> None:
     from arena.api.server import create_server
 
-    runner = make_runner(repo, kit.FakeEvaluate(delay_s=3.0))
+    gate = threading.Semaphore(0)
+    runner = make_runner(repo, kit.FakeEvaluate(gate=gate))  # its jobs do not change until released
     server, port = create_server("127.0.0.1:0", runner, tokens, max_workers=2)
     server.start()
     address = f"127.0.0.1:{port}"
@@ -160,8 +161,8 @@ def test_cancelled_streams_give_their_threads_back(repo: Path, make_runner, kit,
         with grpc.insecure_channel(address) as channel:
             evaluate = channel.unary_stream(SERVICE + "Evaluate")
             metadata = (("authorization", "Bearer ops-token"),)
-            # Both threads of the server follow a job that will not change for 3 s: the first
-            # one running, the second one first in line behind it.
+            # Both threads of the server follow a job that will not change while the test holds
+            # it: the first one running, the second one first in line behind it.
             running = evaluate(evaluate_request("", {"kernel.py": b"speedup=1"}), metadata=metadata)
             while b"running" not in next(running):
                 pass
@@ -169,18 +170,13 @@ def test_cancelled_streams_give_their_threads_back(repo: Path, make_runner, kit,
             next(waiting)
             running.cancel()
             waiting.cancel()
-        started = time.monotonic()
-        deadline = started + 2.0
-        while True:  # served again well before the slow jobs change state
-            try:
-                assert_serving(address)
-                break
-            except grpc.RpcError:
-                assert time.monotonic() < deadline, "the cancelled streams still hold the server's threads"
-                time.sleep(0.05)
-        assert time.monotonic() - started < 2.0
+        # Served again while both jobs are still held: the cancelled streams gave their threads back.
+        wait_until(
+            lambda: SOFTMAX.encode() in call(address, "ListTasks", b""), "a free thread", ignoring=(grpc.RpcError,)
+        )
     finally:
         server.stop(0).wait(5)
+        gate.release(2)
 
 
 def test_twenty_four_agents_at_once(repo: Path, make_runner, serve_runner, kit) -> None:
@@ -238,8 +234,10 @@ def test_a_server_restarted_on_its_state_finishes_every_accepted_job(tmp_path: P
 
     repo = kit.write_repo(tmp_path / "repo")
     state = tmp_path / "state"
-    slow = kit.FakeEvaluate(delay_s=0.3)
+    gate = threading.Semaphore(0)
+    slow = kit.FakeEvaluate(gate=gate)  # a job it started is held mid-run until the test lets it go
     runner = Runner(repo, state, slow, tasks=load_tasks(repo)).start()
+    first_lanes = list(runner._queue._workers)
     server, port = create_server("127.0.0.1:0", runner, tokens)
     server.start()
     ids: list[str] = []
@@ -275,4 +273,7 @@ def test_a_server_restarted_on_its_state_finishes_every_accepted_job(tmp_path: P
     finally:
         server.stop(0).wait(5)
         runner.stop(timeout_s=2)
-        time.sleep(0.35)  # the first runner's interrupted job ends quietly against its closed state
+        gate.release()  # the first runner's interrupted job ends now, quietly, against its closed state
+        for lane in first_lanes:
+            lane.join(WAIT_S)
+    assert not any(lane.is_alive() for lane in first_lanes)
