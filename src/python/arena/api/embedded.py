@@ -1,8 +1,10 @@
 """A runner inside the client's process, for when no runner address is configured.
 
 It serves on 127.0.0.1 (a port the OS picks) with a fresh operator token only this process knows.
-State lives in <repo>/.arena/runner; when another runner holds it, in a private folder beside it,
-removed on stop. The score cache, <repo>/.arena/scores.sqlite, is shared either way.
+State lives in `arena serve`'s default folder ($XDG_STATE_HOME/arena/runner, outside the
+repository: arena.runner.folders); when another runner holds it, in a private folder beside it,
+removed on stop. The score cache ($ARENA_CACHE_DIR, else $XDG_CACHE_HOME/arena: scores.sqlite)
+is shared either way.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import grpc
 from arena.api.server import STOP_GRACE_S, create_server
 from arena.errors import StateBusy
 from arena.runner.auth import Identity, Tokens, new_token
+from arena.runner.folders import runner_state, score_cache_folder
 from arena.runner.run_folders import sweep_run_folders
 from arena.runner.runner import Runner, open_runner
 
@@ -47,13 +50,13 @@ def start_embedded_runner(
     private_state = None
     if runner is None:
         sweep_run_folders()  # what killed runs left behind, once per process that starts a runner
-        state = repo_root / ".arena"
-        store_path = state / "scores.sqlite"
+        state = runner_state()
+        store_path = score_cache_folder() / "scores.sqlite"
         try:
-            runner = open_runner(repo_root, state / "runner", store_path=store_path)
+            runner = open_runner(repo_root, state, store_path=store_path)
         except StateBusy:
-            state.mkdir(parents=True, exist_ok=True)
-            private_state = Path(tempfile.mkdtemp(prefix="runner-", dir=state))
+            state.parent.mkdir(parents=True, exist_ok=True)
+            private_state = Path(tempfile.mkdtemp(prefix="runner-", dir=state.parent))
             runner = open_runner(repo_root, private_state, store_path=store_path)
     token = new_token()
     known = Tokens({token: Identity(LOCAL_AGENT, operator=True), **(agents or {})})

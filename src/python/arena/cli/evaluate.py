@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -21,12 +20,12 @@ from arena.evaluation.evaluate import evaluate, evaluate_directory, settings_for
 from arena.evaluation.evaluation import Evaluation
 from arena.harness.settings import BACKENDS, WARM_INPUTS, HarnessSettings
 from arena.report.table import format_evaluation
+from arena.runner.folders import score_cache_folder
 from arena.task.load import load_task
 from arena.task.task import Task
 
 HELP = "evaluate a candidate on a task: compile, check, time, score"
 EXIT_CALLER_ERROR = 2
-CACHE_DIR_VARIABLE = "ARENA_CACHE_DIR"
 STORE_NAME = "scores.sqlite"
 
 
@@ -74,12 +73,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_runner_arguments(parser)
 
 
-def open_store(repo_root: Path, disabled: bool = False) -> SqliteStore | None:
-    """The score cache: $ARENA_CACHE_DIR/scores.sqlite, else <repo>/.arena/scores.sqlite."""
+def open_store(disabled: bool = False) -> SqliteStore | None:
+    """The score cache: $ARENA_CACHE_DIR/scores.sqlite, else $XDG_CACHE_HOME/arena/scores.sqlite
+    (~/.cache/arena: arena.runner.folders), shared by every checkout on this machine."""
     if disabled:
         return None
-    folder = Path(os.environ[CACHE_DIR_VARIABLE]) if os.environ.get(CACHE_DIR_VARIABLE) else repo_root / ".arena"
-    return SqliteStore(folder / STORE_NAME)
+    return SqliteStore(score_cache_folder() / STORE_NAME)
 
 
 def settings_from_args(args: argparse.Namespace, task: Task) -> HarnessSettings:
@@ -150,9 +149,9 @@ def run(args: argparse.Namespace) -> int:
     if runner_address(args):
         evaluation = evaluate_remotely(args, task, settings)
     elif args.candidate is None:
-        evaluation = evaluate(task, None, repo_root, settings, open_store(repo_root, args.no_cache))
+        evaluation = evaluate(task, None, repo_root, settings, open_store(args.no_cache))
     else:
-        evaluation = evaluate_directory(task, args.candidate, repo_root, settings, open_store(repo_root, args.no_cache))
+        evaluation = evaluate_directory(task, args.candidate, repo_root, settings, open_store(args.no_cache))
     # With JSON on stdout, the human report goes to stderr so the JSON stays parseable.
     report = sys.stderr if args.json == "-" else sys.stdout
     print(format_evaluation(evaluation), file=report)

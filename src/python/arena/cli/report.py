@@ -67,7 +67,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def open_library(repo_root: Path, no_cache: bool) -> Library:
     """The checkout's tasks and the score cache `arena evaluate` and `arena suite` write."""
-    return Library(load_tasks(repo_root), repo_root, open_store(repo_root, no_cache))
+    return Library(load_tasks(repo_root), repo_root, open_store(no_cache))
 
 
 def read_sets(inputs: list[SetInput], library: Library, category: str) -> list[ResultSet]:

@@ -2,9 +2,10 @@
 stored evaluation again.
 
 ID is any id the CLI or a runner returned: an evaluation id or cache key from the score cache
-($ARENA_CACHE_DIR/scores.sqlite, else <repo>/.arena/scores.sqlite), an evaluation id a runner
-returned (its state folder, --runner-state, default <repo>/.arena/runner: the job and the
-candidate it evaluated, or its score cache), or a JSON file written by `arena evaluate --json`.
+($ARENA_CACHE_DIR/scores.sqlite, else ~/.cache/arena/scores.sqlite), an evaluation id a runner
+returned (its state folder, --runner-state, default ~/.local/state/arena/runner, `arena serve`'s
+default --state: the job and the candidate it evaluated, or its score cache; arena.runner.folders),
+or a JSON file written by `arena evaluate --json`.
 The task must be unchanged (same digest) and the candidate's files known (the runner's job, or
 kept beside the cache: arena.cache.blobs). The new run bypasses the cache. It compares status,
 compiled and correct; per case, correctness and the speedup (confidence intervals overlap, or
@@ -32,6 +33,7 @@ from arena.errors import ArenaError, UnknownTask
 from arena.evaluation.evaluate import Store, evaluate, settings_for_machine
 from arena.evaluation.evaluation import Evaluation
 from arena.harness.settings import BACKENDS, HarnessSettings
+from arena.runner.folders import runner_state as default_runner_state
 from arena.scoring.records import CaseResult
 from arena.scoring.score import POINTS_PER_SPEEDUP, score_evaluation
 from arena.task.digest import task_digest
@@ -41,7 +43,6 @@ from arena.task.task import Task
 HELP = "run a stored evaluation again and say whether the new result agrees with it"
 EXIT_DIFFERS = 1
 HIDDEN_MARK = "~hidden"
-RUNNER_STATE = Path(".arena") / "runner"  # under the repository: `arena serve`'s default --state
 RUNNER_JOBS, RUNNER_SCORES = "runner.sqlite", "scores.sqlite"
 _POINTS_SLACK = 0.01  # points: rounding in a stored record
 
@@ -84,7 +85,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--runner-state",
         type=Path,
         metavar="DIR",
-        help=f"a runner's state folder, for the ids it returned (default: <repo>/{RUNNER_STATE})",
+        help="a runner's state folder, for the ids it returned (default: arena serve's, $XDG_STATE_HOME/arena/runner)",
     )
 
 
@@ -94,9 +95,9 @@ class NotReproducible(ArenaError):
 
 def run(args: argparse.Namespace) -> int:
     repo_root: Path = args.repo_root
-    store = open_store(repo_root)
+    store = open_store()
     assert store is not None  # never disabled here
-    runner_state = args.runner_state or repo_root / RUNNER_STATE
+    runner_state = args.runner_state or default_runner_state()
     try:
         stored, from_runner = load_stored(store.path, args.evaluation, runner_state)
         task = current_task(stored, repo_root)

@@ -21,6 +21,7 @@ from arena.executors.local import LocalExecutor
 from arena.executors.remote import RemoteExecutor
 from arena.runner.auth import load_tokens
 from arena.runner.devices import discover_lanes, parse_lanes
+from arena.runner.folders import runner_state
 from arena.runner.run_folders import sweep_run_folders
 from arena.runner.runner import MAX_ATTEMPTS, MAX_CHECKS, MAX_REFUNDS, MAX_TRIES, open_runner
 
@@ -46,7 +47,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--tokens", type=Path, metavar="FILE", help="agent:token[:operator] entries (also read: ARENA_TOKENS)"
     )
     parser.add_argument(
-        "--state", type=Path, metavar="DIR", help="queue, attempts and score cache (default .arena/runner)"
+        "--state",
+        type=Path,
+        metavar="DIR",
+        help="queue, attempts and score cache (default $XDG_STATE_HOME/arena/runner: ~/.local/state/arena/runner)",
     )
     parser.add_argument(
         "--devices", metavar="0,1|cpu", help="device lanes (default: ARENA_DEVICES or discovered)"
@@ -148,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
     # codegen; every other `arena` command (and --help) must work without them.
     from arena.api.server import create_server, serve
 
-    state = args.state or args.repo_root / ".arena" / "runner"
+    state = args.state or runner_state()
     try:
         limits = replace(
             CallLimits(), streams_per_identity=args.streams_per_identity, calls_per_second=args.calls_per_second

@@ -173,7 +173,7 @@ def local_runner(tasks: list[Task], count: int, args: argparse.Namespace) -> Ite
     both, is what a later run reuses.
     """
     settings = {task.address: settings_from_args(args, task) for task in tasks}
-    store = open_store(args.repo_root, args.no_cache)
+    store = open_store(args.no_cache)
     with tempfile.TemporaryDirectory(prefix="arena-suite-") as state:
         runner = Runner(
             args.repo_root,

@@ -11,6 +11,7 @@ import pytest
 
 from arena.harness.result import CaseOutcome, HarnessResult, StageLog
 from arena_testing.add_task import ADD_FILES, write_add_task
+from arena_testing.xdg import private_xdg  # noqa: F401 (autouse: default folders under tmp_path)
 
 
 @pytest.fixture

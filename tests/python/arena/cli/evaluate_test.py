@@ -63,12 +63,13 @@ def test_no_cache_runs_every_time_and_writes_nothing(
     assert (settings.check_only, settings.backend, settings.timeout_s) == (True, "cpu", 30.0)
 
 
-def test_the_default_store_is_in_the_repository(
-    add_repo: Path, fake_harness: list[Any], cpu_machine: Any, monkeypatch: pytest.MonkeyPatch
+def test_the_default_store_is_in_the_xdg_cache_outside_the_repository(
+    add_repo: Path, fake_harness: list[Any], cpu_machine: Any, private_xdg: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("ARENA_CACHE_DIR", raising=False)
     assert _arena(add_repo) == 0
-    assert (add_repo / ".arena" / "scores.sqlite").is_file()
+    assert (private_xdg / "cache" / "arena" / "scores.sqlite").is_file()  # $XDG_CACHE_HOME/arena
+    assert not (add_repo / ".arena").exists()
 
 
 def test_a_candidate_outside_the_allow_list_ran_and_is_invalid(

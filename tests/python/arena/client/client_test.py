@@ -38,17 +38,20 @@ def test_an_embedded_runner_when_no_address_is_configured(
 
 
 def test_the_real_embedded_runner_shares_its_state_folder_safely(
-    repo: Path, monkeypatch: pytest.MonkeyPatch
+    repo: Path, private_xdg: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("ARENA_RUNNER", raising=False)
+    monkeypatch.delenv("ARENA_CACHE_DIR", raising=False)
     monkeypatch.setenv("ARENA_DEVICES", "cpu")
+    state = private_xdg / "state" / "arena"  # $XDG_STATE_HOME/arena, outside the repository
     with Client(repo_root=repo) as first, Client(repo_root=repo) as second:
         assert first.address != second.address
         assert [task.name for task in second.list_tasks()] == ["softmax"]
-        private = [p for p in (repo / ".arena").iterdir() if p.name.startswith("runner-")]
+        private = [p for p in state.iterdir() if p.name.startswith("runner-")]
         assert len(private) == 1
-    assert not [p for p in (repo / ".arena").iterdir() if p.name.startswith("runner-")]
-    assert (repo / ".arena" / "runner" / "runner.sqlite").is_file()
+    assert not [p for p in state.iterdir() if p.name.startswith("runner-")]
+    assert (state / "runner" / "runner.sqlite").is_file()
+    assert (private_xdg / "cache" / "arena" / "scores.sqlite").is_file() and not (repo / ".arena").exists()
 
 
 def test_address_and_token_from_the_environment_and_errors_as_arena_exceptions(

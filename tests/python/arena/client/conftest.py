@@ -13,6 +13,7 @@ from arena.runner.runner import Runner
 from arena.scoring.records import Score
 from arena.task.load import load_tasks
 from arena.task.task import Task
+from arena_testing.xdg import private_xdg  # noqa: F401 (autouse: default folders under tmp_path)
 
 BUILD = """
 kernel_task(
