@@ -40,14 +40,15 @@ def test_a_folder_whose_owner_is_gone_is_removed(tmp_path: Path) -> None:
 
 def test_a_folder_of_a_live_process_is_kept(tmp_path: Path) -> None:
     mine = run_folder(tmp_path, os.getpid())
-    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    # Alive until the test lets it go: it waits for its stdin to close, however long the sweep takes.
+    waiter = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
     try:
-        theirs = run_folder(tmp_path, sleeper.pid)
+        theirs = run_folder(tmp_path, waiter.pid)
         assert sweep_run_folders(tmp_path) == []
         assert mine.is_dir() and theirs.is_dir()
     finally:
-        sleeper.kill()
-        sleeper.wait()
+        waiter.kill()
+        waiter.wait()
     assert sweep_run_folders(tmp_path) == [theirs]  # once it is gone, so is its folder
 
 

@@ -2,6 +2,8 @@
 # Static: threading/_thread/concurrent imports are forbidden. At run time: no Python thread may
 # outlive the checked calls (and the outputs are checked after the call returns).
 # Expected verdict: CHEAT_DETECTED.
+# The threads and processes the candidates leave behind sleep an hour: longer than a test can run
+# (Pants stops it at 600 s), so the judge's count never depends on how fast its calls were.
 
 from arena_testing.harness_tasks import TRITON_ADD
 
@@ -34,7 +36,7 @@ def test_thread_started_through_a_back_door(run_candidate):
         def add(x, y):
             z = torch.empty_like(x)
             _k[(triton.cdiv(x.numel(), 1024),)](x, y, z, x.numel(), BLOCK=1024)
-            threading.Thread(target=time.sleep, args=(30,), daemon=True).start()
+            threading.Thread(target=time.sleep, args=(3600,), daemon=True).start()
             return z
     """)
     assert result.status == "CHEAT_DETECTED"
@@ -47,7 +49,7 @@ def test_a_process_left_running_beside_the_calls(run_candidate):
     spawn = (
         "\nimport os\n"
         "_sys = getattr(os, 'sy' + 's')\n"
-        "getattr(os, 'posix_sp' + 'awn')(_sys.executable, [_sys.executable, '-c', 'import time; time.sleep(60)'], {})\n"
+        "getattr(os, 'posix_sp' + 'awn')(_sys.executable, [_sys.executable, '-c', 'import time; time.sleep(3600)'], {})\n"
     )
     result = run_candidate(TRITON_ADD + spawn)
     assert result.status == "CHEAT_DETECTED", (result.status, result.errors)
@@ -62,7 +64,7 @@ def test_a_thread_python_does_not_know_of_is_counted_by_the_kernel(run_candidate
     sneaky = TRITON_ADD.replace(
         "def add(x, y):\n",
         "import os as _os\n_low = getattr(_os, 'sy' + 's').modules['_thr' + 'ead']\n\n\ndef add(x, y):\n"
-        "    getattr(_low, 'start_new_' + 'thread')(getattr(_os, 'sy' + 's').modules['time'].sleep, (60,))\n",
+        "    getattr(_low, 'start_new_' + 'thread')(getattr(_os, 'sy' + 's').modules['time'].sleep, (3600,))\n",
     )
     assert "'start_new_' + 'thread'" in sneaky
     result = run_candidate(sneaky)
