@@ -4,7 +4,6 @@ executor's environment (so its provenance and cache keys are its own)."""
 from __future__ import annotations
 
 import threading
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from arena.harness.settings import HarnessSettings
 from arena.runner.auth import Identity
 from arena.runner.runner import Runner
 from arena.task.task import Task
+from arena_testing.waiting import wait_until
 
 OPS = Identity("ops", operator=True)
 
@@ -91,9 +91,7 @@ def test_each_lane_prepares_its_executor_on_its_own_thread_at_start(
     executor = _PreparingExecutor()
     runner = _runner(scale_repo, scale_task, tmp_path / "state", executor, lanes=("0", "1"))
     try:
-        deadline = time.monotonic() + 10
-        while len(executor.prepared) < 2 and time.monotonic() < deadline:
-            time.sleep(0.01)
+        wait_until(lambda: len(executor.prepared) >= 2, "both lanes to prepare")
     finally:
         runner.stop()
     assert sorted(executor.prepared) == [("0", "arena-lane-0"), ("1", "arena-lane-1")]
