@@ -2,8 +2,12 @@
 control plane (CLI, runner, service) that starts them.
 
 Two kinds:
-- "bundled": this process's own interpreter and import path (a checkout under Pants, or an
-  artifact built with the CPU torch inside). The default.
+- "bundled": this process's own interpreter (a checkout under Pants, or an artifact built with
+  the CPU torch inside). The default. Its children's import path is built from explicit roots,
+  never from this process's sys.path (which holds the working folder under `python -m`, a
+  checkout's root when started from one): the folder holding the arena package (a PEX's code
+  folder), the generated protobuf code's when it lies elsewhere, and the folders the
+  interpreter's installed distributions lie in (site-packages; a PEX's installed wheels).
 - "host": an interpreter named by ARENA_PYTHON (or a command's --python), e.g. a GPU machine's
   python3 with its CUDA or ROCm PyTorch. Children get only the arena package on their import
   path (a folder linking to it); torch, triton and numpy come from that interpreter's own
@@ -19,10 +23,13 @@ on disk per interpreter and package versions.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
+import site
 import subprocess
 import sys
+import sysconfig
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -83,7 +90,7 @@ class Measurement:
     python: str
     path: tuple[str, ...]
     versions: Mapping[str, str] = field(default_factory=dict)  # python and PACKAGES, as the interpreter has them
-    folders: tuple[str, ...] = ()  # its prefixes and import path: what a sandbox must show read-only
+    folders: tuple[str, ...] = ()  # its prefixes and import roots: what a sandbox must show read-only
 
     def describe(self) -> str:
         torch = self.versions.get("torch", "no torch")
@@ -115,10 +122,60 @@ def forget_measurements() -> None:
 @lru_cache(maxsize=4)
 def _measurement(python: str) -> Measurement:
     if not python:
-        path = tuple(os.path.abspath(p) for p in sys.path if p and os.path.isdir(p))
-        return _checked(_described("bundled", sys.executable, path))
+        return _checked(_described("bundled", sys.executable, import_roots()))
     resolved = _resolve(python)
     return _checked(_described("host", resolved, (str(_arena_only()),)))
+
+
+def import_roots() -> tuple[str, ...]:
+    """The bundled environment's import path for harness children, from explicit roots only: the
+    folder holding the arena package, the generated protobuf code's root when it is another, then
+    the interpreter's site-packages and the folders its installed distributions lie in (a PEX's
+    installed wheels), in the order this interpreter searches them (a PEX leaves the base
+    interpreter's site-packages off: so do its children). Never an entry of sys.path as such:
+    `python -m arena.cli.main` puts its working folder there (a checkout's root: tasks,
+    exemplars, .arena), and a test runner its own folders."""
+    searched: dict[str, int] = {}
+    for index, entry in enumerate(sys.path):
+        if entry:
+            searched.setdefault(os.path.realpath(entry), index)
+    installed = [*site.getsitepackages(), *(sysconfig.get_path(name) for name in ("purelib", "platlib"))]
+    installed += [_distribution_root(dist) for dist in _distributions()]
+    found = sorted(
+        (root for root in set(installed) if root and os.path.realpath(root) in searched),
+        key=lambda root: searched[os.path.realpath(root)],
+    )
+    return _unique((str(ARENA_PACKAGE.parent), _package_root("arena.v1"), *found))
+
+
+def _package_root(name: str) -> str:
+    """The folder the package `name` is imported from lies in, its top package's parent ("" when
+    it is not importable here)."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return ""
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    if not locations:
+        return ""
+    folder = Path(locations[0])
+    for _ in name.split("."):
+        folder = folder.parent
+    return str(folder)
+
+
+def _distributions() -> list[object]:
+    import importlib.metadata as metadata
+
+    return list(metadata.distributions())
+
+
+def _distribution_root(dist: object) -> str:
+    """The folder a distribution's files lie in (the one holding its .dist-info)."""
+    try:
+        return str(Path(str(dist.locate_file(""))).resolve())  # type: ignore[attr-defined]
+    except (OSError, TypeError, ValueError, AttributeError):
+        return ""
 
 
 def _arena_only() -> Path:
@@ -188,7 +245,8 @@ def _described(kind: str, python: str, path: tuple[str, ...]) -> Measurement:
             except metadata.PackageNotFoundError:
                 pass
         importable = {m: util.find_spec(m) is not None for m in REQUIRED}
-        folders = (sys.prefix, sys.base_prefix, sys.exec_prefix, *path)
+        interpreter = os.path.dirname(os.path.realpath(sys.executable))
+        folders = (sys.prefix, sys.base_prefix, sys.exec_prefix, interpreter, *path)
         return _with_missing(Measurement(kind, python, path, versions, _unique(folders)), importable)
     answer = _run(python, path, _DESCRIBE, ",".join(PACKAGES))
     versions = {"python": str(answer.get("python", "")), **{k: str(v) for k, v in _mapping(answer, "versions").items()}}

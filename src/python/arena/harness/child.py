@@ -29,6 +29,14 @@ def die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
 
 
+def leave_working_folder_off_the_path() -> None:
+    """`python -m` puts the working folder (the job's scratch, which candidate code writes) first
+    on the import path; PYTHONSAFEPATH keeps it off from Python 3.11 on, this on older ones. A
+    module imported later by name must come from the explicit roots, never from there."""
+    here = os.path.realpath(os.getcwd())
+    sys.path[:] = [p for p in sys.path if p and os.path.realpath(p) != here]
+
+
 def _preload() -> None:
     """What every job needs, imported before the job arrives (and before any candidate code, so
     timing.py seizes the clock functions as torch defines them). Not Triton: its language
@@ -40,6 +48,7 @@ def _preload() -> None:
 
 def main() -> None:
     die_with_parent()
+    leave_working_folder_off_the_path()
     from arena.harness.candidate_worker import CandidateWorker
 
     # The candidate's process first: its `import torch` runs beside ours, not after it (on the

@@ -42,7 +42,7 @@ from arena.harness.job import (
 )
 from arena.harness.kernel_cache import MANAGER, TRUSTED_VARIABLE, promote, trusted_root
 from arena.harness.result import HarnessResult
-from arena.harness.sandbox import sandboxed
+from arena.harness.sandbox import read_only_folders, refuse_exposed, sandboxed
 from arena.harness.settings import HarnessSettings
 from arena.harness.version import trusted_digest
 from arena.task.task import Task
@@ -75,8 +75,9 @@ def run_harness(
     chosen, refused = screen_candidate(task, candidate, repo_root)
     if refused is not None:
         return refused
-    child = standby.take() if standby is not None else Child()
+    child = standby.take() if standby is not None else Child(hidden=(repo_root,))
     try:
+        refuse_exposed(child.shown, hidden=(repo_root,))  # a child started ahead: before its job
         lay_out(task, chosen, repo_root, child.work)
         key = secrets.token_bytes(32)
         dirs = {name: str(child.work / name) for name in FOLDERS}
@@ -96,7 +97,8 @@ class Child:
     """One started `python -m arena.harness.child`, in its own session and temporary folder,
     waiting for its job on stdin. Used for one job, then closed."""
 
-    def __init__(self) -> None:
+    def __init__(self, hidden: tuple[Path, ...] = ()) -> None:
+        """`hidden`: folders the child must not be shown (the repository the tasks come from)."""
         # The parent's pid in the name: a runner started later sweeps the folders of dead parents
         # (arena.runner.run_folders) and leaves a live one's alone.
         self._folder = tempfile.TemporaryDirectory(prefix=f"arena-run-{os.getpid()}-")
@@ -109,8 +111,17 @@ class Child:
         argv = [measurement.python, "-m", "arena.harness.child"]
         self.sandbox = sandbox_tool()  # "" where this machine offers none (recorded in the environment)
         self.kernels = trusted_root()  # compiled trusted kernels, read-only to the child
-        if self.sandbox:
-            argv = sandboxed(argv, self.work, read_only=(self.kernels, *map(Path, measurement.folders)))
+        self.shown: tuple[str, ...] = ()  # the folders the child sees read-only
+        try:
+            if self.sandbox:
+                shown = (self.kernels, *map(Path, measurement.folders))
+                argv = sandboxed(argv, self.work, read_only=shown, hidden=hidden)
+                self.shown = tuple(read_only_folders(tuple(map(str, shown))))
+        except BaseException:
+            os.close(self.result_fd)
+            os.close(write_fd)
+            self._folder.cleanup()
+            raise
         try:
             self.process = subprocess.Popen(
                 argv,
@@ -232,6 +243,8 @@ def _child_env(
         PYTHONDONTWRITEBYTECODE="1",
         PYTHONNOUSERSITE="1",
         PYTHONUNBUFFERED="1",
+        # Not the working folder first on the import path (`-m` puts it there): the job's scratch.
+        PYTHONSAFEPATH="1",
     )
     if sandboxed:
         env[SANDBOXED_VARIABLE] = "1"  # the child then reports processes left in its PID namespace

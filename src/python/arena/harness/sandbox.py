@@ -1,11 +1,14 @@
 """The OS sandbox around a harness child (bubblewrap), where this machine allows one.
 
 What the child sees, and why:
-- its own mount namespace holding only the system folders (read-only), the Python it runs and
-  the folders on its import path (read-only), the GPU's device nodes, and its job folder: task/
-  and baseline/ read-only, candidate/, work/, home/ and triton/ writable. The repository (its
+- its own mount namespace holding only the system folders (read-only), the toolchains, the
+  measurement environment's explicit roots (read-only: the interpreter's prefixes, the folder
+  holding the arena package, site-packages; never the launcher's import path or working
+  folder: environment/measurement.py), the GPU's device nodes, and its job folder: task/ and
+  baseline/ read-only, candidate/, work/, home/ and triton/ writable. The repository (its
   exemplars), the score cache and its key, the runner's state and other runs' folders are not
-  there at all; /tmp is a fresh tmpfs.
+  there at all; /tmp is a fresh tmpfs. A folder to be shown that holds one of them (a checkout's
+  root, a .arena folder, a score cache) is refused, and no child starts (refuse_exposed).
 - its own network namespace (no interface but loopback), IPC, UTS and cgroup namespaces.
 - its own PID namespace: bubblewrap is its init, so when the child exits, the kernel kills every
   process the candidate started (daemons included); nothing outlives the evaluation. Bubblewrap
@@ -18,9 +21,11 @@ What the child sees, and why:
 from __future__ import annotations
 
 import os
-import sys
+from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
+
+from arena.errors import UnusableEnvironment
 
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
 # Device nodes a GPU runtime opens (NVIDIA: /dev/nvidia*; AMD: /dev/kfd and /dev/dri).
@@ -32,17 +37,28 @@ NOBODY = "65534"
 # candidate's own folder stays writable. A build writes byte code to PYTHONPYCACHEPREFIX (scratch)
 # and other outputs outside the code base (docs/task-format.md), or the baseline's build fails.
 TRUSTED_FOLDERS = ("task", "baseline")
+# What a folder shown to a child must not hold at its top: a checkout (its tasks and exemplars),
+# .arena; nor there or one folder down, the runner's and the score cache's files
+# (arena/runner/runner.py, arena/cache/sqlite_store.py; the XDG state folder holds runner/).
+STATE_MARKERS = (".arena", "pants.toml")
+STATE_FILES = ("scores.sqlite", "scores.key", "runner.sqlite")
 
 
-def sandboxed(argv: list[str], work: Path, read_only: tuple[Path, ...] = ()) -> list[str]:
+def sandboxed(
+    argv: list[str], work: Path, read_only: tuple[Path, ...] = (), hidden: tuple[Path, ...] = ()
+) -> list[str]:
     """`argv` run inside bubblewrap with the job folder `work` and the folders `read_only` (the
-    trusted kernel layer) mounted read-only (see the module's docstring)."""
+    trusted kernel layer, the measurement environment's roots) mounted read-only (see the
+    module's docstring). UnusableEnvironment when a folder to be shown holds what a child must
+    not see, or holds one of `hidden` (the repository)."""
+    folders = read_only_folders(tuple(map(str, read_only)))
+    refuse_exposed(folders, hidden)
     command = ["bwrap", "--unshare-all", "--unshare-user", "--uid", NOBODY, "--gid", NOBODY]
     command += ["--die-with-parent", "--new-session", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
     command += ["--ro-bind", "/sys", "/sys"]
     for device in _gpu_devices():
         command += ["--dev-bind", str(device), str(device)]
-    for folder in [*_read_only_folders(), *map(str, read_only)]:
+    for folder in folders:
         command += ["--ro-bind", folder, folder]
     command += ["--bind", str(work), str(work)]
     for name in TRUSTED_FOLDERS:
@@ -50,29 +66,81 @@ def sandboxed(argv: list[str], work: Path, read_only: tuple[Path, ...] = ()) -> 
     return command + ["--chdir", str(work / "work"), "--", *argv]
 
 
-def _gpu_devices() -> list[Path]:
-    return sorted(path for pattern in GPU_DEVICES for path in Path("/dev").glob(pattern))
+def read_only_folders(extra: tuple[str, ...] = ()) -> list[str]:
+    """The folders a child is shown read-only: the system folders, the toolchains and `extra`,
+    each once (a folder inside another listed one is covered by it), with the folders their
+    entries link to (a PEX's unzipped layout links its packages in from elsewhere). Refused
+    (UnusableEnvironment) when one holds what a child must not see (refuse_exposed)."""
+    tools = tuple(os.environ[name] for name in TOOL_VARIABLES if os.environ.get(name))
+    return list(_read_only_folders((*SYSTEM, *tools, *extra)))
 
 
-def _read_only_folders() -> list[str]:
-    """The system folders, the interpreter's prefixes, the import path (and the folders its entries
-    link to) and the toolchains, each once (a folder inside another listed one is covered by it)."""
-    wanted: Iterable[str] = (
-        *SYSTEM,
-        sys.prefix,
-        sys.base_prefix,
-        sys.exec_prefix,
-        str(Path(sys.executable).resolve().parent),
-        *(os.path.abspath(p) for p in sys.path if p),
-        *(os.environ[name] for name in TOOL_VARIABLES if os.environ.get(name)),
-    )
-    folders = [p for p in wanted if os.path.isdir(p)]
-    # A PEX's unzipped layout links its packages in from elsewhere (../../user_code/...).
+@lru_cache(maxsize=8)
+def _read_only_folders(wanted: tuple[str, ...]) -> tuple[str, ...]:
+    folders = [os.path.abspath(p) for p in wanted if os.path.isdir(p)]
     linked = [os.path.realpath(entry.path) for f in folders for entry in os.scandir(f) if entry.is_symlink()]
     folders += [p for p in linked if os.path.isdir(p)]
     existing = sorted({os.path.realpath(p) for p in folders} | set(folders))
     kept: list[str] = []
     for folder in existing:  # sorted: a parent comes before its children
-        if not any(folder == k or folder.startswith(k.rstrip("/") + "/") for k in kept):
+        if not any(_inside(folder, k) for k in kept):
             kept.append(folder)
-    return kept
+    refuse_exposed(kept)
+    return tuple(kept)
+
+
+def refuse_exposed(folders: Iterable[str], hidden: Iterable[Path | str] = ()) -> None:
+    """UnusableEnvironment when a folder a child would be shown holds, at its top, a checkout (a
+    pants.toml, a tasks/ tree of BUILD files), a runner's state or a score cache (.arena;
+    scores.sqlite, scores.key, runner.sqlite there or one folder down), or holds any of `hidden` (the repository the
+    tasks are read from) anywhere below it: a child would then read the exemplars, the
+    references, or the cache's key. Nothing is started."""
+    secret = [os.path.realpath(path) for path in hidden]
+    for folder in folders:
+        found = exposed_state(folder) or next((s for s in secret if _inside(s, os.path.realpath(folder))), "")
+        if found:
+            raise UnusableEnvironment(
+                f"a harness child would be shown {folder}, which holds {found}: the sandbox shows a child only the "
+                "interpreter, the arena package and its site-packages, so install arena or the measurement "
+                "environment outside the repository and the runner's state (docs/harness.md, 'The OS sandbox')"
+            )
+
+
+def exposed_state(folder: str | Path) -> str:
+    """What `folder` holds at its top that no child may see ("" for nothing)."""
+    root = Path(folder)
+    for name in STATE_MARKERS + STATE_FILES:
+        if os.path.lexists(root / name):
+            return str(root / name)
+    try:
+        below = [Path(e.path) for e in os.scandir(root) if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        below = []
+    for name in STATE_FILES:
+        found = next((f / name for f in below if os.path.lexists(f / name)), None)
+        if found is not None:
+            return str(found)
+    tasks = root / "tasks"
+    if tasks.is_dir() and any(_build_files(tasks)):
+        return f"{tasks} (a tree of task declarations)"
+    return ""
+
+
+def _build_files(tasks: Path, depth: int = 3) -> Iterable[Path]:
+    try:
+        entries = list(os.scandir(tasks))
+    except OSError:
+        return
+    for entry in entries:
+        if entry.name == "BUILD" or entry.name.startswith("BUILD."):
+            yield Path(entry.path)
+        elif depth > 1 and entry.is_dir(follow_symlinks=False):
+            yield from _build_files(Path(entry.path), depth - 1)
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def _gpu_devices() -> list[Path]:
+    return sorted(path for pattern in GPU_DEVICES for path in Path("/dev").glob(pattern))

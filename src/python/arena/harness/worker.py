@@ -343,9 +343,10 @@ _IMPORTED: list[float] = []  # when torch and the harness's modules were importe
 
 
 def main() -> None:
-    from arena.harness.child import die_with_parent
+    from arena.harness.child import die_with_parent, leave_working_folder_off_the_path
 
     die_with_parent()
+    leave_working_folder_off_the_path()
     import torch  # noqa: F401 - before any candidate code, like the judge
 
     from arena.harness import check, device, inputs, timing  # noqa: F401

@@ -14,6 +14,7 @@ from arena.environment.measurement import (
     current_measurement,
     forget_measurements,
     gpu_usable,
+    import_roots,
     select_python,
 )
 from arena.errors import NoDevice, UnusableEnvironment
@@ -34,6 +35,43 @@ def test_the_default_is_this_interpreter_with_its_import_path() -> None:
     assert found.versions["torch"] == metadata.version("torch")
     assert found.versions["python"].startswith(f"{sys.version_info.major}.{sys.version_info.minor}")
     assert str(ARENA_PACKAGE.parent) in found.path
+
+
+def test_the_bundled_import_path_is_built_from_explicit_roots_never_from_sys_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Started as `python -m arena.cli.main` in a checkout, the checkout is the working folder and
+    first on sys.path: the children's import path and the folders a sandbox shows leave it out."""
+    import torch
+
+    checkout = tmp_path / "checkout"
+    (checkout / "tasks").mkdir(parents=True)
+    (checkout / "pants.toml").write_text("")
+    monkeypatch.chdir(checkout)
+    monkeypatch.syspath_prepend(str(checkout))
+    monkeypatch.syspath_prepend("")  # what `python -c` puts first
+    found = current_measurement()
+    assert found.path == import_roots()
+    assert found.path[0] == str(ARENA_PACKAGE.parent)  # the arena package's own root first
+    assert str(Path(torch.__file__).resolve().parent.parent) in found.path  # site-packages
+    for folder in (*found.path, *found.folders):
+        assert not str(checkout).startswith(folder.rstrip("/") + "/") and folder != str(checkout), folder
+    assert os.path.dirname(os.path.realpath(sys.executable)) in found.folders  # the interpreter's own
+
+
+def test_installed_distributions_outside_site_packages_are_roots(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A PEX that is no venv puts each installed wheel's folder on sys.path: a root, found by its
+    # .dist-info (a plain folder on sys.path is not).
+    wheel = tmp_path / "installed_wheels" / "demo-1.0-py3-none-any.whl"
+    (wheel / "demo-1.0.dist-info").mkdir(parents=True)
+    (wheel / "demo-1.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n")
+    (wheel / "demo.py").write_text("")
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    monkeypatch.setattr(sys, "path", [*sys.path, str(wheel), str(plain)])
+    roots = import_roots()
+    assert str(wheel.resolve()) in roots
+    assert str(plain) not in roots and str(plain.resolve()) not in roots
 
 
 def test_a_host_interpreter_gets_only_the_arena_package_on_its_path(monkeypatch: pytest.MonkeyPatch) -> None:
