@@ -42,8 +42,9 @@ class UnusableEnvironment(ArenaError):
 
 
 class Unisolated(ArenaError):
-    """Nothing isolates candidate code on this runner (no OS sandbox, no container), and its
-    operator did not allow running untrusted candidates without it."""
+    """Nothing isolates untrusted code here (no OS sandbox, no container): candidate code on this
+    runner, or an agent's processes in `arena agent run`; and the operator did not allow running
+    it without one (--allow-unisolated)."""
 
 
 class PermissionDenied(ArenaError):

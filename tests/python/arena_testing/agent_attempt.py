@@ -1,5 +1,7 @@
 """One attempt driven by a real agent CLI: a runner on loopback (the runner kit's repository and
-fast evaluate), the attempt's workspace, the scripted endpoint, and the AgentRun for an adapter."""
+fast evaluate), the attempt's workspace, the scripted endpoint, and the AgentRun for an adapter.
+The script's shell call first tries to read the task's exemplar and wrong candidate and to list
+the repository by absolute path: in its sandbox the CLI must find none of them."""
 
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ class AgentAttempt:
     attempt: Attempt
     workspace: Path
     endpoint: ScriptedEndpoint
+    repo: Path  # the runner's repository, which the agent must not see
 
     def agent_run(self, home: Path, model: str, endpoint: str) -> AgentRun:
         home.mkdir(parents=True, exist_ok=True)
@@ -44,15 +47,22 @@ class AgentAttempt:
         )
 
 
-def open_agent_attempt(address: str, task: str, folder: Path) -> AgentAttempt:
+def open_agent_attempt(address: str, task: str, folder: Path, repo: Path) -> AgentAttempt:
     """Open an attempt on `task` as alice, write its workspace into folder/workspace, and start
     the endpoint (stop it and close the client when done)."""
     client = Client(address, TOKEN, timeout_s=30)
     attempt = client.open_attempt(task)
     workspace = folder / "workspace"
     client.workspace(task, workspace)
-    endpoint = ScriptedEndpoint(KERNEL_PATH, KERNEL_TEXT).start()
-    return AgentAttempt(client, attempt, workspace, endpoint)
+    endpoint = ScriptedEndpoint(KERNEL_PATH, KERNEL_TEXT, probe=exemplar_probe(repo)).start()
+    return AgentAttempt(client, attempt, workspace, endpoint, repo)
+
+
+def exemplar_probe(repo: Path) -> str:
+    """A shell command reading the task's exemplar and wrong candidate (both hold SECRET) and
+    listing the repository, by absolute path."""
+    task = repo / "tasks" / "triton2triton" / "softmax"
+    return f"cat {task}/exemplars/fast/kernel.py {task}/wrong/kernel.py; ls {repo}"
 
 
 def assert_scripted_attempt(agent: AgentAttempt, adapter: Adapter, stdout: bytes, secret: bytes) -> Usage:
@@ -68,9 +78,14 @@ def assert_scripted_attempt(agent: AgentAttempt, adapter: Adapter, stdout: bytes
     assert (agent.workspace / "candidate" / "kernel.py").read_text() == KERNEL_TEXT
     played = [step for step in agent.endpoint.steps if step != "side"]
     assert played == ["read_task", "write", "check", "evaluate", "submit", "final"]
-    # The model saw TASK.md through the MCP tool, and never an exemplar.
+    # The model saw TASK.md through the MCP tool, and never an exemplar: the probe ran (its errors
+    # went back to the model) and found nothing.
     assert any("# Task tasks/triton2triton/softmax" in str(body) for body in agent.endpoint.bodies)
     assert not any(secret.decode() in str(body) for body in agent.endpoint.bodies)
+    results = " ".join(str(body) for body in agent.endpoint.bodies)
+    for path in ("exemplars/fast/kernel.py", "wrong/kernel.py"):
+        assert f"{path}: No such file or directory" in results, results[-3000:]
+    assert f"cannot access '{agent.repo}': No such file or directory" in results, results[-3000:]
     usage = adapter.usage(stdout)
     totals = agent.endpoint.totals
     assert (usage.input_tokens, usage.cached_tokens, usage.output_tokens) == (

@@ -1,5 +1,6 @@
 """The real agent CLIs for tests, installed from npm at pinned versions into a cache shared by
-runs (~/.cache/arena-agents/npm/<versions>), and a plain way to run one through its adapter."""
+runs (~/.cache/arena-agents/npm/<versions>), and a plain way to run one through its adapter, in
+the sandbox `arena agent run` gives it (arena.agents.sandbox)."""
 
 from __future__ import annotations
 
@@ -8,16 +9,22 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Iterable
 
 import pytest
 
 from arena.agents.adapter import Adapter, AgentRun
+from arena.agents.sandbox import agent_sandbox
 
 CLAUDE_CODE = "@anthropic-ai/claude-code@2.1.332"
 CODEX = "@openai/codex@0.171.0"
 PACKAGES = (CLAUDE_CODE, CODEX)
 INSTALL_TIMEOUT_S = 600
 AGENT_TIMEOUT_S = 300
+# Read when the tests are collected, before a fixture points XDG_CACHE_HOME at a test's tmp_path
+# (arena_testing.xdg): the CLIs are installed once for every run.
+HOME = Path.home()  # from the password database where the test runner left HOME out
+CACHE = Path(os.environ.get("XDG_CACHE_HOME") or HOME / ".cache")
 
 
 def install_clis() -> Path:
@@ -26,8 +33,7 @@ def install_clis() -> Path:
     if npm is None:
         pytest.skip("npm is not installed: the Claude Code and Codex CLIs come from npm (.ci/run installs it)")
     key = "_".join(package.replace("@", "").replace("/", "-") for package in PACKAGES)
-    home = Path.home()  # from the password database where the test runner left HOME out
-    prefix = Path(os.environ.get("XDG_CACHE_HOME") or home / ".cache") / "arena-agents" / "npm" / key
+    prefix = CACHE / "arena-agents" / "npm" / key
     bin_dir = prefix / "node_modules" / ".bin"
     if not all((bin_dir / name).exists() for name in ("claude", "codex")):
         prefix.mkdir(parents=True, exist_ok=True)
@@ -39,7 +45,7 @@ def install_clis() -> Path:
             manifest.write_text('{"private": true}\n')
         done = subprocess.run(
             [npm, "install", "--no-audit", "--no-fund", *PACKAGES], cwd=prefix,
-            env={**os.environ, "HOME": str(home)},  # npm's cache and its .npmrc; without HOME it hangs
+            env={**os.environ, "HOME": str(HOME)},  # npm's cache and its .npmrc; without HOME it hangs
             capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S,
         )  # fmt: skip
         assert done.returncode == 0, f"npm install failed:\n{done.stdout}\n{done.stderr}"
@@ -62,15 +68,18 @@ def mcp_environment(runner: str, token: str, attempt: str, workspace: Path) -> d
     }
 
 
-def run_agent(adapter: Adapter, run: AgentRun) -> subprocess.CompletedProcess[bytes]:
+def run_agent(adapter: Adapter, run: AgentRun, hidden: Iterable[Path] = ()) -> subprocess.CompletedProcess[bytes]:
     """Start the agent as its adapter says (config files written into its HOME first) in its
-    workspace, wait for it, and return its exit status and output."""
+    workspace, in its sandbox (where this machine offers one; `hidden`: folders no folder it is
+    shown may hold), wait for it, and return its exit status and output."""
     launch = adapter.launch(run)
     for path, content in launch.files.items():
         target = run.home / path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(content)
+    sandbox = agent_sandbox((*hidden, Path.cwd(), HOME))
+    argv = launch.argv if sandbox is None else sandbox.wrap(launch, run.workspace, run.home)
     return subprocess.run(
-        list(launch.argv), cwd=run.workspace, env=dict(launch.env), stdin=subprocess.DEVNULL,
+        list(argv), cwd=run.workspace, env=dict(launch.env), stdin=subprocess.DEVNULL,
         capture_output=True, timeout=AGENT_TIMEOUT_S,
     )  # fmt: skip

@@ -7,8 +7,10 @@ is chosen from the request alone: the number of tool results the conversation al
 the step of SCRIPT to play next, so retries and side requests cannot put it out of step. The
 script: read TASK.md through the MCP tool `read_task`, write the candidate file with the CLI's
 own shell tool, then the MCP tools `check`, `evaluate` and `submit` (with the id `evaluate`
-returned), then a final text answer. Every reply reports fixed token counts, which the endpoint
-totals, so a test can compare them with what the adapter read from the CLI's own events.
+returned), then a final text answer. A `probe` (a shell command) runs in the write's shell call
+first: the CLI sends its output back in the next request, where a test finds what it could read.
+Every reply reports fixed token counts, which the endpoint totals, so a test can compare them
+with what the adapter read from the CLI's own events.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ class ScriptedEndpoint:
 
     kernel_path: str  # the file to write, relative to the agent's working directory
     kernel_text: str
+    probe: str = ""  # a shell command run before the write, in the same tool call
     totals: Totals = field(default_factory=Totals)
     steps: list[str] = field(default_factory=list)  # what was played, in order
     bodies: list[dict[str, Any]] = field(default_factory=list)  # every request body
@@ -79,7 +82,8 @@ class ScriptedEndpoint:
 
     def shell_command(self) -> str:
         encoded = base64.b64encode(self.kernel_text.encode()).decode()
-        return f"echo {encoded} | base64 -d > {self.kernel_path}"
+        write = f"echo {encoded} | base64 -d > {self.kernel_path}"
+        return f"{self.probe}; {write}" if self.probe else write
 
     def arguments(self, action: str, tool: str, body_text: str) -> dict[str, Any]:
         if action == "write":

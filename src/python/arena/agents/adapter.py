@@ -34,6 +34,9 @@ class Launch:
     argv: tuple[str, ...]
     env: Mapping[str, str]  # the agent's whole environment (scrubbed: nothing of the runner's)
     files: Mapping[str, str]  # path relative to run.home -> content, written before the start
+    # Folders the agent reads besides its workspace, HOME, installation and interpreter: shown
+    # read-only in its sandbox (arena.agents.sandbox), e.g. the script agent's versions.
+    read_only: tuple[str, ...] = ()
 
 
 class Adapter(Protocol):

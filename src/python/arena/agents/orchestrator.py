@@ -1,7 +1,9 @@
 """Running an agent configuration on a suite through a runner, N times (`arena agent run`): the
 connection (the given runner with the agent's and an operator's tokens, or one started in this
 process with a fresh token for the agent), the tasks the suite names, and for every run and task
-one arena.agents.session run, written out as a submissions folder (arena.agents.submissions)."""
+one arena.agents.session run, written out as a submissions folder (arena.agents.submissions).
+Every agent runs in an OS sandbox (arena.agents.sandbox); where none can be made, the run is
+refused unless the operator allows it unisolated, and the submissions say so."""
 
 from __future__ import annotations
 
@@ -13,11 +15,13 @@ from pathlib import Path
 
 from arena.agents.adapters import ADAPTERS
 from arena.agents.config import AgentConfig, InvalidAgentConfig, config_digest, parse_config, read_template
+from arena.agents.sandbox import AgentSandbox, agent_sandbox
 from arena.agents.session import GRACE_S, Connection, run_agent
 from arena.agents.submissions import write_agent, write_result
 from arena.client.client import RUNNER_VARIABLE, TOKEN_VARIABLE, Client
-from arena.errors import ArenaError, UnknownTask
+from arena.errors import ArenaError, Unisolated, UnknownTask
 from arena.runner.auth import AGENT_NAME, Identity, new_token
+from arena.runner.folders import agent_workspaces, cache_root, score_cache_folder, state_root
 from arena.runner.records import TaskView
 
 OPERATOR_TOKEN_VARIABLE = "ARENA_OPERATOR_TOKEN"  # finalizes and records; never given to the agent
@@ -33,6 +37,8 @@ class Plan:
     tasks: tuple[str, ...] = ()
     runs: int = 1
     out: Path | None = None  # default: <repo>/dist/agents/<name>-<digest12>
+    work: Path | None = None  # workspaces; default: $XDG_STATE_HOME/arena/workspaces/<name>-<digest12>
+    allow_unisolated: bool = False  # run the agent without a sandbox where none can be made
     grace_s: float = GRACE_S
     runner: str = ""  # HOST:PORT; "" (and no ARENA_RUNNER): a runner in this process
     token: str = ""  # the agent's token for `runner` (default: ARENA_TOKEN)
@@ -109,6 +115,23 @@ def connect(plan: Plan, config: AgentConfig, stack: ExitStack) -> Connection:
     return Connection(address, agent, agent_token, operator)
 
 
+def sandbox_for(plan: Plan, out: Path, work: Path) -> AgentSandbox | None:
+    """The agents' sandbox, which hides the repository, the runner's state, the caches, the
+    runner user's HOME, the submissions and every other workspace; None where this machine
+    offers none and the operator allowed that (Unisolated otherwise)."""
+    hidden = (plan.repo_root, Path.cwd(), Path.home(), state_root(), cache_root(), score_cache_folder(), out, work)
+    sandbox = agent_sandbox(hidden)
+    if sandbox is None and not plan.allow_unisolated:
+        raise Unisolated(
+            "no sandbox for the agent on this machine (bubblewrap missing, user namespaces refused, or "
+            "ARENA_AGENT_SANDBOX=off): it would see the repository's exemplars, the runner's state and other "
+            "workspaces. Install bubblewrap, or pass --allow-unisolated (the submissions record it)"
+        )
+    if sandbox is None:
+        print("agent run UNISOLATED: no sandbox on this machine (--allow-unisolated)", flush=True)
+    return sandbox
+
+
 def load_config(text: str) -> AgentConfig:
     if text.startswith("@"):
         try:
@@ -129,6 +152,8 @@ def run_plan(plan: Plan) -> int:
     template = read_template(config, plan.repo_root)
     digest = config_digest(config, template)
     out = plan.out or (plan.repo_root or Path.cwd()) / "dist" / "agents" / f"{config.name}-{digest[:12]}"
+    work = plan.work or agent_workspaces() / f"{config.name}-{digest[:12]}"
+    sandbox = sandbox_for(plan, out, work)
     with ExitStack() as stack:
         connection = connect(plan, config, stack)
         tasks = select_tasks(connection.agent.list_tasks(), plan.repo_root, plan.suite, list(plan.tasks))
@@ -136,12 +161,12 @@ def run_plan(plan: Plan) -> int:
         print(f"agent {config.name} (config {digest[:12]}): {len(tasks)} task(s) x {plan.runs} run(s) -> {out}")
         for number in range(1, plan.runs + 1):
             folder = out / f"run-{number}"
-            write_agent(folder, config, digest, number)
+            write_agent(folder, config, digest, number, sandbox)
             for task in tasks:
-                scratch = out / ".work" / f"run-{number}" / task.category / task.name  # beside the submissions
+                scratch = work / f"run-{number}" / task.category / task.name
                 adapter = ADAPTERS[config.adapter]
-                result = run_agent(connection, config, digest, adapter, template, task, scratch, plan.grace_s)
-                write_result(folder, result, digest, by_category)
+                result = run_agent(connection, config, digest, adapter, template, task, scratch, plan.grace_s, sandbox)
+                write_result(folder, result, digest, by_category, sandbox)
                 how = "finalized by the runner" if result.attempt.finalized else "submitted by the agent"
                 cost = "cost not recorded" if result.usage.cost_usd is None else f"${result.usage.cost_usd:.4f}"
                 print(

@@ -1,7 +1,8 @@
 """One run of one agent on one task, start to end: open an attempt with the agent's token, write a
-fresh workspace, launch the adapter's command there (own process group, scrubbed environment),
-kill it at the deadline plus a grace, have the runner finalize the workspace's candidate files
-(evaluated fresh when the agent submitted nothing), and record the usage and the event stream."""
+fresh workspace, launch the adapter's command there (own process group, scrubbed environment, in
+its sandbox: arena.agents.sandbox), kill it at the deadline plus a grace, have the runner
+finalize the workspace's candidate files (evaluated fresh when the agent submitted nothing), and
+record the usage and the event stream."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from arena.agents.adapter import Adapter, AgentRun
 from arena.agents.config import AgentConfig, priced, render_prompt
 from arena.agents.folder import CANDIDATE_FOLDER, read_folder
 from arena.agents.process import run_agent_process
+from arena.agents.sandbox import AgentSandbox
 from arena.agents.usage import Usage
 from arena.client.client import INSECURE_CONNECT_VARIABLE, TLS_CA_VARIABLE, Client
 from arena.errors import ArenaError
@@ -56,8 +58,10 @@ def run_agent(
     task: TaskView,
     folder: Path,
     grace_s: float = GRACE_S,
+    sandbox: AgentSandbox | None = None,
 ) -> AgentResult:
-    """Run the agent on `task` in `folder` (it gets folder/workspace and folder/home)."""
+    """Run the agent on `task` in `folder` (it gets folder/workspace and folder/home), inside
+    `sandbox` (None: unisolated, as the operator allowed)."""
     attempt = connection.agent.open_attempt(task.address)
     workspace, home = folder / WORKSPACE, folder / HOME
     connection.agent.workspace(task.address, workspace)
@@ -85,7 +89,8 @@ def run_agent(
         (home / path).parent.mkdir(parents=True, exist_ok=True)
         (home / path).write_text(content, encoding="utf-8")
     try:
-        finished = run_agent_process(launch.argv, workspace, launch.env, stop_at, folder / "agent.stderr.log")
+        argv = launch.argv if sandbox is None else sandbox.wrap(launch, workspace, home)
+        finished = run_agent_process(argv, workspace, launch.env, stop_at, folder / "agent.stderr.log")
     except ArenaError:  # e.g. the CLI is not installed: close the attempt, then say so
         connection.operator.finalize(attempt.id, workspace / CANDIDATE_FOLDER)
         raise

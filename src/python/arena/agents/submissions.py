@@ -1,7 +1,7 @@
 """An agent's runs written as a submissions folder (docs/report.md), so `arena report
 --submissions DIR` and `arena suite --submissions DIR` read them:
 
-    DIR/agent.json                     the configuration, its digest, the run number
+    DIR/agent.json                     the configuration, its digest, the run number, the sandbox
     DIR/<task name>/                   the workspace's candidate files at the end
     DIR/<task name>.agent.json         usage (tokens, cost, turns, tool calls, wall time) and the attempt
     DIR/<task name>.transcript.jsonl   the agent's event stream
@@ -17,6 +17,7 @@ from typing import Any
 
 from arena.agents.config import AgentConfig, config_json
 from arena.agents.folder import write_folder
+from arena.agents.sandbox import AgentSandbox
 from arena.agents.session import AgentResult
 
 
@@ -25,12 +26,19 @@ def write_json(path: Path, data: Any) -> None:
     path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
-def write_agent(folder: Path, config: AgentConfig, digest: str, run: int) -> None:
-    record = {"name": config.name, "digest": digest, "run": run, "config": config_json(config)}
+def isolation(sandbox: AgentSandbox | None) -> dict[str, Any]:
+    """How the agent was kept from what it must not see: its sandbox, or "none" and unisolated."""
+    return {"sandbox": sandbox.tool if sandbox else "none", "unisolated": sandbox is None}
+
+
+def write_agent(folder: Path, config: AgentConfig, digest: str, run: int, sandbox: AgentSandbox | None) -> None:
+    record = {"name": config.name, "digest": digest, "run": run, "config": config_json(config), **isolation(sandbox)}
     write_json(folder / "agent.json", record)
 
 
-def write_result(folder: Path, result: AgentResult, digest: str, by_category: bool) -> Path:
+def write_result(
+    folder: Path, result: AgentResult, digest: str, by_category: bool, sandbox: AgentSandbox | None
+) -> Path:
     """Write one task's result into the run's folder; returns the candidate's folder."""
     base = folder / result.task.category if by_category else folder
     candidate = base / result.task.name
@@ -47,6 +55,7 @@ def write_result(folder: Path, result: AgentResult, digest: str, by_category: bo
         "killed_at_deadline": result.killed,
         "checks_used": attempt.checks_used,
         "iterations_left": attempt.iterations_left,
+        **isolation(sandbox),
     }
     write_json(base / f"{result.task.name}.agent.json", record)
     (base / f"{result.task.name}.transcript.jsonl").write_bytes(result.events)

@@ -3,11 +3,14 @@
 Runs an agent configuration (an `agent_config` target: `./pants run //agents:<config> -- --suite
 tasks/hip2hip:all --runs 3`) on every task of a suite, N times, through a runner: for each task and
 run, a fresh attempt opened with the agent's token, a fresh workspace, the adapter's command in
-its own process group with a scrubbed environment, killed at the deadline plus a grace; then the
-runner finalizes the workspace's candidate (evaluated fresh when the agent submitted nothing) and
-records the usage and the event stream. With no --runner (nor ARENA_RUNNER) a runner starts in
-this process, with a fresh token for the agent. Each run is written as a submissions folder
-(arena.agents.submissions) under --out, for `arena report --submissions`.
+its own process group with a scrubbed environment, in an OS sandbox (bubblewrap: its workspace, a
+private HOME and the programs it runs, never the repository or the runner's state; where none
+can be made the run is refused unless --allow-unisolated), killed at the deadline plus a grace;
+then the runner finalizes the workspace's candidate (evaluated fresh when the agent submitted
+nothing) and records the usage and the event stream. With no --runner (nor ARENA_RUNNER) a
+runner starts in this process, with a fresh token for the agent. Each run is written as a
+submissions folder (arena.agents.submissions) under --out, for `arena report --submissions`;
+the workspaces go under --work (default: $XDG_STATE_HOME/arena/workspaces).
 """
 
 from __future__ import annotations
@@ -31,6 +34,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--tasks", nargs="+", metavar="ADDR", default=[], help="these tasks (also with --suite)")
     run.add_argument("--runs", type=int, default=1, help="runs of every task (default: 1)")
     run.add_argument("--out", type=Path, help="where the submissions folders go (default: dist/agents/NAME-DIGEST)")
+    run.add_argument(
+        "--work", type=Path, metavar="DIR",
+        help="where the workspaces go (default: $XDG_STATE_HOME/arena/workspaces/NAME-DIGEST, outside the repository)",
+    )  # fmt: skip
+    run.add_argument(
+        "--allow-unisolated", action="store_true",
+        help="run the agent without an OS sandbox where none can be made (it would see the repository; recorded)",
+    )  # fmt: skip
     run.add_argument("--grace", type=float, default=GRACE_S, help=f"seconds past the deadline (default: {GRACE_S:g})")
     run.add_argument(
         "--runner", metavar="HOST:PORT", help=f"the runner (default: {RUNNER_VARIABLE}; neither: one in this process)"
@@ -55,6 +66,8 @@ def run(args: argparse.Namespace) -> int:
         tasks=tuple(args.tasks),
         runs=args.runs,
         out=args.out,
+        work=args.work,
+        allow_unisolated=args.allow_unisolated,
         grace_s=args.grace,
         runner=args.runner or "",
         token=args.token or "",

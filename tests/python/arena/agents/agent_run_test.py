@@ -2,12 +2,13 @@
 script agent's runs become a submissions folder and a leaderboard row with usage; an agent still
 running at the deadline is killed with its whole process group and its files are finalized; the
 agent's environment holds its attempt token and nothing else of the runner's; the workspace
-holds no exemplar."""
+holds no exemplar. Each agent runs in its sandbox (sandbox_test.py plants what it must not see)."""
 
 from __future__ import annotations
 
 import json
 import os
+import random
 import sys
 import time
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ import pytest
 from arena.agents import process
 from arena.agents.adapter import AgentRun, Launch, scrubbed_env
 from arena.agents.adapters import ADAPTERS
+from arena.agents.sandbox import sandbox_tool
 from arena.agents.usage import Usage
 from arena.candidate.candidate import digest_files
 from arena.cli import main as cli
@@ -38,6 +40,9 @@ def config(tmp_path: Path, adapter: str, **fields: Any) -> str:
 def agent_run(repo: Path, address: str, out: Path, config_json: str, *extra: str) -> int:
     argv = ["--repo-root", str(repo), "agent", "run", "--config", config_json, "--tasks", "tasks/triton2triton/softmax"]
     argv += ["--runner", address, "--token", "alice-token", "--operator-token", "ops-token", "--out", str(out)]
+    argv += ["--work", str(out / ".work")]  # the workspaces beside the submissions (default: XDG state)
+    if not sandbox_tool():  # a machine without bubblewrap runs them too, as the operator may allow
+        argv.append("--allow-unisolated")
     return cli.main([*argv, *extra])
 
 
@@ -105,6 +110,20 @@ def process_gone(pid: int) -> bool:
         return True
 
 
+def living(argv: tuple[str, ...]) -> list[int]:
+    """The pids, as this process sees them, of the living processes whose command line is `argv`:
+    an agent's children found from outside its sandbox, whose PID namespace numbers them apart."""
+    wanted = "\0".join(argv).encode() + b"\0"
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and (entry / "cmdline").read_bytes() == wanted and not process_gone(int(entry.name)):
+                found.append(int(entry.name))
+        except OSError:
+            pass  # gone meanwhile
+    return found
+
+
 class ClockAfterEdits:
     """arena.agents.process's clock, whose time() (read once, to wait for the deadline) comes only
     once the agent wrote `done`: the deadline cannot pass before the agent made its edits, however
@@ -120,20 +139,36 @@ class ClockAfterEdits:
         return time.time()
 
 
+class ClockSeeingTheChild(ClockAfterEdits):
+    """The same, noting then which living processes run `argv` (the agent's child, alive then)."""
+
+    def __init__(self, done: Path, argv: tuple[str, ...]) -> None:
+        super().__init__(done)
+        self.argv, self.seen = argv, list[int]()
+
+    def time(self) -> float:
+        now = super().time()
+        self.seen = living(self.argv)
+        return now
+
+
 def test_an_agent_running_at_the_deadline_is_killed_and_its_files_finalized(
     repo: Path, address: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # It edits the kernel, starts a child that would outlive it, says so, and sleeps past any deadline.
-    script = "echo speedup=4.0 > candidate/kernel.py; sleep 600 & echo '{\"t\": 1}'; echo $! > child.pid; sleep 600"
+    # The child's command line is its own, to find it from outside the sandbox's PID namespace.
+    child = ("sleep", f"600.{random.randrange(10**6):06d}")
+    script = f"echo speedup=4.0 > candidate/kernel.py; {' '.join(child)} & echo '{{\"t\": 1}}'; echo $! > child.pid; sleep 600"
     monkeypatch.setitem(ADAPTERS, "hang", CommandAdapter("hang", ("sh", "-c", script)))
     out = tmp_path / "out"
     work = out / ".work" / "run-1" / "triton2triton" / TASK_NAME / "workspace"
-    monkeypatch.setattr(process, "time", ClockAfterEdits(work / "child.pid"))
+    clock = ClockSeeingTheChild(work / "child.pid", child)
+    monkeypatch.setattr(process, "time", clock)
     # No bound on how long it takes: an agent not killed would hold the test for its 600 s sleep,
     # and the record says which of the two ended it.
     assert agent_run(repo, address, out, config(tmp_path, "hang", budget_seconds=2), "--grace", "0.5") == 0
-    child = int((work / "child.pid").read_text())
-    wait_until(lambda: process_gone(child), "the agent's child to be gone")  # killed with the group, then reaped
+    assert clock.seen  # the child ran, and was seen from here
+    wait_until(lambda: not living(child), "the agent's child to be gone")  # killed with the group, then reaped
     record = json.loads((out / "run-1" / f"{TASK_NAME}.agent.json").read_text())
     assert record["killed_at_deadline"] and record["finalized"] and record["turns"] == 1
     with Client(address, "alice-token") as agent:
@@ -157,8 +192,9 @@ def test_the_agent_sees_its_attempt_token_and_nothing_of_the_runner(
     workspace = out / ".work" / "run-1" / "triton2triton" / TASK_NAME / "workspace"
     env = json.loads((workspace / "env.json").read_text())
     allowed = {"PATH", "HOME", "LANG", "TMPDIR", "PYTHONPATH", "ARENA_RUNNER", "ARENA_TOKEN", "ARENA_ATTEMPT",
-               "ARENA_WORKSPACE", "LC_CTYPE"}  # fmt: skip
+               "ARENA_WORKSPACE", "LC_CTYPE", "PWD"}  # fmt: skip (PWD: the sandbox names the workspace)
     assert set(env) <= allowed, set(env) - allowed
+    assert env.get("PWD", str(workspace)) == str(workspace)
     assert env["ARENA_TOKEN"] == "alice-token" and env["ARENA_RUNNER"] == address
     assert not any("ops-token" in value or "sk-planted" in value for value in env.values())
     assert Path(env["HOME"]).parent == workspace.parent and env["HOME"] != os.environ.get("HOME")

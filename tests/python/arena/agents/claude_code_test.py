@@ -1,5 +1,6 @@
 """Claude Code, the real CLI from npm, through its adapter: a scripted Anthropic endpoint drives it
-to read the task, write the kernel, check, evaluate and submit on a runner on loopback."""
+to read the task, write the kernel, check, evaluate and submit on a runner on loopback. It runs in
+the agent sandbox, whose Bash tool finds no exemplar (arena_testing.agent_attempt)."""
 
 from __future__ import annotations
 
@@ -27,10 +28,11 @@ def test_claude_code_completes_an_attempt(
     kit: Any, repo: Path, make_runner: Any, serve_runner: Any, clis_on_path: Path, tmp_path: Path
 ) -> None:
     served = serve_runner(make_runner(repo, kit.FakeEvaluate()))
-    agent = open_agent_attempt(served.address, kit.SOFTMAX, tmp_path)
+    agent = open_agent_attempt(served.address, kit.SOFTMAX, tmp_path, repo)
     try:
         adapter = ClaudeCodeAdapter()
-        done = run_agent(adapter, agent.agent_run(tmp_path / "home", "claude-scripted", agent.endpoint.root))
+        run = agent.agent_run(tmp_path / "home", "claude-scripted", agent.endpoint.root)
+        done = run_agent(adapter, run, hidden=(repo,))
         assert done.returncode == 0, done.stderr.decode()[-4000:]
         usage = assert_scripted_attempt(agent, adapter, done.stdout, kit.SECRET)
         assert usage.tool_calls == 5 and usage.turns == 6 and usage.wall_s > 0

@@ -1,5 +1,6 @@
 """Codex, the real CLI from npm, through its adapter: a scripted Responses API endpoint drives it to
-read the task, write the kernel, check, evaluate and submit on a runner on loopback."""
+read the task, write the kernel, check, evaluate and submit on a runner on loopback. It runs in
+the agent sandbox, with its own turned off: its shell finds no exemplar either."""
 
 from __future__ import annotations
 
@@ -21,10 +22,11 @@ def test_codex_completes_an_attempt(
 ) -> None:
     monkeypatch.setenv("PATH", f"{install_clis()}:{os.environ['PATH']}")
     served = serve_runner(make_runner(repo, kit.FakeEvaluate()))
-    agent = open_agent_attempt(served.address, kit.SOFTMAX, tmp_path)
+    agent = open_agent_attempt(served.address, kit.SOFTMAX, tmp_path, repo)
     try:
         adapter = CodexAdapter()
-        done = run_agent(adapter, agent.agent_run(tmp_path / "home", "gpt-scripted", agent.endpoint.root + "/v1"))
+        run = agent.agent_run(tmp_path / "home", "gpt-scripted", agent.endpoint.root + "/v1")
+        done = run_agent(adapter, run, hidden=(repo,))
         assert done.returncode == 0, done.stderr.decode()[-4000:]
         usage = assert_scripted_attempt(agent, adapter, done.stdout, kit.SECRET)
         assert usage.tool_calls == 5 and usage.turns == 1 and usage.cost_usd is None

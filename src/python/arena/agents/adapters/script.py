@@ -28,13 +28,20 @@ def absolute_versions(flags: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(out)
 
 
+def versions_folders(flags: tuple[str, ...]) -> tuple[str, ...]:
+    """The folders --versions names (in absolute flags): the agent reads them, so its sandbox shows them."""
+    named = [flags[i + 1] for i, flag in enumerate(flags[:-1]) if flag == "--versions"]
+    return (*named, *(flag.partition("=")[2] for flag in flags if flag.startswith("--versions=")))
+
+
 class ScriptAdapter:
     name = "script"
 
     def launch(self, run: AgentRun) -> Launch:
         # The agent imports arena like `arena mcp` does: with the interpreter and path in mcp_argv/mcp_env.
-        argv = (sys.executable, "-m", script_agent.__name__, *absolute_versions(run.flags))
-        return Launch(argv=argv, env=scrubbed_env(run.home, run.mcp_env), files={})
+        flags = absolute_versions(run.flags)
+        argv = (sys.executable, "-m", script_agent.__name__, *flags)
+        return Launch(argv=argv, env=scrubbed_env(run.home, run.mcp_env), files={}, read_only=versions_folders(flags))
 
     def usage(self, events: bytes) -> Usage:
         tool_calls = 0

@@ -1,0 +1,227 @@
+"""The OS sandbox around an agent (bubblewrap): the CLI an agent configuration starts, every
+process it starts and the `arena mcp` server it launches run inside one.
+
+What the agent sees, at the paths they have outside (the configuration files name them):
+- writable: its workspace and its private HOME;
+- read-only: the system folders (/usr, /bin, /sbin, /lib*, /etc), the agent program's
+  installation (an npm package's whole node_modules folder, else the program's own folder) and
+  that of the interpreter its `#!` line names (node), the Python that runs `arena mcp` (its
+  prefixes and import path), and the folders the adapter names (the script agent's versions);
+- its own /proc, a minimal /dev and an empty /tmp.
+Nothing else: not the repository (tasks, exemplars, wrong candidates, references), the runner's
+state, the score cache and its key, other workspaces, nor the runner user's HOME (its keys and
+caches). A folder to be shown that holds one of those (an interpreter inside the repository
+root, a CLI installed at the top of HOME) is refused, never shown; an import path entry that
+holds one is left out; one of those inside a system folder is covered by an empty one.
+
+The user namespace maps the runner's user to uid and gid 65534 inside, so the agent owns its
+workspace; files of /etc that user could read but others could not (/etc/shadow when the
+runner is root) are masked. The PID namespace has bubblewrap as its init: when the CLI exits or
+is killed, every process it left dies with it. IPC, UTS and cgroup namespaces are its own too.
+The network is shared (the model endpoint, the runner's port on loopback).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterable, Mapping
+
+from arena.agents.adapter import Launch
+from arena.errors import ArenaError
+
+SANDBOX_VARIABLE = "ARENA_AGENT_SANDBOX"  # "off": no sandbox (arena agent run then needs --allow-unisolated)
+SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
+NAMESPACES = ("--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try")
+NOBODY = "65534"
+PROBE_TIMEOUT_S = 10.0
+
+
+@lru_cache(maxsize=1)
+def sandbox_tool() -> str:
+    """"bwrap <version>" when bubblewrap can make an agent's namespaces here (tried once), ""
+    when it is missing, refused (no user namespaces), or turned off with ARENA_AGENT_SANDBOX=off."""
+    if os.environ.get(SANDBOX_VARIABLE, "").strip().lower() in ("off", "0", "no", "false"):
+        return ""
+    if shutil.which("bwrap") is None:
+        return ""
+    trial = ["bwrap", *NAMESPACES, "--uid", NOBODY, "--gid", NOBODY, "--die-with-parent", "--ro-bind", "/", "/"]
+    try:
+        if subprocess.run([*trial, "true"], capture_output=True, timeout=PROBE_TIMEOUT_S).returncode != 0:
+            return ""
+        version = subprocess.run(["bwrap", "--version"], capture_output=True, text=True, timeout=PROBE_TIMEOUT_S)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    found = re.search(r"[\d.]+", version.stdout)
+    return f"bwrap {found.group(0)}" if found else "bwrap"
+
+
+@dataclass(frozen=True)
+class AgentSandbox:
+    """The sandbox every agent of one `arena agent run` starts in."""
+
+    tool: str  # "bwrap 0.8.0": recorded with the submissions
+    hidden: tuple[str, ...]  # folders no folder shown to the agent may hold
+
+    def wrap(self, launch: Launch, workspace: Path, home: Path) -> tuple[str, ...]:
+        return sandboxed(launch.argv, launch.env, (workspace, home), launch.read_only, self.hidden)
+
+
+def agent_sandbox(hidden: Iterable[Path | str | None]) -> AgentSandbox | None:
+    """The sandbox where this machine offers one; None where it does not."""
+    tool = sandbox_tool()
+    return AgentSandbox(tool, tuple(os.path.abspath(path) for path in hidden if path)) if tool else None
+
+
+def sandboxed(
+    argv: tuple[str, ...],
+    env: Mapping[str, str],
+    writable: Iterable[Path],
+    read_only: Iterable[Path | str] = (),
+    hidden: Iterable[Path | str] = (),
+) -> tuple[str, ...]:
+    """`argv` inside bubblewrap, in the first of `writable` (the workspace), with `env` as its
+    environment (bubblewrap passes its own on). `hidden`: folders no folder shown may hold."""
+    writable = [Path(os.path.abspath(path)) for path in writable]
+    program = shutil.which(argv[0], path=env.get("PATH", os.defpath))
+    if program is None:
+        raise ArenaError(f"cannot start the agent {argv[0]!r}: not found on its PATH")
+    program = os.path.abspath(program)
+    shown, links = _installation(program)
+    interpreter = _interpreter(program, env)
+    if interpreter:
+        more, more_links = _installation(interpreter)
+        shown, links = shown + more, links + more_links
+    secret = [os.path.realpath(path) for path in hidden]
+    # An import path entry that holds a hidden folder (the working directory `python -m` puts
+    # first) is left out; the interpreter, the programs and the adapter's folders are refused.
+    imports = [path for path in import_path() if not _holds(path, secret)]
+    shown += [*interpreter_folders(), *(os.path.abspath(path) for path in read_only)]
+    folders = _outermost([*shown, *imports])
+    _refuse_holders([*folders, *map(str, writable)], secret)
+    command = ["bwrap", *NAMESPACES, "--uid", NOBODY, "--gid", NOBODY, "--die-with-parent"]
+    command += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    for folder in SYSTEM:
+        if os.path.islink(folder):  # a merged /usr: /bin -> usr/bin
+            command += ["--symlink", os.readlink(folder), folder]
+        elif os.path.isdir(folder):
+            command += ["--ro-bind", folder, folder]
+    command += _masked("/etc")
+    for path in secret:  # a checkout or a state folder under /usr or /etc: an empty folder there
+        if os.path.isdir(path) and _covered(path, [folder for folder in SYSTEM if not os.path.islink(folder)]):
+            command += ["--tmpfs", path, "--remount-ro", path]
+    for folder in folders:
+        if not _covered(folder, SYSTEM):
+            command += ["--ro-bind", folder, folder]
+    for target, link in links:
+        if not _covered(link, [*folders, *SYSTEM]):  # a link on PATH to the installation (~/.local/bin/x)
+            command += ["--symlink", target, link]
+    for place in writable:
+        command += ["--bind", str(place), str(place)]
+    return (*command, "--chdir", str(writable[0]), "--", program, *argv[1:])
+
+
+def interpreter_folders() -> list[str]:
+    """The Python that runs `arena mcp` (and the built-in and script agents): its prefixes."""
+    wanted = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable))]
+    return [path for path in wanted if os.path.isdir(path)]
+
+
+def import_path() -> list[str]:
+    """Its import path (what the agent's PYTHONPATH names), and what the entries link to (a PEX's
+    venv links its packages in from elsewhere)."""
+    folders = [path for path in (os.path.abspath(entry) for entry in sys.path if entry) if os.path.isdir(path)]
+    for folder in [*folders, *interpreter_folders()]:
+        folders += [os.path.realpath(entry.path) for entry in os.scandir(folder) if entry.is_symlink()]
+    return [path for path in folders if os.path.exists(path)]
+
+
+def _installation(program: str) -> tuple[list[str], list[tuple[str, str]]]:
+    """The folder to show for `program` (its real file's node_modules folder, else that file's
+    folder), and the link (target, path) that keeps `program`'s own path working."""
+    real = os.path.realpath(program)
+    parts = Path(real).parts
+    top = parts.index("node_modules") + 1 if "node_modules" in parts else len(parts) - 1
+    links = [(real, program)] if real != program else []
+    return [str(Path(*parts[:top]))], links
+
+
+def _interpreter(program: str, env: Mapping[str, str]) -> str | None:
+    """The program a script's `#!` line runs (`#!/usr/bin/env node`: node, found on the agent's PATH)."""
+    try:
+        with open(program, "rb") as file:
+            line = file.readline(512)
+    except OSError:
+        return None
+    if not line.startswith(b"#!"):
+        return None
+    words = [word for word in line[2:].decode(errors="replace").split() if not word.startswith("-")]
+    if words and os.path.basename(words[0]) == "env" and len(words) > 1:
+        found = shutil.which(words[1], path=env.get("PATH", os.defpath))
+        return os.path.abspath(found) if found else None
+    return words[0] if words and os.path.isabs(words[0]) else None
+
+
+def _outermost(paths: Iterable[str]) -> list[str]:
+    """Each path once, and none that another of them already covers."""
+    kept: list[str] = []
+    for path in sorted({os.path.normpath(path) for path in paths}):  # a parent sorts before its children
+        if not _covered(path, kept):
+            kept.append(path)
+    return kept
+
+
+def _covered(path: str, folders: Iterable[str]) -> bool:
+    return any(path == folder or path.startswith(folder.rstrip("/") + "/") for folder in folders)
+
+
+def _holds(folder: str, secret: list[str]) -> list[str]:
+    """The hidden folders (real paths) `folder` is or holds ("/" holds everything)."""
+    real = os.path.realpath(folder)
+    return ["/"] if real == "/" else [path for path in secret if _covered(path, [real])]
+
+
+def _refuse_holders(shown: Iterable[str], secret: list[str]) -> None:
+    """ArenaError when a folder to be shown is, or holds, one that must stay hidden."""
+    for folder in shown:
+        held = _holds(folder, secret)
+        if held:
+            raise ArenaError(
+                f"the agent's sandbox would show {folder}, which holds {held[0]}: "
+                "install the agent and the interpreter elsewhere, or keep that folder off the import path"
+            )
+
+
+@lru_cache(maxsize=1)
+def _masked_entries(root: str) -> tuple[tuple[str, bool], ...]:
+    """(path, is a folder) below `root` that this user may read but others may not."""
+    found: list[tuple[str, bool]] = []
+    for folder, names, files in os.walk(root):
+        for name in [*names, *files]:
+            path = os.path.join(folder, name)
+            try:
+                mode = os.lstat(path).st_mode
+            except OSError:
+                continue
+            folder_like = stat.S_ISDIR(mode)
+            others = stat.S_IROTH | (stat.S_IXOTH if folder_like else 0)
+            if not stat.S_ISLNK(mode) and mode & others != others and os.access(path, os.R_OK):
+                found.append((path, folder_like))
+                if folder_like:
+                    names.remove(name)  # hidden whole: no need to look inside
+    return tuple(found)
+
+
+def _masked(root: str) -> list[str]:
+    """bubblewrap's arguments that hide those entries: an empty tmpfs over a folder, /dev/null over a file."""
+    command: list[str] = []
+    for path, folder_like in _masked_entries(root):
+        command += ["--tmpfs", path, "--remount-ro", path] if folder_like else ["--ro-bind", "/dev/null", path]
+    return command

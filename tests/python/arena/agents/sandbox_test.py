@@ -1,0 +1,196 @@
+"""Agents in their sandbox (arena.agents.sandbox), through `arena agent run` on a runner on loopback.
+
+Planted: a scripted agent tries to read, by absolute path, the task's exemplar, wrong candidate
+and reference, the repository's README, the runner's state, the default runner state and score
+cache, another agent's workspace and an earlier run's, and finds none of them; it writes its
+workspace and reaches the runner's port through the SDK. Without a sandbox the run is refused
+unless --allow-unisolated, which the submissions record; the same probe, unisolated, reads the
+exemplar, so the probe does see what it looks for when it is there."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from arena.agents import sandbox
+from arena.agents.adapter import AgentRun, Launch, scrubbed_env
+from arena.agents.adapters import ADAPTERS
+from arena.agents.usage import Usage
+from arena.cli import main as cli
+from arena.client.client import Client
+from arena.errors import ArenaError
+from arena.runner.folders import agent_workspaces, runner_state, score_cache_folder
+
+TASK = "tasks/triton2triton/softmax"
+# Runs in the sandbox: tries every path it is given, reaches its attempt through the runner's
+# port, leaves a secret of its own, edits the kernel and writes what it saw into its workspace.
+PROBE = r"""
+import json, os, sys
+from pathlib import Path
+from arena.client.client import Client
+
+workspace = Path(os.environ["ARENA_WORKSPACE"])
+targets = json.loads(sys.argv[1])
+run = workspace.parents[2].name
+if run != "run-1":  # the first run's workspace and HOME, by absolute path
+    targets["earlier run's workspace"] = str(workspace.parents[3] / "run-1" / "triton2triton" / "softmax" / "workspace" / "mine.txt")
+seen = {}
+for name, path in targets.items():
+    try:
+        seen[name] = "read: " + Path(path).read_bytes()[:200].decode(errors="replace")
+    except OSError as error:
+        seen[name] = f"refused: {error.strerror}"
+with Client(os.environ["ARENA_RUNNER"], os.environ["ARENA_TOKEN"]) as client:
+    seen["runner"] = "open" if not client.get_attempt(os.environ["ARENA_ATTEMPT"]).submitted else "closed"
+(workspace / "mine.txt").write_text("EXEMPLAR-SECRET of " + run)
+(workspace / "candidate" / "kernel.py").write_text("speedup=2.0\n")
+(workspace / "seen.json").write_text(json.dumps(seen))
+print(json.dumps({"type": "probe"}))
+"""
+
+
+@dataclass(frozen=True)
+class ProbeAdapter:
+    """The probe as an agent, with the scrubbed environment every adapter gives."""
+
+    name: str
+    targets: dict[str, str]
+
+    def launch(self, run: AgentRun) -> Launch:
+        argv = (sys.executable, "-c", PROBE, json.dumps(self.targets))
+        return Launch(argv, scrubbed_env(run.home, run.mcp_env), {})
+
+    def usage(self, events: bytes) -> Usage:
+        return Usage(turns=len(events.splitlines()))
+
+
+@pytest.fixture(autouse=True)
+def fresh_probe() -> Iterator[None]:
+    """sandbox_tool() asked again in each test (it reads ARENA_AGENT_SANDBOX)."""
+    sandbox.sandbox_tool.cache_clear()
+    yield
+    sandbox.sandbox_tool.cache_clear()
+
+
+@pytest.fixture
+def served(kit: Any, repo: Path, make_runner: Any, serve_runner: Any) -> Any:
+    return serve_runner(make_runner(repo, kit.FakeEvaluate()))
+
+
+def plant(kit: Any, repo: Path, tmp_path: Path) -> dict[str, str]:
+    """Secrets where an agent must not reach, by name -> absolute path."""
+    (repo / "README.md").write_bytes(kit.SECRET)
+    for folder in (runner_state(), score_cache_folder()):
+        folder.mkdir(parents=True, exist_ok=True)
+    (runner_state() / "runner.sqlite").write_bytes(kit.SECRET)
+    (score_cache_folder() / "scores.sqlite").write_bytes(kit.SECRET)
+    other = agent_workspaces() / "other-0123456789ab" / "run-1" / "triton2triton" / "softmax" / "workspace"
+    (other / "candidate").mkdir(parents=True)
+    (other / "candidate" / "kernel.py").write_bytes(kit.SECRET)
+    task = repo / TASK
+    return {
+        "exemplar": str(task / "exemplars" / "fast" / "kernel.py"),
+        "wrong candidate": str(task / "wrong" / "kernel.py"),
+        "reference": str(task / "reference.py"),
+        "repository README": str(repo / "README.md"),
+        "runner state": str(tmp_path / "state" / "runner.sqlite"),  # the served runner's
+        "default runner state": str(runner_state() / "runner.sqlite"),
+        "score cache": str(score_cache_folder() / "scores.sqlite"),
+        "another workspace": str(other / "candidate" / "kernel.py"),
+    }
+
+
+def agent_run(repo: Path, address: str, tmp_path: Path, *extra: str) -> int:
+    template = tmp_path / "prompt.md"
+    template.write_text("Optimise $task.\n")
+    config = json.dumps({"name": "prober", "adapter": "probe", "prompt_template": str(template)})
+    argv = ["--repo-root", str(repo), "agent", "run", "--config", config, "--tasks", TASK, "--out", str(tmp_path / "out")]
+    argv += ["--runner", address, "--token", "alice-token", "--operator-token", "ops-token"]
+    return cli.main([*argv, *extra])
+
+
+def workspace_of(run: int) -> Path:
+    (work,) = (path for path in agent_workspaces().iterdir() if path.name.startswith("prober-"))
+    return work / f"run-{run}" / "triton2triton" / "softmax" / "workspace"
+
+
+def test_the_agent_sees_its_workspace_and_the_runner_and_nothing_it_must_not(
+    kit: Any, repo: Path, served: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not sandbox.sandbox_tool():
+        pytest.skip("no agent sandbox on this machine (bubblewrap missing or user namespaces refused)")
+    targets = plant(kit, repo, tmp_path)
+    monkeypatch.setitem(ADAPTERS, "probe", ProbeAdapter("probe", targets))
+    assert agent_run(repo, served.address, tmp_path, "--runs", "2") == 0
+    for run in (1, 2):
+        workspace = workspace_of(run)
+        stderr = (workspace.parent / "agent.stderr.log").read_text()
+        seen = json.loads((workspace / "seen.json").read_text())  # it wrote its workspace
+        expected = {name: "refused: No such file or directory" for name in targets}
+        if run == 2:
+            expected["earlier run's workspace"] = "refused: No such file or directory"
+        assert seen == {**expected, "runner": "open"}, stderr[-3000:]  # the runner's port, through the SDK
+        record = json.loads((tmp_path / "out" / f"run-{run}" / "softmax.agent.json").read_text())
+        assert record["sandbox"].startswith("bwrap") and record["unisolated"] is False
+        assert record["finalized"]  # the kernel it wrote was evaluated for it
+    with Client(served.address, "ops-token") as operator:
+        assert operator.get_evaluation(record["final_evaluation"]).score.speedup == pytest.approx(2.0)
+    agent = json.loads((tmp_path / "out" / "run-1" / "agent.json").read_text())
+    assert agent["sandbox"].startswith("bwrap") and agent["unisolated"] is False
+    # The workspaces are outside the repository and the submissions.
+    assert not workspace_of(1).is_relative_to(repo) and not workspace_of(1).is_relative_to(tmp_path / "out")
+
+
+def test_without_a_sandbox_the_run_is_refused_unless_allowed_and_then_recorded(
+    kit: Any, repo: Path, served: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    targets = plant(kit, repo, tmp_path)
+    monkeypatch.setitem(ADAPTERS, "probe", ProbeAdapter("probe", targets))
+    monkeypatch.setenv("ARENA_AGENT_SANDBOX", "off")  # as on a machine without bubblewrap
+    assert agent_run(repo, served.address, tmp_path) == cli.EXIT_OTHER_ERROR
+    assert "--allow-unisolated" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists() and not list(agent_workspaces().glob("prober-*"))
+    with Client(served.address, "ops-token") as operator:
+        assert not [row for row in operator.leaderboard() if row.agent == "alice"]  # no attempt was opened
+    assert agent_run(repo, served.address, tmp_path, "--allow-unisolated") == 0
+    assert "UNISOLATED" in capsys.readouterr().out
+    for record in ("agent.json", "softmax.agent.json"):
+        written = json.loads((tmp_path / "out" / "run-1" / record).read_text())
+        assert (written["sandbox"], written["unisolated"]) == ("none", True)
+    # Unisolated, the same probe reads what the sandbox hides.
+    seen = json.loads((workspace_of(1) / "seen.json").read_text())
+    assert seen["exemplar"] == "read: " + kit.SECRET.decode() and seen["repository README"].startswith("read: ")
+
+
+def test_a_folder_to_show_that_holds_a_hidden_one_is_refused_or_left_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not sandbox.sandbox_tool():
+        pytest.skip("no agent sandbox on this machine (bubblewrap missing or user namespaces refused)")
+    repo, workspace = tmp_path / "repo", tmp_path / "ws"
+    (repo / "src").mkdir(parents=True)
+    workspace.mkdir()
+    env = {"PATH": os.environ["PATH"]}
+    monkeypatch.setattr(sys, "path", [*sys.path, str(tmp_path)])  # as `python -m` puts its directory first
+    argv = sandbox.sandboxed(("true",), env, [workspace], read_only=[repo / "src"], hidden=[repo])
+    assert str(repo / "src") in argv and str(repo) not in argv  # a folder inside the repository: shown
+    assert str(tmp_path) not in argv  # the import path entry that holds the repository: left out
+    # One inside a system folder is an empty folder there.
+    shown = subprocess.run(sandbox.sandboxed(("ls", "/etc/ssl"), env, [workspace], hidden=["/etc/ssl"]),
+                           env=env, capture_output=True, text=True)  # fmt: skip
+    assert shown.returncode == 0 and shown.stdout == "" and os.listdir("/etc/ssl")
+    with pytest.raises(ArenaError, match=re.escape(f"would show {repo}, which holds {repo}")):
+        sandbox.sandboxed(("true",), env, [workspace], read_only=[repo], hidden=[repo])
+    with pytest.raises(ArenaError, match=re.escape(f"would show {tmp_path}, which holds {repo}")):
+        sandbox.sandboxed(("true",), env, [tmp_path], hidden=[repo])
+    with pytest.raises(ArenaError, match="not found on its PATH"):
+        sandbox.sandboxed(("no-such-agent-cli",), env, [workspace])
