@@ -3,7 +3,8 @@ process it starts and the `arena mcp` server it launches run inside one.
 
 What the agent sees, at the paths they have outside (the configuration files name them):
 - writable: its workspace and its private HOME;
-- read-only: the system folders (/usr, /bin, /sbin, /lib*, /etc), the agent program's
+- read-only: the system folders (/usr, /bin, /sbin, /lib*, /etc, and the file resolv.conf links
+  to where it links out of /etc), the agent program's
   installation (an npm package's whole node_modules folder, else the program's own folder) and
   that of the interpreter its `#!` line names (node), the Python that runs `arena mcp` (its
   prefixes and import path), and the folders the adapter names (the script agent's versions);
@@ -41,6 +42,9 @@ SANDBOX_VARIABLE = "ARENA_AGENT_SANDBOX"  # "off": no sandbox (arena agent run t
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 NAMESPACES = ("--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try")
 NOBODY = "65534"
+# Files of /etc the network needs that may link out of it (systemd-resolved's resolv.conf links to
+# /run/systemd/resolve/stub-resolv.conf): their targets are shown too, or names do not resolve.
+NETWORK_FILES = ("/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf")
 PROBE_TIMEOUT_S = 10.0
 
 
@@ -114,6 +118,8 @@ def sandboxed(
         elif os.path.isdir(folder):
             command += ["--ro-bind", folder, folder]
     command += _masked("/etc")
+    for target in linked_out(NETWORK_FILES, [*SYSTEM, *folders]):
+        command += ["--ro-bind", target, target]
     for path in secret:  # a checkout or a state folder under /usr or /etc: an empty folder there
         if os.path.isdir(path) and _covered(path, [folder for folder in SYSTEM if not os.path.islink(folder)]):
             command += ["--tmpfs", path, "--remount-ro", path]
@@ -126,6 +132,13 @@ def sandboxed(
     for place in writable:
         command += ["--bind", str(place), str(place)]
     return (*command, "--chdir", str(writable[0]), "--", program, *argv[1:])
+
+
+def linked_out(files: Iterable[str], shown: Iterable[str]) -> list[str]:
+    """The real files that `files` link to outside the folders `shown` (each once)."""
+    folders = list(shown)
+    targets = {os.path.realpath(path) for path in files if os.path.islink(path) and os.path.exists(path)}
+    return sorted(target for target in targets if not _covered(target, folders))
 
 
 def interpreter_folders() -> list[str]:

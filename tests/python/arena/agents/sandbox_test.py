@@ -194,3 +194,13 @@ def test_a_folder_to_show_that_holds_a_hidden_one_is_refused_or_left_out(
         sandbox.sandboxed(("true",), env, [tmp_path], hidden=[repo])
     with pytest.raises(ArenaError, match="not found on its PATH"):
         sandbox.sandboxed(("no-such-agent-cli",), env, [workspace])
+
+
+def test_a_network_file_linking_out_of_etc_is_shown_at_its_target(tmp_path: Path) -> None:
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "stub-resolv.conf").write_text("nameserver 127.0.0.53\n")
+    (tmp_path / "resolv.conf").symlink_to(tmp_path / "run" / "stub-resolv.conf")  # as systemd-resolved links it
+    (tmp_path / "hosts").write_text("127.0.0.1 localhost\n")
+    files = [str(tmp_path / name) for name in ("resolv.conf", "hosts", "absent")]
+    assert sandbox.linked_out(files, ["/usr"]) == [str(tmp_path / "run" / "stub-resolv.conf")]
+    assert sandbox.linked_out(files, [str(tmp_path / "run")]) == []  # already shown
