@@ -1,4 +1,5 @@
-"""Each kernel_task is a test target (validated on CPU by `arena validate-task`), each
+"""Each kernel_task is a test target (validated by `arena validate-task`, in one of two tiers:
+`partition_kernel_tasks`), each
 kernel_task_suite is runnable (`arena suite` over the tasks below its folder), and so is each
 agent_config (`arena agent run --config <its fields as JSON>`, plus the arguments after `--`).
 
@@ -8,10 +9,10 @@ in a sandbox holding the task's files, its BUILD file and pants.toml (the repo r
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from dataclasses import dataclass
-from typing import Any
 
 from pants.backend.python.goals.package_pex_binary import (
     PexBinaryFieldSet,
@@ -27,11 +28,12 @@ from pants.base.specs import RawSpecs, RecursiveGlobSpec
 from pants.core.goals.package import BuiltPackage
 from pants.core.goals.run import RunFieldSet, RunInSandboxBehavior, RunRequest
 from pants.core.goals.test import TestExtraEnv, TestFieldSet, TestRequest, TestResult, TestSubsystem
+from pants.core.util_rules.partitions import Partition, PartitionerType, Partitions
 from pants.core.util_rules.source_files import SourceFiles, SourceFilesRequest
 from pants.engine.addresses import Address, Addresses, AddressInput, UnparsedAddressInputs
-from pants.engine.fs import Digest, MergeDigests, PathGlobs
+from pants.engine.fs import Digest, DigestContents, MergeDigests, PathGlobs
 from pants.engine.process import FallibleProcessResult, Process, ProcessCacheScope
-from pants.engine.rules import Get, collect_rules, rule
+from pants.engine.rules import Get, MultiGet, collect_rules, rule
 from pants.engine.target import Targets, WrappedTarget, WrappedTargetRequest
 from pants.util.logging import LogLevel
 
@@ -64,6 +66,20 @@ class KernelTaskFieldSet(TestFieldSet):
 class KernelTaskTestRequest(TestRequest):
     tool_subsystem = KernelTaskSubsystem
     field_set_type = KernelTaskFieldSet
+    partitioner_type = PartitionerType.CUSTOM
+
+
+@dataclass(frozen=True)
+class ValidationTier:
+    """How a partition of kernel_task targets is validated: "full" (one task through the real
+    harness) or "fast" (many tasks' untimed cases through one process), and why."""
+
+    tier: str
+    reason: str
+
+    @property
+    def description(self) -> str:
+        return f"{self.tier} validation: {self.reason}"
 
 
 @dataclass(frozen=True)
@@ -115,21 +131,77 @@ async def build_arena_cli(cli: ArenaCli) -> BuiltArenaCli:
 
 async def _task_sandbox(address: Address, task_files: KernelTaskFilesField) -> Digest:
     sources = await Get(SourceFiles, SourceFilesRequest([task_files]))
-    declaration = await Get(
-        Digest, PathGlobs([os.path.join(address.spec_path, "BUILD"), "pants.toml"])
-    )
+    declaration = await Get(Digest, PathGlobs([os.path.join(address.spec_path, "BUILD")]))
     return await Get(Digest, MergeDigests([sources.snapshot.digest, declaration]))
 
 
-@rule(desc="Validate a kernel task", level=LogLevel.DEBUG)
-async def validate_kernel_task(
-    batch: KernelTaskTestRequest.Batch[KernelTaskFieldSet, Any],
+def folder_hash(folder: str, files: DigestContents) -> str:
+    """sha256 of the sorted lines "<sha256 of the file> <path in the folder>", one per file: the
+    hash arena.validation.record.folder_hash computes from the folder itself (both sides' tests
+    pin the same figure)."""
+    lines = sorted(
+        f"{hashlib.sha256(f.content).hexdigest()} {os.path.relpath(f.path, folder)}\n"
+        for f in files
+        if f.path.startswith(folder + "/")
+    )
+    return hashlib.sha256("".join(lines).encode()).hexdigest()
+
+
+def read_record(contents: DigestContents) -> dict[str, str]:
+    """Task folder -> hash, from the record's JSON ({} when there is none)."""
+    if not contents:
+        return {}
+    entries = json.loads(contents[0].content).get("tasks", {})
+    return {str(folder): str(entry["hash"]) for folder, entry in entries.items()}
+
+
+def choose_tiers(
+    hashes: dict[str, str], record: dict[str, str], sample: set[str], every: bool, batch: int
+) -> tuple[dict[str, str], list[list[str]]]:
+    """(task folder -> why it is validated in full, batches of the other folders for the fast
+    tier: sorted, one category to a batch, `batch` folders at most)."""
+    full = {}
+    for folder, digest in sorted(hashes.items()):
+        if every:
+            full[folder] = "[arena-tasks].full is set"
+        elif folder in sample:
+            full[folder] = "in the fixed sample ([arena-tasks].sample)"
+        elif record.get(folder) != digest:
+            full[folder] = "new or changed since its last full validation (tasks/validated.json)"
+    fast: list[list[str]] = []
+    for folder in sorted(set(hashes) - set(full)):
+        if fast and os.path.dirname(fast[-1][-1]) == os.path.dirname(folder) and len(fast[-1]) < batch:
+            fast[-1].append(folder)
+        else:
+            fast.append([folder])
+    return full, fast
+
+
+@rule(desc="Choose each kernel task's validation tier", level=LogLevel.DEBUG)
+async def partition_kernel_tasks(
+    request: KernelTaskTestRequest.PartitionRequest[KernelTaskFieldSet], subsystem: KernelTaskSubsystem
+) -> Partitions[KernelTaskFieldSet, ValidationTier]:
+    by_folder = {fs.address.spec_path: fs for fs in request.field_sets}
+    digests = [await _task_sandbox(fs.address, fs.task_files) for fs in request.field_sets]
+    contents = await MultiGet(Get(DigestContents, Digest, d) for d in digests)
+    hashes = {fs.address.spec_path: folder_hash(fs.address.spec_path, c) for fs, c in zip(request.field_sets, contents)}
+    record = read_record(await Get(DigestContents, PathGlobs([subsystem.record])))
+    full, fast = choose_tiers(hashes, record, set(subsystem.sample), subsystem.full, subsystem.fast_batch)
+    partitions = [Partition((by_folder[f],), ValidationTier("full", why)) for f, why in full.items()]
+    for folders in fast:
+        reason = f"{len(folders)} task(s) of {os.path.dirname(folders[0])} as recorded"
+        partitions.append(Partition(tuple(by_folder[f] for f in folders), ValidationTier("fast", reason)))
+    return Partitions(partitions)
+
+
+@rule(desc="Validate kernel tasks", level=LogLevel.DEBUG)
+async def validate_kernel_tasks(
+    batch: KernelTaskTestRequest.Batch[KernelTaskFieldSet, ValidationTier],
     cli: ArenaCli,
     subsystem: KernelTaskSubsystem,
     test_subsystem: TestSubsystem,
     test_extra_env: TestExtraEnv,
 ) -> TestResult:
-    field_set = batch.single_element
     pex_request = await Get(PexFromTargetsRequestForBuiltPackage, PexBinaryFieldSet, cli.field_set)
     # internal_only lets the test reuse the requirements PEX of the whole lockfile (torch is
     # large) instead of building its own.
@@ -141,15 +213,20 @@ async def validate_kernel_task(
         description="the arena command line, for task validation",
     )
     arena = await Get(VenvPex, PexFromTargetsRequest, internal)
-    sandbox = await _task_sandbox(field_set.address, field_set.task_files)
+    sandboxes = [await _task_sandbox(fs.address, fs.task_files) for fs in batch.elements]
+    root_marker = await Get(Digest, PathGlobs(["pants.toml"]))
+    sandbox = await Get(Digest, MergeDigests([*sandboxes, root_marker]))
+    tasks = [arg for fs in batch.elements for arg in ("--task", fs.address.spec)]
+    fast = batch.partition_metadata.tier == "fast"
     process = await Get(
         Process,
         VenvPexProcess(
             arena,
-            argv=("validate-task", "--task", field_set.address.spec),
+            argv=("validate-task", *(("--fast",) if fast else ()), *tasks),
             input_digest=sandbox,
             extra_env=test_extra_env.env,
-            description=f"Validate {field_set.address}",
+            description=f"Validate {batch.elements[0].address}"
+            + (f" and {len(batch.elements) - 1} more (fast)" if len(batch.elements) > 1 else ""),
             level=LogLevel.DEBUG,
             timeout_seconds=subsystem.timeout,
             cache_scope=(
@@ -158,8 +235,8 @@ async def validate_kernel_task(
         ),
     )
     result = await Get(FallibleProcessResult, Process, process)
-    return TestResult.from_fallible_process_result(
-        process_result=result, address=field_set.address, output_setting=test_subsystem.output
+    return TestResult.from_batched_fallible_process_result(
+        process_result=result, batch=batch, output_setting=test_subsystem.output
     )
 
 

@@ -152,3 +152,39 @@ def test_needs_device_is_accepted_on_a_machine_without_a_gpu(
 )
 def test_the_real_harness_validates_the_add_task(add_repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert _validate(add_repo) == 0, capsys.readouterr().out
+
+
+def test_changed_tasks_are_validated_and_recorded_until_they_change_again(
+    add_repo: Path, monkeypatch: pytest.MonkeyPatch, cpu_machine: Any, catching_runner: Any, capsys: Any
+) -> None:
+    from arena.validation.record import read_record
+
+    calls = _use_harness(monkeypatch, catching_runner)
+
+    def validate_changed(*extra: str) -> int:
+        return cli.main(["--repo-root", str(add_repo), "validate-task", "--all", "--changed", *extra])
+
+    assert validate_changed("--record") == 0
+    assert len(calls) == 3 and "recorded 1 task(s)" in capsys.readouterr().out
+    assert list(read_record(add_repo)) == [TASK]
+    assert validate_changed() == 0
+    assert len(calls) == 3 and "nothing to validate" in capsys.readouterr().out
+    (add_repo / TASK / "kernel.py").write_text((add_repo / TASK / "kernel.py").read_text() + "\n# changed\n")
+    assert validate_changed() == 0
+    assert len(calls) == 6  # validated again, in full
+
+
+def test_a_failing_task_is_not_recorded(
+    add_repo: Path, fake_harness: list[Any], cpu_machine: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from arena.validation.record import read_record
+
+    # The fake harness finds every candidate correct, the wrong one too: invalid.
+    assert cli.main(["--repo-root", str(add_repo), "validate-task", "--task", TASK, "--record"]) == 1
+    assert read_record(add_repo) == {} and "recorded 0 task(s)" in capsys.readouterr().out
+
+
+def test_the_fast_tier_checks_every_task_in_one_process(add_repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["--repo-root", str(add_repo), "validate-task", "--fast", "--all"]) == 0
+    out = capsys.readouterr().out
+    assert "ok    baseline correct on case 'small'" in out and f"{TASK}:add: valid" in out

@@ -4,7 +4,7 @@ On each chosen case, the reference is called on the case's inputs and on the sam
 float64; the first answer must match the second within the task's tolerance for the output's
 dtype. A reference that fails this sets a bar no candidate can reliably clear.
 
-The check runs in a child process (`python -m arena.evaluation.reference_check`), so torch and
+The check runs in a child process (`python -m arena.validation.reference_check`), so torch and
 the task's reference code never load into the caller; `check_reference_precision` starts it.
 """
 
@@ -30,7 +30,7 @@ def check_reference_precision(task: Task, repo_root: Path, cases: Sequence[str])
     # and torch from there: inside a PEX the bundled ones live in the PEX's own folders, which only
     # the measurement's path names (a plain `python -m` beside it found no torch).
     measurement = current_measurement()
-    command = [measurement.python, "-m", "arena.evaluation.reference_check", str(repo_root), task.address, *cases]
+    command = [measurement.python, "-m", "arena.validation.reference_check", str(repo_root), task.address, *cases]
     source_root = str(Path(__file__).resolve().parents[2])
     path = os.pathsep.join(dict.fromkeys([source_root, *measurement.path]))
     env = {**os.environ, "PYTHONPATH": path}
@@ -46,9 +46,10 @@ def check_reference_precision(task: Task, repo_root: Path, cases: Sequence[str])
     return {str(name): str(error) for name, error in found.items()}
 
 
-def _load_reference(task: Task, repo_root: Path) -> Any:
+def load_reference(task: Task, task_dir: Path) -> Any:
+    """The reference function, imported from `task_dir` under a name of its own."""
     assert task.reference is not None
-    path = repo_root / task.task_dir / task.reference.file
+    path = task_dir / task.reference.file
     spec = importlib.util.spec_from_file_location(f"arena_reference_{task.name}", path)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot load {path.name}")
@@ -57,7 +58,8 @@ def _load_reference(task: Task, repo_root: Path) -> Any:
     return getattr(module, task.reference.symbol)
 
 
-def _check_case(task: Task, reference: Any, case_name: str) -> str:
+def check_case_precision(task: Task, reference: Any, case_name: str) -> str:
+    """Empty when the reference in the case's dtype matches itself in float64, else why not."""
     import torch
 
     from arena.harness.check import find_mismatch, split_outputs
@@ -88,11 +90,11 @@ def main(argv: Sequence[str]) -> int:
 
     repo_root, address, *cases = argv
     task = load_task(Path(repo_root), address)
-    reference = _load_reference(task, Path(repo_root))
+    reference = load_reference(task, Path(repo_root) / task.task_dir)
     found = {}
     for name in cases:
         try:
-            found[name] = _check_case(task, reference, name)
+            found[name] = check_case_precision(task, reference, name)
         except Exception as error:  # a process edge: every failure becomes a line in the report
             found[name] = f"the reference raised {type(error).__name__}: {error}"
     print(json.dumps(found))
