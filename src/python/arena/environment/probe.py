@@ -14,14 +14,17 @@ import platform
 import re
 import shutil
 import subprocess
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from arena.environment.environment import Environment, fingerprint_environment
 from arena.environment.measurement import current_measurement, gpu_usable
+from arena.errors import UnusableEnvironment
 
 IMAGE_DIGEST_VARIABLE = "ARENA_IMAGE_DIGEST"
 SANDBOX_VARIABLE = "ARENA_SANDBOX"  # "off": harness children run without the OS sandbox
+USER_VARIABLE = "ARENA_SANDBOX_USER"  # "uid[:gid]": whom a root runner's children run as (65534:65534)
+NOBODY = 65534
 _PROBE_TIMEOUT_S = 20
 
 
@@ -79,16 +82,48 @@ def _rocm_gpu() -> dict[str, str]:
     }
 
 
+@dataclass(frozen=True)
+class ChildUser:
+    """The unprivileged user a root runner's harness children run as, outside the sandbox too."""
+
+    uid: int
+    gid: int
+
+
+def child_user() -> ChildUser | None:
+    """Whom harness children run as when this process is root: uid and gid 65534, or the
+    "uid[:gid]" ARENA_SANDBOX_USER names (a dedicated user is better than one that daemons
+    share); never root. None when this process is not root: children run as its own user."""
+    if os.geteuid() != 0:
+        return None
+    text = os.environ.get(USER_VARIABLE, "").strip()
+    uid, _, gid = text.partition(":")
+    try:
+        user = ChildUser(int(uid) if uid else NOBODY, int(gid) if gid else int(uid) if uid else NOBODY)
+    except ValueError:
+        user = None
+    if user is None or user.uid <= 0 or user.gid <= 0:
+        raise UnusableEnvironment(f"{USER_VARIABLE}={text!r} does not name an unprivileged uid[:gid]")
+    return user
+
+
 @lru_cache(maxsize=1)
 def sandbox_tool() -> str:
     """The OS sandbox harness children run in here: "bwrap <version>" when bubblewrap can make
-    its namespaces on this machine (tried once), "" when it is missing, refused, or turned off
-    with ARENA_SANDBOX=off. Recorded in every environment, so it is part of the fingerprint."""
+    its namespaces on this machine (tried once; as root, with the child started through setpriv
+    as child_user()), "" when it is missing, refused, or turned off with ARENA_SANDBOX=off.
+    Recorded in every environment, so it is part of the fingerprint."""
     if os.environ.get(SANDBOX_VARIABLE, "").strip().lower() in ("off", "0", "no", "false"):
         return ""
     if shutil.which("bwrap") is None:
         return ""
-    trial = ["bwrap", "--unshare-all", "--unshare-user", "--die-with-parent", "--ro-bind", "/", "/", "true"]
+    user = child_user()
+    if user is None:
+        trial = ["bwrap", "--unshare-all", "--unshare-user", "--die-with-parent", "--ro-bind", "/", "/", "true"]
+    else:
+        trial = ["bwrap", "--unshare-pid", "--unshare-net", "--die-with-parent", "--ro-bind", "/", "/"]
+        trial += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "setpriv", f"--reuid={user.uid}"]
+        trial += [f"--regid={user.gid}", "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "true"]
     try:
         if subprocess.run(trial, capture_output=True, timeout=_PROBE_TIMEOUT_S, check=False).returncode != 0:
             return ""

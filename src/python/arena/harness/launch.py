@@ -25,7 +25,7 @@ from pathlib import Path
 
 from arena.candidate.candidate import Candidate
 from arena.environment.measurement import Measurement, current_measurement
-from arena.environment.probe import sandbox_tool
+from arena.environment.probe import child_user, sandbox_tool
 from arena.harness.channel import ChannelError, open_frame
 from arena.harness.job import (
     FOLDERS,
@@ -42,7 +42,7 @@ from arena.harness.job import (
 )
 from arena.harness.kernel_cache import MANAGER, TRUSTED_VARIABLE, promote, trusted_root
 from arena.harness.result import HarnessResult
-from arena.harness.sandbox import read_only_folders, refuse_exposed, sandboxed
+from arena.harness.sandbox import hand_over, read_only_folders, refuse_exposed, sandboxed
 from arena.harness.settings import HarnessSettings
 from arena.harness.version import trusted_digest
 from arena.task.task import Task
@@ -79,6 +79,7 @@ def run_harness(
     try:
         refuse_exposed(child.shown, hidden=(repo_root,))  # a child started ahead: before its job
         lay_out(task, chosen, repo_root, child.work)
+        hand_over(child.work, child.user)
         key = secrets.token_bytes(32)
         dirs = {name: str(child.work / name) for name in FOLDERS}
         job = new_job(task, settings, dirs, key, child.result_fd_in_child)
@@ -111,12 +112,14 @@ class Child:
         argv = [measurement.python, "-m", "arena.harness.child"]
         self.sandbox = sandbox_tool()  # "" where this machine offers none (recorded in the environment)
         self.kernels = trusted_root()  # compiled trusted kernels, read-only to the child
+        self.user = child_user() if self.sandbox else None  # whom the child runs as (None: as we do)
         self.shown: tuple[str, ...] = ()  # the folders the child sees read-only
         try:
             if self.sandbox:
                 shown = (self.kernels, *map(Path, measurement.folders))
-                argv = sandboxed(argv, self.work, read_only=shown, hidden=hidden)
+                argv = sandboxed(argv, self.work, read_only=shown, user=self.user, hidden=hidden)
                 self.shown = tuple(read_only_folders(tuple(map(str, shown))))
+                hand_over(self.work, self.user)
         except BaseException:
             os.close(self.result_fd)
             os.close(write_fd)

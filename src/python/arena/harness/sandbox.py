@@ -13,18 +13,24 @@ What the child sees, and why:
 - its own PID namespace: bubblewrap is its init, so when the child exits, the kernel kills every
   process the candidate started (daemons included); nothing outlives the evaluation. Bubblewrap
   dies with the parent, so a killed runner leaves nothing behind either.
-- a user namespace, uid and gid 65534 inside. Outside, that is still the runner's user: paths are
-  kept away by the mount namespace, not by file permissions, so run the runner as a dedicated
-  unprivileged user (docs/harness.md).
+- an unprivileged user outside as well as inside. A runner that is not root: a user namespace,
+  uid and gid 65534 inside, the runner's own user outside. A runner that is root: bubblewrap
+  makes the namespaces as root (so it can reach folders under a HOME only root may enter) and
+  the child is started through setpriv as uid and gid 65534 (or ARENA_SANDBOX_USER's), with no
+  capabilities and no groups but those owning the GPU's device nodes: a real, unprivileged user
+  of the host, so a file only root may read (/etc/shadow) stays closed, and the job's writable
+  folders are handed to that user (hand_over).
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
+from arena.environment.probe import ChildUser
 from arena.errors import UnusableEnvironment
 
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
@@ -37,33 +43,51 @@ NOBODY = "65534"
 # candidate's own folder stays writable. A build writes byte code to PYTHONPYCACHEPREFIX (scratch)
 # and other outputs outside the code base (docs/task-format.md), or the baseline's build fails.
 TRUSTED_FOLDERS = ("task", "baseline")
+WRITABLE_FOLDERS = ("candidate", "work", "home", "triton")
 # What a folder shown to a child must not hold at its top: a checkout (its tasks and exemplars),
 # .arena; nor there or one folder down, the runner's and the score cache's files
 # (arena/runner/runner.py, arena/cache/sqlite_store.py; the XDG state folder holds runner/).
 STATE_MARKERS = (".arena", "pants.toml")
 STATE_FILES = ("scores.sqlite", "scores.key", "runner.sqlite")
+NAMESPACES = ("--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try")
 
 
 def sandboxed(
-    argv: list[str], work: Path, read_only: tuple[Path, ...] = (), hidden: tuple[Path, ...] = ()
+    argv: list[str],
+    work: Path,
+    read_only: tuple[Path, ...] = (),
+    user: ChildUser | None = None,
+    hidden: tuple[Path, ...] = (),
 ) -> list[str]:
     """`argv` run inside bubblewrap with the job folder `work` and the folders `read_only` (the
-    trusted kernel layer, the measurement environment's roots) mounted read-only (see the
-    module's docstring). UnusableEnvironment when a folder to be shown holds what a child must
-    not see, or holds one of `hidden` (the repository)."""
+    trusted kernel layer, the measurement environment's roots) mounted read-only, as `user`
+    (where the runner is root: child_user()) or as the runner's user (see the module's
+    docstring). UnusableEnvironment when a folder to be shown holds what a child must not see,
+    or holds one of `hidden` (the repository)."""
     folders = read_only_folders(tuple(map(str, read_only)))
     refuse_exposed(folders, hidden)
-    command = ["bwrap", "--unshare-all", "--unshare-user", "--uid", NOBODY, "--gid", NOBODY]
-    command += ["--die-with-parent", "--new-session", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    if user is None:  # unprivileged: bubblewrap's user namespace maps 65534 inside to us outside
+        command = ["bwrap", "--unshare-all", "--unshare-user", "--uid", NOBODY, "--gid", NOBODY]
+    else:  # root: the namespaces made as root, the child run as `user` (setpriv, below)
+        command = ["bwrap", *NAMESPACES]
+    command += ["--die-with-parent", "--new-session", "--proc", "/proc", "--dev", "/dev"]
+    command += ["--perms", "1777", "--tmpfs", "/tmp", "--perms", "1777", "--tmpfs", "/dev/shm"]
     command += ["--ro-bind", "/sys", "/sys"]
     for device in _gpu_devices():
         command += ["--dev-bind", str(device), str(device)]
+    made: set[str] = {"/", "/tmp"}
     for folder in folders:
-        command += ["--ro-bind", folder, folder]
-    command += ["--bind", str(work), str(work)]
+        command += _parents(folder, made) + ["--ro-bind", folder, folder]
+    command += _parents(str(work), made) + ["--bind", str(work), str(work)]
     for name in TRUSTED_FOLDERS:
         command += ["--ro-bind", str(work / name), str(work / name)]
-    return command + ["--chdir", str(work / "work"), "--", *argv]
+    command += ["--chdir", str(work / "work")]
+    if user is not None:
+        groups = ",".join(map(str, device_groups()))
+        command += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--", "setpriv"]
+        command += [f"--reuid={user.uid}", f"--regid={user.gid}", f"--groups={groups}" if groups else "--clear-groups"]
+        command += ["--inh-caps=-all", "--bounding-set=-all"]
+    return command + ["--", *argv]
 
 
 def read_only_folders(extra: tuple[str, ...] = ()) -> list[str]:
@@ -136,6 +160,75 @@ def _build_files(tasks: Path, depth: int = 3) -> Iterable[Path]:
             yield Path(entry.path)
         elif depth > 1 and entry.is_dir(follow_symlinks=False):
             yield from _build_files(Path(entry.path), depth - 1)
+
+
+def hand_over(work: Path, user: ChildUser | None, names: Iterable[str] = WRITABLE_FOLDERS) -> None:
+    """The job folder as a child running as `user` needs it: the folders `names` (and what they
+    hold) owned by it, the job folder itself too (mode 0700: no other user of the host lists
+    it), and everything else readable (task/ and baseline/ stay the runner's). Nothing to do
+    for a child that runs as the runner's own user (`user` None)."""
+    if user is None:
+        return
+    os.chown(work, user.uid, user.gid)
+    os.chmod(work, 0o700)
+    for name in TRUSTED_FOLDERS:
+        _readable(work / name)
+    for name in names:
+        for path in _tree(work / name):
+            os.chown(path, user.uid, user.gid, follow_symlinks=False)
+
+
+def _tree(root: Path) -> Iterable[Path]:
+    if not root.exists():
+        return
+    yield root
+    for folder, dirs, files in os.walk(root):
+        for name in (*dirs, *files):
+            yield Path(folder) / name
+
+
+def _readable(root: Path) -> None:
+    """Readable (and folders enterable) by every user: the child's user reads these."""
+    for path in _tree(root):
+        if path.is_symlink():
+            continue
+        mode = path.stat().st_mode
+        wanted = mode | stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH
+        if stat.S_ISDIR(mode) or mode & stat.S_IXUSR:
+            wanted |= stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH
+        if wanted != mode:
+            os.chmod(path, stat.S_IMODE(wanted))
+
+
+def device_groups() -> list[int]:
+    """The groups owning the GPU device nodes that the world may not open (/dev/kfd and
+    /dev/dri/renderD* belong to `render` or `video`): the child's user keeps those, and no other."""
+    nodes = [p for p in _gpu_devices() if not p.is_dir()]
+    nodes += [p for d in _gpu_devices() if d.is_dir() for p in sorted(d.iterdir())]
+    groups = set()
+    for node in nodes:
+        try:
+            mode = node.stat()
+        except OSError:
+            continue
+        if stat.S_ISCHR(mode.st_mode) and (mode.st_mode & 0o006) != 0o006:
+            groups.add(mode.st_gid)
+    return sorted(groups)
+
+
+def _parents(folder: str, made: set[str]) -> list[str]:
+    """bubblewrap ops making `folder`'s missing parents enterable by every user (bubblewrap makes
+    them 0700, which a child running as another user than root could not pass through)."""
+    ops: list[str] = []
+    parent = os.path.dirname(folder.rstrip("/"))
+    chain = []
+    while parent not in made and parent != os.path.dirname(parent):
+        chain.append(parent)
+        parent = os.path.dirname(parent)
+    for path in reversed(chain):
+        made.add(path)
+        ops += ["--perms", "0755", "--dir", path]
+    return ops
 
 
 def _inside(path: str, folder: str) -> bool:

@@ -1,0 +1,38 @@
+"""The processes below one, as the host's /proc shows them (harness children and their workers)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+
+def descendants(root: int) -> dict[int, tuple[str, int]]:
+    """Processes below `root`: pid -> (command line, real uid)."""
+    found: dict[int, tuple[str, int]] = {}
+    parents = {root}
+    for entry in sorted(Path("/proc").iterdir(), key=lambda p: int(p.name) if p.name.isdigit() else 0):
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = (entry / "status").read_text()
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        parent, uid = re.search(r"PPid:\s+(\d+)", status), re.search(r"Uid:\s+(\d+)", status)
+        if parent and uid and int(parent.group(1)) in parents:
+            parents.add(int(entry.name))
+            found[int(entry.name)] = (command, int(uid.group(1)))
+    return found
+
+
+def harness_processes(root: int) -> dict[int, tuple[str, int]]:
+    """The Python processes of the harness children below `root` (bubblewrap's own command line
+    names the child too): judges, and their workers' (apart.py: waiter, init, worker)."""
+    return {
+        pid: found for pid, found in descendants(root).items() if "-m arena.harness." in found[0] and "bwrap" not in found[0]
+    }
+
+
+def judges(root: int) -> list[int]:
+    """The judges (`python -m arena.harness.child`) below `root`."""
+    return [pid for pid, (command, _) in harness_processes(root).items() if command.endswith("-m arena.harness.child ")]
