@@ -5,15 +5,18 @@
 #   unknown category) fails when Pants parses BUILD files, with a message naming the BUILD file,
 #   the target and the field;
 # - a module outside the allowed places that imports generated protobuf code is refused, and so
-#   are an import against the package flow and an import of the harness's private modules.
-# Through pantsd (CI's lint step has started it): the 8 checks took 14 s so, 150 s with
+#   are an import against the package flow and an import of the harness's private modules;
+# - the formatter (ruff-format): `lint` fails on a file `ruff format` would rewrite, `fmt` rewrites
+#   it and leaves a formatted file alone, and `lint` then passes.
+# Through pantsd (CI's lint step has started it): the first 8 checks took 14 s so, 150 s with
 # --no-pantsd on a 2-core machine, where every check starts a scheduler of its own.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
 probe="tasks/_declaration_probe"
 import_probe="src/python/arena/_visibility_probe"
-trap 'rm -rf "${probe}" "${import_probe}"; rm -f src/python/arena/task/_rule_probe.py src/python/arena/executors/_rule_probe.py' EXIT
+format_probe="tests/python/_format_probe"
+trap 'rm -rf "${probe}" "${import_probe}" "${format_probe}"; rm -f src/python/arena/task/_rule_probe.py src/python/arena/executors/_rule_probe.py' EXIT
 passed=0
 failed=0
 
@@ -74,6 +77,39 @@ expect_refused "upward import" src/python/arena/task 'def f():
     return main'
 # The harness's inside (harness/BUILD): an executor may not import the child's stages.
 expect_refused "harness-private import" src/python/arena/executors 'from arena.harness.run import Run'
+
+# The formatter ([ruff-format] in pants.toml): a file it would rewrite fails lint; fmt rewrites that
+# one to ruff's form and leaves a formatted one byte for byte; lint then passes.
+check_format() {
+  local out bad='x = {  '"'"'a'"'"':1 }' good='y = [1, 2]'
+  rm -rf "${format_probe}" && mkdir -p "${format_probe}"
+  printf 'python_sources()\n' >"${format_probe}/BUILD"
+  printf '%s\n' "${bad}" >"${format_probe}/bad.py"
+  printf '%s\n' "${good}" >"${format_probe}/good.py"
+  if out=$(./pants lint --only=ruff-format "${format_probe}:" 2>&1); then
+    echo "FAIL unformatted file: lint passed"; failed=$((failed + 1))
+  elif grep -qF "${format_probe}/bad.py" <<<"${out}" && ! grep -qF "${format_probe}/good.py" <<<"${out}"; then
+    echo "ok   unformatted file fails lint"; passed=$((passed + 1))
+  else
+    echo "FAIL unformatted file: lint did not name bad.py alone:"; echo "${out}" | tail -5; failed=$((failed + 1))
+  fi
+  if ! out=$(./pants fmt --only=ruff-format "${format_probe}:" 2>&1); then
+    echo "FAIL fmt failed:"; echo "${out}" | tail -5; failed=$((failed + 1))
+  elif cmp -s "${format_probe}/bad.py" <(printf '%s\n' 'x = {"a": 1}') \
+    && cmp -s "${format_probe}/good.py" <(printf '%s\n' "${good}"); then
+    echo "ok   fmt rewrites the unformatted file, leaves the formatted one"; passed=$((passed + 1))
+  else
+    echo "FAIL fmt: bad.py is now '$(cat "${format_probe}/bad.py")', good.py '$(cat "${format_probe}/good.py")'"
+    failed=$((failed + 1))
+  fi
+  if out=$(./pants lint --only=ruff-format "${format_probe}:" 2>&1); then
+    echo "ok   formatted files pass lint"; passed=$((passed + 1))
+  else
+    echo "FAIL lint after fmt:"; echo "${out}" | tail -5; failed=$((failed + 1))
+  fi
+  rm -rf "${format_probe}"
+}
+check_format
 
 echo "${passed} passed, ${failed} failed"
 [ "${failed}" -eq 0 ]

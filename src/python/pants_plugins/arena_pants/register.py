@@ -1,4 +1,4 @@
-from arena_pants import plugin_tests
+from arena_pants import plugin_tests, ruff_format
 from arena_pants import rules as arena_rules
 from arena_pants.target_types import AgentConfigTarget, KernelTaskSuiteTarget, KernelTaskTarget
 
@@ -8,4 +8,4 @@ def target_types():
 
 
 def rules():
-    return [*arena_rules.rules(), *plugin_tests.rules()]
+    return [*arena_rules.rules(), *plugin_tests.rules(), *ruff_format.rules()]
