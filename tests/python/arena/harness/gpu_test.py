@@ -3,12 +3,12 @@ validates. Skipped where torch sees no GPU (run them on the GPU machine)."""
 
 import statistics
 
-import pytest
 import torch
 
+from arena_testing.gpu import needs_gpu
 from arena_testing.harness_tasks import AUTOTUNED_ADD, TRITON_ADD, build_task
 
-pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
+pytestmark = needs_gpu
 
 
 def test_noop_on_gpu_has_timings(run_candidate, tmp_path):

@@ -1,7 +1,7 @@
-import pytest
 import torch
 
 from arena.harness.placement import Scatter
+from arena_testing.gpu import needs_gpu
 
 
 def _sets(count: int, n: int = 1000) -> list[list[torch.Tensor]]:
@@ -143,7 +143,7 @@ def test_the_spacer_moves_nothing_where_there_is_no_caching_allocator():
     assert spacer.blocks == [] and spacer.aimed_at == 0 and spacer.expected is None
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU: the spacer moves the caching allocator's blocks")
+@needs_gpu  # the spacer moves the caching allocator's blocks
 def test_small_outputs_after_the_spacer_start_where_aimed_half_at_each_alignment():
     from arena.harness.placement import Spacer
 
@@ -161,7 +161,7 @@ def test_small_outputs_after_the_spacer_start_where_aimed_half_at_each_alignment
     assert len(set(offsets)) >= 60
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU: the pool grows only into free device memory")
+@needs_gpu  # the pool grows only into free device memory
 def test_the_pool_grows_on_the_device_only_into_free_memory():
     device = torch.device("cuda", torch.cuda.current_device())  # as the harness names it: "cuda" alone is not "cuda:0"
     crowded = [[t.to(device) for t in one] for one in _sets(40, n=100_000)]

@@ -10,12 +10,11 @@
 #     poison (written 2026-11-30 after the last device call: first run due next session).
 # Control: the honest kernel of the same task PASSES with timings.
 
-import pytest
-import torch
 
+from arena_testing.gpu import needs_gpu
 from arena_testing.harness_tasks import TRITON_ADD, build_task
 
-pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
+pytestmark = needs_gpu
 
 FORGE_SAMPLES = TRITON_ADD + '''
 import os

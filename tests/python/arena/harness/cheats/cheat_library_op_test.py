@@ -6,9 +6,8 @@
 # name built at run time) is caught by its kernels: the profiled call names cuBLAS's.
 # Expected verdict: CHEAT_DETECTED.
 
-import pytest
-import torch
 
+from arena_testing.gpu import needs_gpu
 from arena_testing.harness_tasks import TRITON_MATMUL, build_matmul_task
 
 HIDDEN_MM = """
@@ -33,7 +32,7 @@ def test_operator_is_caught_at_run_time(run_candidate):
     assert "forbidden torch function" in result.errors[0]
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU: the kernels' names come from its profiler")
+@needs_gpu  # the kernels' names come from its profiler
 def test_a_library_call_hidden_from_the_recorder_is_caught_by_its_kernels(run_candidate, tmp_path):
     task = build_matmul_task(tmp_path)
     result = run_candidate(HIDDEN_MM, task=task, backend="auto", budget_s_per_case=0.3)

@@ -7,12 +7,12 @@
 # Expected verdict: CHEAT_DETECTED.
 
 import pytest
-import torch
 
+from arena_testing.gpu import needs_gpu
 from arena_testing.harness_tasks import build_task
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
+@needs_gpu
 @pytest.mark.parametrize("n", [3000, 1 << 24])  # a kernel of ~2 us (the late output is rarely seen), ~40 us
 def test_side_stream_is_caught_at_run_time(run_candidate, tmp_path, n):
     # The exact sum, on a side stream: the events see none of it, so it measures faster.

@@ -3,9 +3,8 @@
 # timed call is validated, and on a GPU each timed call is compared with its reference.
 # Expected verdict: INCORRECT.
 
-import pytest
-import torch
 
+from arena_testing.gpu import needs_gpu
 from arena_testing.harness_tasks import TRITON_ADD
 
 
@@ -20,7 +19,7 @@ def test_wrong_after_the_first_calls(run_candidate):
     assert result.status == "INCORRECT"
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
+@needs_gpu
 def test_wrong_only_in_the_timed_loop(run_candidate):
     result = run_candidate(_wrong_after(40), backend="cuda")
     assert result.status == "INCORRECT"
