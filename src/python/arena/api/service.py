@@ -127,18 +127,38 @@ class RunnerServicer(runner_pb2_grpc.RunnerServicer):
     def Evaluate(
         self, request: runner_pb2.EvaluateRequest, context: grpc.ServicerContext
     ) -> Iterator[runner_pb2.EvaluateProgress]:
-        # Accepting (and refusing) happens in this call; only following the job streams.
-        identity = self._identify(context)
-        release = self._gate.open_stream(identity.agent)
-        context.add_callback(release)  # however the call ends, cancelled included
-        try:
-            progress = self._runner.evaluate(
+        return self._follow(
+            context,
+            lambda identity: self._runner.evaluate(
                 identity,
                 request.attempt,
                 convert.candidate_from_pb(request.candidate),
                 context.is_active,
                 check=request.check_only,
-            )
+            ),
+        )
+
+    @answer_errors
+    def Reproduce(
+        self, request: runner_pb2.ReproduceRequest, context: grpc.ServicerContext
+    ) -> Iterator[runner_pb2.EvaluateProgress]:
+        return self._follow(
+            context,
+            lambda identity: self._runner.reproduce(
+                identity, request.evaluation, request.request_id, context.is_active
+            ),
+        )
+
+    def _follow(
+        self, context: grpc.ServicerContext, start: Callable[[Identity], Iterator[Any]]
+    ) -> Iterator[runner_pb2.EvaluateProgress]:
+        """A streamed call (Evaluate, Reproduce): `start` accepts (or refuses) the job in the call
+        itself; only following the job streams, under the identity's stream caps."""
+        identity = self._identify(context)
+        release = self._gate.open_stream(identity.agent)
+        context.add_callback(release)  # however the call ends, cancelled included
+        try:
+            progress = start(identity)
         except BaseException:
             release()
             raise

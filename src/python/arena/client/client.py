@@ -13,9 +13,10 @@ from __future__ import annotations
 import os
 import random
 import time
+import uuid
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Callable, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, NoReturn, TypeVar
 
 import grpc
 
@@ -155,16 +156,21 @@ class Client:
         request = runner_pb2.EvaluateRequest(
             attempt=attempt, candidate=convert.candidate_to_pb(candidate), check_only=check_only
         )
-        return self._throttled(lambda: self._evaluate(request, on_progress))
+        return self._throttled(lambda: self._follow(self._stub.Evaluate, request, on_progress))
 
-    def _evaluate(
-        self, request: runner_pb2.EvaluateRequest, on_progress: Callable[[Progress], None] | None
+    def reproduce(self, evaluation: str, on_progress: Callable[[Progress], None] | None = None) -> Evaluation:
+        """Operators: run the finished evaluation `evaluation` again on the runner, past its score
+        cache, and wait for the new Evaluation (GetEvaluation still answers the stored one)."""
+        request = runner_pb2.ReproduceRequest(evaluation=evaluation, request_id=uuid.uuid4().hex)
+        return self._throttled(lambda: self._follow(self._stub.Reproduce, request, on_progress))
+
+    def _follow(
+        self, method: Callable[..., Any], request: object, on_progress: Callable[[Progress], None] | None
     ) -> Evaluation:
+        """A streamed call (Evaluate, Reproduce) followed to its evaluation; sent again when it breaks."""
         for retry in range(EVALUATE_RETRIES + 1):
             try:
-                stream = self._stub.Evaluate(
-                    request, metadata=self._metadata, timeout=self._evaluate_timeout_s
-                )
+                stream = method(request, metadata=self._metadata, timeout=self._evaluate_timeout_s)
                 for message in stream:
                     progress = convert.progress_from_pb(message)
                     if on_progress is not None:

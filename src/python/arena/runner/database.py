@@ -48,6 +48,7 @@ CREATE TABLE IF NOT EXISTS jobs (
     finished_ms INTEGER NOT NULL DEFAULT 0,
     tries INTEGER NOT NULL DEFAULT 0,       -- runs that ended in a fault of the runner
     kind TEXT NOT NULL DEFAULT 'scored'     -- scored | check (compile and declared cases, free) | final (Finalize)
+                                            -- | rerun (Reproduce: run again past the score cache)
 );
 CREATE INDEX IF NOT EXISTS jobs_by_state ON jobs (state, seq);
 CREATE INDEX IF NOT EXISTS attempts_by_agent ON attempts (agent, task);

@@ -49,6 +49,7 @@ class Job:
     tries: int = 0  # runs that ended in a fault of the runner
     check: bool = False  # a free check: compile and the declared cases, never timed or scored
     final: bool = False  # the runner's evaluation of an attempt's workspace (Finalize), never charged
+    rerun: bool = False  # a finished evaluation's candidate run again past the score cache (Reproduce)
 
 
 # run_job(job, lane) -> the Evaluation; raising ArenaError fails the job with that error.
@@ -318,8 +319,9 @@ def job_from_row(row: sqlite3.Row) -> Job:
         tries=row["tries"],
         check=row["kind"] == "check",
         final=row["kind"] == "final",
+        rerun=row["kind"] == "rerun",
     )
 
 
 def _kind(job: Job) -> str:
-    return "check" if job.check else "final" if job.final else "scored"
+    return "check" if job.check else "final" if job.final else "rerun" if job.rerun else "scored"

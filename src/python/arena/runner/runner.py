@@ -13,6 +13,7 @@ import hashlib
 import logging
 import sqlite3
 import time
+import uuid
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -330,6 +331,49 @@ class Runner:
             raise NotReady(f"evaluation {quote(evaluation_id)} is {job.state}; ask again later")
         return job.evaluation
 
+    def reproduce(
+        self, identity: Identity, evaluation_id: str, request_id: str = "", is_active: Callable[[], bool] = lambda: True
+    ) -> Iterator[Progress]:
+        """Run a finished evaluation's candidate again, past the score cache, as a new job of this
+        operator (no attempt; it enters no leaderboard): what `arena reproduce ID --runner` compares
+        with the stored one. Refused for a task changed since (its digest) and for a free check
+        (nothing scored). The same `request_id` sent again follows the same run (a retried call);
+        empty: every call runs anew."""
+        if not identity.operator:
+            raise PermissionDenied("Reproduce is for operators: a re-run takes a lane like any evaluation")
+        stored = self.get_evaluation(identity, evaluation_id)  # NotFound, NotReady, or the job's error
+        original = self._queue.read(evaluation_id)
+        if original.check:
+            raise InvalidRequest(
+                f"evaluation {quote(evaluation_id)} is a free check, never scored: reproduce a scored one"
+            )
+        task = self.find_task(original.candidate.task)
+        digest = self._view(task).digest
+        if stored.task_digest != digest:
+            raise InvalidRequest(
+                f"the task {task.address} changed since evaluation {quote(evaluation_id)} (digest "
+                f"{stored.task_digest[:12]} then, {digest[:12]} now): a re-run would measure another task"
+            )
+        if self._require_isolation and original.agent != identity.agent and not self.isolation():
+            raise Unisolated("this runner has no sandbox for candidate code; it cannot run an agent's files again")
+        nonce = request_id or uuid.uuid4().hex
+        job = Job(
+            id=hashlib.sha256("\0".join((identity.agent, "rerun", original.id, nonce)).encode()).hexdigest()[:32],
+            agent=identity.agent,
+            attempt="",
+            candidate=original.candidate,
+            rerun=True,
+        )
+        with self._database.transaction() as conn:
+            existing = self._queue.find(conn, job.id)
+            if existing is None or existing.state == "failed":
+                self._queue.enqueue(conn, job, self._now_ms())
+        log.info(
+            "job accepted: job=%s agent=%s task=%s kind=rerun of=%s", job.id, identity.agent, task.address, original.id
+        )
+        self._queue.wake()
+        return self._queue.watch(job.id, is_active)
+
     def leaderboard(self, identity: Identity, category: str = "") -> tuple[LeaderboardRow, ...]:
         with self._database.reading() as conn:
             return rank_submissions(read_submissions(conn, category, self._now_ms()))
@@ -378,14 +422,15 @@ class Runner:
     def _run_job(self, job: Job, lane: str) -> Evaluation:
         task = self.find_task(job.candidate.task)
         settings = self._settings_for(task, lane, job.check)
+        store = None if job.rerun else self._store  # a re-run is measured afresh: no cache answers or keeps it
         if self._executor is None:
-            return self._evaluate(task, job.candidate, self.repo_root, settings, self._store)
+            return self._evaluate(task, job.candidate, self.repo_root, settings, store)
         return self._evaluate(
             task,
             job.candidate,
             self.repo_root,
             settings,
-            self._store,
+            store,
             runner=self._executor.run,  # type: ignore[call-arg]
             environment=self._environment(),
         )
