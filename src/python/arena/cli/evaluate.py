@@ -14,7 +14,7 @@ from pathlib import Path
 from arena.cache.sqlite_store import SqliteStore
 from arena.candidate.candidate import baseline_candidate, load_candidate
 from arena.cli.remote import add_runner_arguments, open_client, runner_address
-from arena.environment.probe import probe_environment
+from arena.environment.probe import probe_environment, probe_host
 from arena.errors import InvalidCandidate, UnknownTask
 from arena.evaluation.evaluate import evaluate, evaluate_directory, settings_for_machine
 from arena.evaluation.evaluation import Evaluation
@@ -102,18 +102,30 @@ def task_timeout_s(task: Task, requested: float | None) -> float:
     return task.timeout if task.timeout is not None else HarnessSettings.timeout_s
 
 
-def evaluate_remotely(args: argparse.Namespace, task: Task, settings: HarnessSettings) -> Evaluation:
+def evaluate_remotely(args: argparse.Namespace, task: Task) -> Evaluation:
     """The candidate (default: the baseline) sent to the runner at --runner, as an operator: that
-    runner's settings and score cache apply."""
+    runner's settings, measurement environment and score cache apply. Nothing here probes this
+    machine's measurement environment or imports torch: a thin client (the light PEX, the wheel
+    on a machine without torch) drives a runner elsewhere."""
     if args.candidate is None:
         candidate = baseline_candidate(task, args.repo_root)
     else:
         try:
             candidate = load_candidate(task, args.candidate)
         except InvalidCandidate:  # refused here, as locally: the same INVALID_CANDIDATE evaluation
-            return evaluate_directory(task, args.candidate, args.repo_root, settings)
+            return refused_here(task, args.candidate, args.repo_root)
     with open_client(args) as client:
         return client.evaluate(candidate, check_only=args.check_only)  # --check-only: the runner's free check
+
+
+def refused_here(task: Task, directory: Path | None, repo_root: Path) -> Evaluation:
+    """The INVALID_CANDIDATE evaluation of a candidate (None: the baseline) refused before it is
+    sent to a runner; it records this host (probe_host), not a measurement environment, and runs
+    nothing (its files fail to load again)."""
+    environment, settings = probe_host(), HarnessSettings()
+    if directory is not None:
+        return evaluate_directory(task, directory, repo_root, settings, environment=environment)
+    return evaluate(task, None, repo_root, settings, environment=environment)
 
 
 def add_json_flag(parser: argparse.ArgumentParser, what: str) -> None:
@@ -144,19 +156,24 @@ def run(args: argparse.Namespace) -> int:
         return caller_error(str(error))
     if args.candidate is not None and not args.candidate.is_dir():
         return caller_error(f"candidate folder {str(args.candidate)!r} does not exist or is not a folder")
+    if runner_address(args):
+        return print_evaluation(args, evaluate_remotely(args, task))  # the runner's settings: none are chosen here
     settings = settings_from_args(args, task)
     evaluation: Evaluation
-    if runner_address(args):
-        evaluation = evaluate_remotely(args, task, settings)
-    elif args.candidate is None:
+    if args.candidate is None:
         evaluation = evaluate(task, None, repo_root, settings, open_store(args.no_cache))
     else:
         evaluation = evaluate_directory(task, args.candidate, repo_root, settings, open_store(args.no_cache))
+    return print_evaluation(args, evaluation, settings.cases)
+
+
+def print_evaluation(args: argparse.Namespace, evaluation: Evaluation, checked_only: tuple[str, ...] = ()) -> int:
+    """Print the evaluation (and write its JSON); `checked_only`: the cases a machine without a GPU ran."""
     # With JSON on stdout, the human report goes to stderr so the JSON stays parseable.
-    report = sys.stderr if args.json == "-" else sys.stdout
-    print(format_evaluation(evaluation), file=report)
-    if settings.cases:
-        print(f"(no GPU: checked only {', '.join(settings.cases)}; timing needs a GPU)", file=report)
+    out = sys.stderr if args.json == "-" else sys.stdout
+    print(format_evaluation(evaluation), file=out)
+    if checked_only:
+        print(f"(no GPU: checked only {', '.join(checked_only)}; timing needs a GPU)", file=out)
     if args.json:
         write_json(args.json, evaluation.to_dict())
     return 0

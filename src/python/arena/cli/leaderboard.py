@@ -13,6 +13,7 @@ from arena.runner.records import LeaderboardRow
 from arena.task.task import CATEGORIES
 
 HELP = "show the leaderboard: per agent and category, from submitted attempts"
+RUNS_WITHOUT_CHECKOUT = True  # with --runner (or ARENA_RUNNER) it reads nothing of the repository
 COLUMNS = (
     "agent", "category", "tasks", "compile", "correct", "unchecked", "speedup", "geomean", "score",
     # Means per closed attempt: the runner's counters, then the usage operators recorded (blank: none did).

@@ -1,11 +1,14 @@
-"""`arena reproduce ID [--json FILE|-] [--backend B] [--timeout S] [--runner-state DIR]`: run a
-stored evaluation again.
+"""`arena reproduce ID [--json FILE|-] [--backend B] [--timeout S] [--runner-state DIR] [--runner HOST:PORT]`:
+run a stored evaluation again.
 
 ID is any id the CLI or a runner returned: an evaluation id or cache key from the score cache
 ($ARENA_CACHE_DIR/scores.sqlite, else ~/.cache/arena/scores.sqlite), an evaluation id a runner
 returned (its state folder, --runner-state, default ~/.local/state/arena/runner, `arena serve`'s
 default --state: the job and the candidate it evaluated, or its score cache; arena.runner.folders),
 or a JSON file written by `arena evaluate --json`.
+With --runner HOST:PORT (or ARENA_RUNNER), the runner there runs the evaluation it returned again
+(Reproduce: its own candidate, settings and measurement environment, past its score cache) and
+this process only compares: no checkout, torch or measurement environment is needed here.
 The task must be unchanged (same digest) and the candidate's files known (the runner's job, or
 kept beside the cache: arena.cache.blobs). The new run bypasses the cache. It compares status,
 compiled and correct; per case, correctness and the speedup (confidence intervals overlap, or
@@ -28,8 +31,9 @@ from pathlib import Path
 from arena.cache.sqlite_store import SqliteStore
 from arena.candidate.candidate import Candidate, baseline_candidate, candidate_from_json
 from arena.cli.evaluate import add_json_flag, caller_error, open_store, task_timeout_s, write_json
+from arena.cli.remote import add_runner_arguments, open_client, runner_address
 from arena.environment.probe import probe_environment
-from arena.errors import ArenaError, UnknownTask
+from arena.errors import ArenaError, InvalidRequest, NotFound, UnknownTask
 from arena.evaluation.evaluate import Store, evaluate, settings_for_machine
 from arena.evaluation.evaluation import Evaluation
 from arena.harness.settings import BACKENDS, HarnessSettings
@@ -41,6 +45,7 @@ from arena.task.load import load_task
 from arena.task.task import Task
 
 HELP = "run a stored evaluation again and say whether the new result agrees with it"
+RUNS_WITHOUT_CHECKOUT = True  # with --runner (or ARENA_RUNNER) the runner holds the task and the candidate
 EXIT_DIFFERS = 1
 HIDDEN_MARK = "~hidden"
 RUNNER_JOBS, RUNNER_SCORES = "runner.sqlite", "scores.sqlite"
@@ -87,6 +92,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="a runner's state folder, for the ids it returned (default: arena serve's, $XDG_STATE_HOME/arena/runner)",
     )
+    add_runner_arguments(parser)  # ask that runner to run its own evaluation again (operators)
 
 
 class NotReproducible(ArenaError):
@@ -94,6 +100,8 @@ class NotReproducible(ArenaError):
 
 
 def run(args: argparse.Namespace) -> int:
+    if runner_address(args):
+        return reproduce_remotely(args)
     repo_root: Path = args.repo_root
     store = open_store()
     assert store is not None  # never disabled here
@@ -112,9 +120,31 @@ def run(args: argparse.Namespace) -> int:
     requested = HarnessSettings(backend=args.backend, timeout_s=task_timeout_s(task, args.timeout))
     settings = rerun_settings(stored, task, requested)
     rerun = evaluate(task, candidate, repo_root, settings_for_machine(task, settings, environment), None)
-    reproduction = compare_evaluations(stored, rerun)
-    report = sys.stderr if args.json == "-" else sys.stdout
-    print(format_reproduction(reproduction), file=report)
+    return print_reproduction(args, compare_evaluations(stored, rerun))
+
+
+def reproduce_remotely(args: argparse.Namespace) -> int:
+    """The runner at --runner runs again an evaluation it returned (ID, or the id in an
+    `arena evaluate --runner --json` file, which is then the stored record compared); nothing is
+    measured here."""
+    reference: str = args.evaluation
+    from_file = reference.endswith(".json") and Path(reference).is_file()
+    try:
+        with open_client(args) as client:
+            if from_file:
+                stored = Evaluation.from_dict(json.loads(Path(reference).read_text(encoding="utf-8")))
+            else:
+                stored = client.get_evaluation(reference)
+            rerun = client.reproduce(stored.id if from_file else reference)
+    except (NotFound, InvalidRequest) as error:  # no such evaluation there, a free check, a changed task
+        return caller_error(f"the runner cannot reproduce {reference}: {error}")
+    return print_reproduction(args, compare_evaluations(stored, rerun))
+
+
+def print_reproduction(args: argparse.Namespace, reproduction: Reproduction) -> int:
+    """Print the comparison (and write its JSON); the exit code: 0 when it agrees."""
+    out = sys.stderr if args.json == "-" else sys.stdout
+    print(format_reproduction(reproduction), file=out)
     if args.json:
         write_json(args.json, asdict(reproduction))
     return 0 if reproduction.agrees else EXIT_DIFFERS

@@ -29,6 +29,7 @@ from arena.cli.evaluate import (
     add_run_arguments,
     caller_error,
     open_store,
+    refused_here,
     settings_from_args,
     write_json,
 )
@@ -128,9 +129,12 @@ def suite_requests(tasks: list[Task], args: argparse.Namespace) -> list[Request]
     return requests
 
 
-def refused_evaluation(request: Request, args: argparse.Namespace) -> Evaluation:
+def refused_evaluation(request: Request, args: argparse.Namespace, remote: bool = False) -> Evaluation:
     """The INVALID_CANDIDATE evaluation of a candidate no runner would accept, as `arena evaluate`
-    reports it; nothing runs (its files fail to load again)."""
+    reports it; nothing runs (its files fail to load again). `remote`: the suite goes to a runner,
+    so nothing probes this machine's measurement environment (a thin client has none)."""
+    if remote:
+        return refused_here(request.task, request.directory, args.repo_root)
     settings = settings_from_args(args, request.task)
     if request.directory is not None:
         return evaluate_directory(request.task, request.directory, args.repo_root, settings)
@@ -155,7 +159,7 @@ def evaluations(
         ]
         for request, wait in zip(requests, waits):
             if wait is None:
-                yield request.label, refused_evaluation(request, args)
+                yield request.label, refused_evaluation(request, args, remote=bool(address))
                 continue
             progress.waiting(request.label)
             try:
