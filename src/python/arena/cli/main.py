@@ -20,6 +20,7 @@ from arena.cli import (
     import_aka,
     leaderboard,
     mcp,
+    pool,
     report,
     reproduce,
     serve,
@@ -59,6 +60,7 @@ COMMANDS: dict[str, ModuleType] = {
     "compare": compare,
     "mcp": mcp,
     "agent": agent,
+    "pool": pool,
 }
 
 EXIT_USAGE = 2  # argparse's own code for a bad command line
@@ -134,7 +136,8 @@ def repo_root_for(args: argparse.Namespace) -> Path | None:
     try:
         return find_repo_root(args.repo_root)
     except ArenaError:
-        if getattr(COMMANDS[args.command], "RUNS_WITHOUT_CHECKOUT", False) and runner_address(args):
+        without = getattr(COMMANDS[args.command], "RUNS_WITHOUT_CHECKOUT", False)
+        if without == "always" or (without and runner_address(args)):
             return None
         raise
 

@@ -1,0 +1,165 @@
+"""`arena pool server [--listen HOST:PORT] [--state DIR] [--config TEMPLATE] [--database URL] ...`:
+the GPU pool's server (BuildGrid: CAS, action cache, Execution, Bots, over a private PostgreSQL).
+`arena pool worker --server HOST:PORT --gpu N|cpu [--arena-gpu NAME] ...`: one worker (one per GPU)
+taking the pool's jobs through the Remote Workers API. docs/executors.md, "The pool"."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from pathlib import Path
+
+from arena.errors import ArenaError
+from arena.runner.folders import state_root
+
+HELP = "the GPU pool: its server (BuildGrid with its scheduler) and its workers (one per GPU)"
+RUNS_WITHOUT_CHECKOUT = "always"  # neither the server nor a worker reads the repository
+DEFAULT_LISTEN = "127.0.0.1:8980"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    roles = parser.add_subparsers(dest="role", metavar="ROLE", required=True)
+    server = roles.add_parser("server", help="run the pool's server", description="run the pool's server")
+    server.add_argument("--listen", default=DEFAULT_LISTEN, metavar="HOST:PORT", help=f"default {DEFAULT_LISTEN}")
+    server.add_argument(
+        "--insecure-listen",
+        action="store_true",
+        help="allow an address beyond loopback: the pool has no authentication, keep it on a private network",
+    )
+    server.add_argument(
+        "--state",
+        type=Path,
+        metavar="DIR",
+        help="its PostgreSQL cluster, CAS and log (default $XDG_STATE_HOME/arena/pool: ~/.local/state/arena/pool)",
+    )
+    server.add_argument(
+        "--config",
+        type=Path,
+        metavar="TEMPLATE",
+        help="a BuildGrid configuration template (default: arena/pool/pool.yml)",
+    )
+    server.add_argument(
+        "--database",
+        default="",
+        metavar="URL",
+        help="postgresql+psycopg2://... of a server of your own (default: a private one in --state)",
+    )
+    server.add_argument(
+        "--postgres-bin",
+        type=Path,
+        metavar="DIR",
+        help="where initdb and postgres are (default: PATH, /usr/lib/postgresql)",
+    )
+    server.add_argument("--instance", default="", help="the REAPI instance name (default: none)")
+    server.add_argument(
+        "--keepalive-s", type=int, default=60, help="a worker silent this long is dead; its job runs elsewhere"
+    )
+    server.add_argument("--reap-s", type=float, default=5.0, help="how often the scheduler looks for dead workers")
+    server.add_argument("--max-job-attempts", type=int, default=3, help="runs of one job whose workers die or fail it")
+
+    worker = roles.add_parser("worker", help="run one worker for one GPU", description="run one worker for one GPU")
+    worker.add_argument("--server", required=True, metavar="HOST:PORT", help="the pool server")
+    worker.add_argument("--gpu", required=True, metavar="N|cpu", help="the GPU index its jobs run on (cpu: none)")
+    worker.add_argument(
+        "--arena-gpu",
+        metavar="NAME",
+        help="the platform property arena-gpu it offers, the runner's --remote-gpu (default: the GPU's model)",
+    )
+    worker.add_argument(
+        "--bot-id", default="", help="its name to the scheduler, kept across restarts (default HOST-gpuN)"
+    )
+    worker.add_argument("--instance", default="", help="the REAPI instance name (default: none)")
+    worker.add_argument(
+        "--image",
+        default="",
+        metavar="REPO@sha256:...",
+        help="offer container-image=docker://REF (run the worker inside that image)",
+    )
+    worker.add_argument(
+        "--work", type=Path, metavar="DIR", help="where jobs' input roots are laid out (default: the temporary folder)"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    return run_server(args) if args.role == "server" else run_worker(args)
+
+
+def _stop_on_signals() -> threading.Event:
+    stop = threading.Event()
+    for number in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(number, lambda *_: stop.set())
+    return stop
+
+
+def run_server(args: argparse.Namespace) -> int:
+    from arena.api.transport import is_loopback
+    from arena.pool.server import PoolSettings, pool_server
+
+    if not args.insecure_listen and not is_loopback(args.listen):
+        raise ArenaError(
+            f"refusing to listen on {args.listen}: the pool has no authentication (anyone who reaches it can "
+            "run commands on its workers). Listen on 127.0.0.1, or pass --insecure-listen on a private network"
+        )
+    if args.keepalive_s < 4:
+        raise ArenaError(
+            "--keepalive-s must be at least 4 (BuildGrid answers a worker's poll within 80% of it, at least 3 s)"
+        )
+    state = (args.state or state_root() / "pool").resolve()
+    template = args.config.read_text() if args.config is not None else None
+    settings = PoolSettings(
+        listen=args.listen,
+        instance=args.instance,
+        keepalive_s=args.keepalive_s,
+        reap_s=args.reap_s,
+        max_attempts=args.max_job_attempts,
+    )
+    stop = _stop_on_signals()
+    with pool_server(state, settings, template, args.database, args.postgres_bin) as server:
+        database = "your database" if args.database else f"PostgreSQL in {state / 'postgres'}"
+        print(
+            f"arena pool server on {args.listen}: instance '{args.instance}', {database}, state {state}, "
+            f"log {state / 'server.log'}",
+            flush=True,
+        )
+        while server.poll() is None and not stop.wait(0.5):
+            pass
+        if not stop.is_set():
+            print(
+                f"arena pool server: BuildGrid exited ({server.returncode}): see {state / 'server.log'}",
+                file=sys.stderr,
+            )
+            return 1
+    print("arena pool server stopped", file=sys.stderr)
+    return 0
+
+
+def run_worker(args: argparse.Namespace) -> int:
+    from arena.pool.worker import Worker, WorkerSettings, gpu_name
+
+    if args.gpu != "cpu" and not args.gpu.isdigit():
+        raise ArenaError(f"--gpu takes a GPU index or cpu, not {args.gpu!r}")
+    name = args.arena_gpu or gpu_name(args.gpu)
+    if not name:
+        raise ArenaError(
+            f"cannot read GPU {args.gpu}'s model (nvidia-smi, rocm-smi): "
+            "give --arena-gpu NAME, the runner's --remote-gpu"
+        )
+    settings = WorkerSettings(
+        server=args.server,
+        gpu=args.gpu,
+        gpu_name=name,
+        bot_id=args.bot_id,
+        instance=args.instance,
+        image=args.image,
+        work=args.work,
+    )
+    worker = Worker(settings, log=lambda line: print(line, flush=True))
+    stop = _stop_on_signals()
+    try:
+        worker.serve(stop)
+    finally:
+        worker.close()
+    print(f"arena pool worker {settings.name} stopped after {worker.leases_done} job(s)", flush=True)
+    return 0

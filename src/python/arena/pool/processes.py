@@ -1,0 +1,26 @@
+"""The pool server's children (PostgreSQL, BuildGrid): they die with it, and stop in order."""
+
+from __future__ import annotations
+
+import ctypes
+import signal
+import subprocess
+
+_PR_SET_PDEATHSIG = 1
+_LIBC = ctypes.CDLL(None, use_errno=True)  # loaded here, never between fork and exec
+
+
+def die_with_parent(signal_number: int) -> None:
+    """In the child, before exec: receive `signal_number` when the process that started it dies."""
+    _LIBC.prctl(_PR_SET_PDEATHSIG, signal_number, 0, 0, 0)
+
+
+def stop_process(process: subprocess.Popen[bytes], number: int = signal.SIGTERM, timeout_s: float = 30.0) -> None:
+    """Send `number`, wait up to `timeout_s`, then kill."""
+    if process.poll() is None:
+        process.send_signal(number)
+        try:
+            process.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()

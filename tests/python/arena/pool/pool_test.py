@@ -1,0 +1,211 @@
+"""The pool end to end on loopback: `arena pool server` (BuildGrid's own Execution service and
+scheduler over a private PostgreSQL), two `arena pool worker`s on the CPU taking leases through
+the Remote Workers API, and the remote executor and the shared score cache in front of them."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+import arena.cli.main  # noqa: F401  (the commands the child processes run)
+from arena.candidate.candidate import Candidate
+from arena.environment.environment import Environment
+from arena.evaluation.evaluate import evaluate
+from arena.harness.settings import HarnessSettings
+from arena.pool.processes import stop_process
+from arena.task.load import load_task
+from arena.task.task import Task
+from arena_testing.buildgrid_server import free_port
+from arena_testing.scale_task import SCALE_ADDRESS, SCALE_KERNEL, WRONG_KERNEL, write_scale_repo
+
+WORKERS = ("w1", "w2")
+KEEPALIVE_S = 4  # the least BuildGrid allows (it answers a poll within 80% of it, at least 3 s)
+SLOW_S = 4  # the slow candidate sleeps this long at import: long enough to kill its worker mid-lease
+
+
+def missing() -> str:
+    for module in ("buildgrid", "psycopg2"):
+        if importlib.util.find_spec(module) is None:
+            return f"the `{module}` package is not installed"
+    if shutil.which("initdb") is None and not list(Path("/usr/lib/postgresql").glob("*/bin/initdb")):
+        return "PostgreSQL is not installed (Debian: apt-get install postgresql)"
+    return ""
+
+
+def environment() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+
+
+def arena_command(*argv: str, log: Path) -> subprocess.Popen[bytes]:
+    with log.open("ab") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "arena.cli.main", *argv],
+            env=environment(),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
+
+
+def wait_for(log: Path, pattern: str, process: subprocess.Popen[bytes], timeout_s: float = 90.0) -> re.Match[str]:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        found = re.search(pattern, log.read_text(errors="replace"))
+        if found:
+            return found
+        assert process.poll() is None, f"{log.name} ended ({process.returncode}):\n{log.read_text()[-3000:]}"
+        time.sleep(0.1)
+    raise AssertionError(f"no {pattern!r} in {log.name} within {timeout_s:g} s:\n{log.read_text()[-3000:]}")
+
+
+@dataclass
+class Pool:
+    endpoint: str
+    folder: Path
+    workers: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+
+    def log(self, name: str) -> Path:
+        return self.folder / f"{name}.log"
+
+    def leases(self, name: str, state: str) -> list[str]:
+        return re.findall(rf"lease (\S+) {state}", self.log(name).read_text(errors="replace"))
+
+    def logs(self) -> str:
+        """The workers' logs, for a failure's message."""
+        return "\n".join(
+            f"--- {n}.log\n{self.log(n).read_text(errors='replace')[-4000:]}" for n in sorted(self.workers)
+        )
+
+    def start_worker(self, name: str) -> None:
+        process = arena_command(
+            "pool", "worker", "--server", self.endpoint, "--gpu", "cpu", "--bot-id", name, log=self.log(name)
+        )
+        self.workers[name] = process
+        wait_for(self.log(name), r"bot session", process)
+
+
+@pytest.fixture(scope="module")
+def pool() -> Iterator[Pool]:
+    reason = missing()
+    if reason:
+        pytest.skip(reason)
+    # A short path: PostgreSQL's socket lives in the state folder (sun_path holds 108 bytes).
+    folder = Path(tempfile.mkdtemp(prefix="arena-pool-"))
+    endpoint = f"127.0.0.1:{free_port()}"
+    server = arena_command(
+        "pool", "server", "--listen", endpoint, "--state", str(folder / "state"),
+        "--keepalive-s", str(KEEPALIVE_S), "--reap-s", "0.5",
+        log=folder / "server.log",
+    )  # fmt: skip
+    pool = Pool(endpoint, folder)
+    try:
+        wait_for(folder / "server.log", r"arena pool server on ", server)
+        threads = [threading.Thread(target=pool.start_worker, args=(name,)) for name in WORKERS]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert set(pool.workers) == set(WORKERS)
+        yield pool
+    finally:
+        for process in pool.workers.values():
+            stop_process(process)
+        stop_process(server)
+        assert server.returncode == 0, (folder / "server.log").read_text()[-3000:]
+        assert not list((folder / "state" / "postgres").glob(".s.PGSQL.*")), "PostgreSQL outlived the server"
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_scale_repo(tmp_path_factory.mktemp("repo"))
+
+
+@pytest.fixture(scope="module")
+def task(repo: Path) -> Task:
+    return load_task(repo, SCALE_ADDRESS)
+
+
+def executor(pool: Pool) -> Any:
+    from arena.executors.remote import RemoteExecutor
+
+    # The workers find python3 next to this interpreter (on a GPU machine: the action's PATH).
+    path = f"{os.path.dirname(sys.executable)}:/usr/bin:/bin"
+    return RemoteExecutor(pool.endpoint, "cpu", backend="cpu", path=path)
+
+
+def settings(seed: int) -> HarnessSettings:
+    return HarnessSettings(backend="cpu", timeout_s=240, cases=("small",), secret_seed=seed)
+
+
+def test_both_workers_take_jobs_and_repeats_come_from_the_caches(pool: Pool, repo: Path, task: Task) -> None:
+    from arena.cache.reapi_store import ReapiStore
+
+    remote = executor(pool)
+    store = ReapiStore(pool.endpoint, b"k" * 32)
+    wrong = Candidate(SCALE_ADDRESS, {"kernel.py": WRONG_KERNEL.encode()})
+    environment = remote.environment(Environment())
+    results: dict[str, Any] = {}
+
+    def run_baseline() -> None:
+        results["baseline"] = remote.run(task, None, repo, settings(1))
+
+    def evaluate_wrong() -> None:
+        results["wrong"] = evaluate(task, wrong, repo, settings(2), store, runner=remote.run, environment=environment)
+
+    threads = [threading.Thread(target=run_baseline), threading.Thread(target=evaluate_wrong)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results["baseline"].status == "PASSED" and results["baseline"].correct, results["baseline"].errors
+    assert {"small", "small~hidden0"} <= {case.name for case in results["baseline"].cases}
+    assert results["wrong"].status == "INCORRECT" and not results["wrong"].cached
+    # Each worker holds one lease at a time: the two jobs went to the two workers.
+    done = {name: pool.leases(name, "done") for name in WORKERS}
+    assert all(len(leases) == 1 for leases in done.values()), done
+
+    # The same job again is the same action: the action cache answers, no worker runs it.
+    assert remote.run(task, None, repo, settings(1)) == results["baseline"]
+    # The score cache shared through the pool's CAS answers the evaluation, from another store too.
+    again = evaluate(
+        task, wrong, repo, settings(2), ReapiStore(pool.endpoint, b"k" * 32), runner=remote.run, environment=environment
+    )
+    assert again.cached and again.status == "INCORRECT" and again.cache_key == results["wrong"].cache_key
+    assert {name: pool.leases(name, "done") for name in WORKERS} == done
+
+
+def test_a_job_whose_worker_is_killed_runs_on_the_other(pool: Pool, repo: Path, task: Task) -> None:
+    slow = Candidate(SCALE_ADDRESS, {"kernel.py": f"import time\ntime.sleep({SLOW_S})\n{SCALE_KERNEL}".encode()})
+    before = {name: len(pool.leases(name, "started")) for name in WORKERS}
+    outcome: dict[str, Any] = {}
+    thread = threading.Thread(target=lambda: outcome.update(result=executor(pool).run(task, slow, repo, settings(3))))
+    thread.start()
+    deadline = time.monotonic() + 60
+    taker = ""
+    while not taker and time.monotonic() < deadline:
+        taker = next((n for n in WORKERS if len(pool.leases(n, "started")) > before[n]), "")
+        time.sleep(0.05)
+    assert taker, "no worker took the job"
+    lease = pool.leases(taker, "started")[-1]
+    pool.workers[taker].send_signal(signal.SIGKILL)  # mid-lease: the candidate is still asleep
+    pool.workers[taker].wait()
+    thread.join(timeout=120)
+    assert not thread.is_alive(), "the job was lost with its worker"
+    assert outcome["result"].status == "PASSED", (outcome["result"].errors, pool.logs())
+    other = next(n for n in WORKERS if n != taker)
+    assert lease in pool.leases(other, "done")  # BuildGrid requeued the lease once the bot went silent
+    assert lease not in pool.leases(taker, "done")
