@@ -1,5 +1,5 @@
 """`arena serve --listen HOST:PORT [--tls-cert FILE --tls-key FILE | --insecure-listen]
-[--tokens FILE] [--state DIR] [--devices 0,1|cpu] [--executor local|docker|remote ...]
+[--tokens FILE] [--state DIR] [--devices 0,1|cpu] [--executor local|docker|remote ...] [--store sqlite|reapi ...]
 [--max-attempts N --max-refunds N --max-tries N --streams-per-identity N --calls-per-second X]`: run the runner.
 
 Without TLS it listens only on loopback unless --insecure-listen (api/transport.py)."""
@@ -14,11 +14,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from arena.api.limits import CallLimits
+from arena.cache.reapi_store import ReapiStore
+from arena.cache.seal import load_key
+from arena.cache.sqlite_store import KEY_NAME
 from arena.errors import ArenaError
+from arena.evaluation.evaluate import Store
 from arena.executors.base import Executor
 from arena.executors.docker import DockerExecutor
 from arena.executors.local import LocalExecutor
-from arena.executors.remote import RemoteExecutor
+from arena.executors.remote import DEFAULT_PATH, RemoteExecutor
 from arena.runner.auth import load_tokens
 from arena.runner.devices import discover_lanes, parse_lanes
 from arena.runner.folders import runner_state
@@ -96,6 +100,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--remote-gpu", default="MI300X", help="the pool's GPU model (platform property)")
     parser.add_argument("--remote-image", default="", help="repository@sha256:digest the workers run")
     parser.add_argument("--remote-instance", default="", help="REAPI instance name")
+    parser.add_argument(
+        "--remote-backend", choices=("rocm", "cuda", "cpu"), default="rocm", help="what the pool's GPUs run (recorded)"
+    )
+    parser.add_argument(
+        "--remote-path", default=DEFAULT_PATH, metavar="PATH", help="PATH of the pool's actions: where python3 is found"
+    )
+    parser.add_argument(
+        "--store",
+        choices=("sqlite", "reapi"),
+        default="sqlite",
+        help="the score cache: <state>/scores.sqlite, or the action cache and CAS of a REAPI server "
+        "(the pool's: --store-endpoint, default --remote), shared by every runner that uses it",
+    )
+    parser.add_argument(
+        "--store-endpoint", metavar="HOST:PORT", help="the REAPI server of --store reapi (default --remote)"
+    )
+    parser.add_argument("--store-instance", help="its REAPI instance name (default --remote-instance)")
+    parser.add_argument(
+        "--store-key",
+        type=Path,
+        metavar="FILE",
+        help="the key sealing shared scores: runners sharing a cache hold the same file (default <state>/scores.key)",
+    )
 
 
 def positive(value: int, flag: str) -> int:
@@ -112,9 +139,29 @@ def build_executor(args: argparse.Namespace) -> Executor:
         if not args.remote:
             raise ArenaError("--executor remote needs --remote HOST:PORT (the pool's REAPI endpoint)")
         return RemoteExecutor(
-            endpoint=args.remote, gpu=args.remote_gpu, image=args.remote_image, instance=args.remote_instance
+            endpoint=args.remote,
+            gpu=args.remote_gpu,
+            image=args.remote_image,
+            instance=args.remote_instance,
+            backend=args.remote_backend,
+            path=args.remote_path,
         )
     return LocalExecutor()
+
+
+def build_store(args: argparse.Namespace, state: Path) -> Store | None:
+    """The score cache --store names; None: the runner's own SQLite file in `state`."""
+    if args.store != "reapi":
+        return None
+    endpoint = args.store_endpoint or args.remote
+    if not endpoint:
+        raise ArenaError("--store reapi needs --store-endpoint HOST:PORT (or --remote, the pool's server)")
+    try:
+        key = load_key(args.store_key or state / KEY_NAME)
+    except (OSError, ValueError) as error:
+        raise ArenaError(f"cannot read the score cache's key: {error}") from None
+    instance = args.store_instance if args.store_instance is not None else args.remote_instance
+    return ReapiStore(endpoint, key, instance=instance)
 
 
 def tls_credentials(args: argparse.Namespace) -> grpc.ServerCredentials | None:
@@ -159,6 +206,7 @@ def run(args: argparse.Namespace) -> int:
         )
     except ValueError as error:
         raise ArenaError(f"cannot configure the runner: {error}") from None
+    store = build_store(args, state)
     sweep_run_folders()  # what runs killed before us left in the temporary directory
     runner = open_runner(
         args.repo_root,
@@ -171,6 +219,7 @@ def run(args: argparse.Namespace) -> int:
         max_checks=max(0, args.max_checks),
         executor=executor,
         require_isolation=not args.allow_unisolated,
+        store=store,
     )
     try:
         server, port = create_server(
@@ -185,6 +234,7 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"arena runner on {host}:{port}: lanes {','.join(lanes)}, executor {args.executor}, "
             f"isolation {runner.isolation() or 'NONE'}, {len(tokens)} token(s), state {state}, "
+            f"scores {'REAPI ' + store.endpoint if isinstance(store, ReapiStore) else 'sqlite'}, "
             f"{'TLS' if credentials is not None else 'plaintext'}",
             flush=True,
         )

@@ -485,8 +485,9 @@ def open_runner(
     store_path: Path | None = None,
     **options: Any,
 ) -> Runner:
-    """A started runner with the real pipeline on this machine's lanes (scores cached in state_dir),
-    evaluating through `executor` (default: this host, a child started ahead on each lane)."""
+    """A started runner with the real pipeline on this machine's lanes (scores cached in state_dir,
+    or in `store`, e.g. a ReapiStore), evaluating through `executor` (default: this host, a child
+    started ahead on each lane)."""
     from arena.executors.local import LocalExecutor
 
     options["executor"] = options.get("executor") or LocalExecutor()
@@ -496,7 +497,7 @@ def open_runner(
         state_dir,
         evaluate=evaluate,
         settings=options.pop("settings", HarnessSettings()),
-        store=SqliteStore(store_path or state_dir / "scores.sqlite"),
+        store=options.pop("store", None) or SqliteStore(store_path or state_dir / "scores.sqlite"),
         lanes=lanes or discover_lanes(),
         **options,
     ).start()

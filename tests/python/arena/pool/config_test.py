@@ -1,0 +1,63 @@
+"""The pool's parts that need no server: its configuration, a worker's platform and paths, and
+`arena serve`'s choice of score cache."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+
+from arena.cli import serve
+from arena.errors import ArenaError
+from arena.pool.server import TEMPLATE, PoolSettings, render
+from arena.pool.worker import WorkerSettings, safe_path
+
+
+def test_the_template_fills_every_field_and_matches_on_the_remote_executors_properties(tmp_path: Path) -> None:
+    text = render(
+        TEMPLATE.read_text(), PoolSettings(listen="127.0.0.1:1", keepalive_s=9), "postgresql+psycopg2://x", tmp_path
+    )
+    assert (
+        "${" not in text and 'address: "127.0.0.1:1"' in text and 'connection-string: "postgresql+psycopg2://x"' in text
+    )
+    assert "bot-session-keepalive-timeout: 9" in text and f'path: "{tmp_path}"' in text
+    assert "match-property-keys: [OSFamily, arena-gpu, container-image]" in text
+    with pytest.raises(ArenaError, match="unknown or broken field"):
+        render("address: ${nowhere}", PoolSettings(), "", tmp_path)
+
+
+def test_a_worker_offers_its_gpu_and_shows_its_commands_only_that_one() -> None:
+    gpu = WorkerSettings(server="s:1", gpu="1", gpu_name="NVIDIA H200", bot_id="", image="r@sha256:ab")
+    assert gpu.properties() == {
+        "OSFamily": "linux",
+        "arena-gpu": "NVIDIA H200",
+        "container-image": "docker://r@sha256:ab",
+    }
+    assert gpu.device_environment()["CUDA_VISIBLE_DEVICES"] == "1" and gpu.name.endswith("-gpu1")
+    cpu = WorkerSettings(server="s:1", gpu="cpu", gpu_name="cpu", bot_id="w1")
+    assert cpu.properties() == {"OSFamily": "linux", "arena-gpu": "cpu"} and cpu.name == "w1"
+    assert set(cpu.device_environment().values()) == {""}
+
+
+@pytest.mark.parametrize("name", ["/etc/passwd", "../x", "a/../../x", "a//b", "."])
+def test_paths_from_the_pool_never_leave_the_input_root(name: str) -> None:
+    with pytest.raises(ValueError):
+        safe_path(name)
+    assert safe_path("run/task/kernel.py") == "run/task/kernel.py"
+
+
+def test_serve_keeps_scores_in_the_pools_cas_with_store_reapi(tmp_path: Path) -> None:
+    pytest.importorskip("buildgrid", reason="the optional `buildgrid` package is not installed")
+    from arena.cache.reapi_store import ReapiStore
+
+    parser = argparse.ArgumentParser()
+    serve.add_arguments(parser)
+    assert serve.build_store(parser.parse_args([]), tmp_path) is None  # the state folder's SQLite file
+    with pytest.raises(ArenaError, match="--store-endpoint"):
+        serve.build_store(parser.parse_args(["--store", "reapi"]), tmp_path)
+    args = parser.parse_args(["--executor", "remote", "--remote", "127.0.0.1:9", "--store", "reapi"])
+    store = serve.build_store(args, tmp_path)
+    assert isinstance(store, ReapiStore) and store.endpoint == "127.0.0.1:9"
+    assert (tmp_path / "scores.key").stat().st_mode & 0o077 == 0  # the key beside the runner's state
+    store.close()
