@@ -49,11 +49,11 @@ def environment() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
 
 
-def arena_command(*argv: str, log: Path) -> subprocess.Popen[bytes]:
+def arena_command(*argv: str, log: Path, **variables: str) -> subprocess.Popen[bytes]:
     with log.open("ab") as out:
         return subprocess.Popen(
             [sys.executable, "-m", "arena.cli.main", *argv],
-            env=environment(),
+            env={**environment(), **variables},
             stdout=out,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
@@ -139,12 +139,14 @@ def task(repo: Path) -> Task:
     return load_task(repo, SCALE_ADDRESS)
 
 
+# The workers find python3 next to this interpreter (on a GPU machine: on the action's PATH).
+ACTION_PATH = f"{os.path.dirname(sys.executable)}:/usr/bin:/bin"
+
+
 def executor(pool: Pool) -> Any:
     from arena.executors.remote import RemoteExecutor
 
-    # The workers find python3 next to this interpreter (on a GPU machine: the action's PATH).
-    path = f"{os.path.dirname(sys.executable)}:/usr/bin:/bin"
-    return RemoteExecutor(pool.endpoint, "cpu", backend="cpu", path=path)
+    return RemoteExecutor(pool.endpoint, "cpu", backend="cpu", path=ACTION_PATH)
 
 
 def settings(seed: int) -> HarnessSettings:
@@ -209,3 +211,33 @@ def test_a_job_whose_worker_is_killed_runs_on_the_other(pool: Pool, repo: Path, 
     other = next(n for n in WORKERS if n != taker)
     assert lease in pool.leases(other, "done")  # BuildGrid requeued the lease once the bot went silent
     assert lease not in pool.leases(taker, "done")
+
+
+def test_arena_serve_sends_jobs_to_the_pool_and_keeps_scores_in_its_cas(
+    pool: Pool, repo: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    from arena.cache.reapi_store import ReapiStore
+    from arena.client.client import Client
+
+    state = tmp_path_factory.mktemp("runner")
+    log = state / "serve.log"
+    runner = arena_command(
+        "--repo-root", str(repo), "serve", "--listen", "127.0.0.1:0", "--state", str(state), "--devices", "cpu",
+        "--executor", "remote", "--remote", pool.endpoint, "--remote-gpu", "cpu", "--remote-backend", "cpu",
+        "--remote-path", ACTION_PATH, "--store", "reapi",
+        log=log, ARENA_TOKENS="alice:a-token",
+    )  # fmt: skip
+    try:
+        address = wait_for(log, r"arena runner on (127\.0\.0\.1:\d+)", runner).group(1)
+        before = {name: len(pool.leases(name, "done")) for name in pool.workers}
+        with Client(address, "a-token", timeout_s=120) as client:
+            attempt = client.open_attempt(SCALE_ADDRESS)
+            evaluation = client.evaluate(Candidate(SCALE_ADDRESS, {"kernel.py": SCALE_KERNEL.encode()}), attempt.id)
+        assert evaluation.status == "PASSED" and not evaluation.cached, evaluation.errors
+        assert sum(len(pool.leases(name, "done")) for name in pool.workers) == sum(before.values()) + 1
+        # The runner's score lives in the pool's action cache and CAS, sealed with its state's key.
+        shared = ReapiStore(pool.endpoint, (state / "scores.key").read_bytes())
+        assert shared.get(evaluation.cache_key) is not None
+        assert not (state / "scores.sqlite").exists()
+    finally:
+        stop_process(runner)
