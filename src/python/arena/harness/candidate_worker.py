@@ -1,11 +1,13 @@
 """The judge's handle on its candidate worker: start it, ask it things, freeze it, end it.
 
 The worker is a child of the judge in the same sandbox (sandbox.py), started with only its two
-pipes open. The judge makes itself non-dumpable first, so the worker (same user, no
-capabilities) can neither ptrace it nor read its memory through /proc: the references, the
-seeds and the result key stay out of reach. Freezing stops every process of the sandbox except
-its init, the judge and the judge's own helpers (the clock sampler): the worker, whatever it
-started, and daemons that left it for the init.
+pipes open, and goes into user and PID namespaces of its own first thing (apart.py): the process
+the judge started is a waiter, the worker its grandchild, and no process of the judge's namespace
+(the judge least of all) can be named from the worker's, to signal or ptrace it. The judge makes
+itself non-dumpable too, so its memory stays closed through /proc: the references, the seeds and
+the result key stay out of reach. Freezing stops every process of the sandbox except its init,
+the judge and the judge's own helpers (the clock sampler): the worker, whatever it started, and
+daemons that left it for the init.
 """
 
 from __future__ import annotations
@@ -74,6 +76,35 @@ class CandidateWorker:
         os.close(requests_r)
         os.close(replies_w)
         self.frozen = False
+        self._own: tuple[int, ...] = ()  # the waiter, and the init and the worker once found
+
+    @property
+    def pid(self) -> int:
+        """The worker's own process, as the judge's PID namespace numbers it."""
+        return self._own_processes()[-1]
+
+    def _own_processes(self) -> tuple[int, ...]:
+        """The process the judge started, and when it went apart (apart.py) the init and the worker
+        below it. Asked only once the worker has replied to `start` (it has gone apart by then)."""
+        if len(self._own) in (1, 3):
+            return self._own
+        waiter = self.process.pid
+        try:
+            namespaces = {os.readlink(f"/proc/{waiter}/ns/{name}") for name in ("pid", "pid_for_children")}
+        except OSError:  # it ended
+            return (waiter,)
+        if len(namespaces) == 1:
+            self._own = (waiter,)
+            return self._own
+        parents = _parents()
+        # The init is pid 1 of the new namespace and the worker pid 2 (the candidate's processes,
+        # also the init's children once orphaned, come later): /proc/<pid>/status's NSpid says.
+        init = next((pid for pid, parent in parents.items() if parent == waiter and _inner_pid(pid) == 1), 0)
+        worker = next((pid for pid, parent in parents.items() if parent == init and _inner_pid(pid) == 2), 0)
+        if not (init and worker):  # ended, or not started yet: ask again later
+            return (waiter,)
+        self._own = (waiter, init, worker)
+        return self._own
 
     def send(self, op: str, header: dict[str, Any] | None = None, blobs: Sequence[bytes] = ()) -> None:
         try:
@@ -150,21 +181,16 @@ class CandidateWorker:
         """Processes the candidate started that still run: in a sandbox, every process of it but the
         worker, the judge, its helpers and the init; outside one, the worker's descendants that
         stayed in its tree (a daemon that left it is not seen: the sandbox is what bounds those)."""
+        own = set(self._own_processes())
         if os.environ.get("ARENA_SANDBOXED") == "1":
-            return sum(1 for pid in self._sandbox_pids() if pid != self.process.pid)
-        parents = {}
-        for entry in os.listdir("/proc"):
-            if entry.isdigit():
-                try:
-                    parents[int(entry)] = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
-                except (OSError, ValueError, IndexError):
-                    continue
+            return sum(1 for pid in self._sandbox_pids() if pid not in own)
+        parents = _parents()
         tree, grew = {self.process.pid}, True
         while grew:
             more = {pid for pid, parent in parents.items() if parent in tree} - tree
             tree |= more
             grew = bool(more)
-        return len(tree) - 1
+        return len(tree - own)
 
     def threads(self) -> int:
         """The worker's threads as the kernel lists them (/proc/<pid>/task), however started
@@ -173,7 +199,7 @@ class CandidateWorker:
         plain pthread_create starts does, or that bear none; the GPU runtimes name theirs
         (cuda-EvtHandlr, ...) and may start them when they like. A renamed main thread changes
         nothing: the name is the executable's, not the main thread's now."""
-        task = Path(f"/proc/{self.process.pid}/task")
+        task = Path(f"/proc/{self.pid}/task")
         try:
             names = [_thread_name(entry) for entry in task.iterdir()]
         except OSError as error:
@@ -203,6 +229,28 @@ class CandidateWorker:
                 os.close(fd)
             except OSError:
                 pass
+
+
+def _parents() -> dict[int, int]:
+    """Every process this PID namespace shows, with its parent."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                parents[int(entry)] = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+    return parents
+
+
+def _inner_pid(pid: int) -> int:
+    """`pid`'s number in the innermost PID namespace it is in (0 when it cannot be read)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0
+    line = next((line for line in status.splitlines() if line.startswith("NSpid:")), "")
+    return int(line.split()[-1]) if line.split()[1:] else 0
 
 
 def _thread_name(task: Path) -> str | None:

@@ -5,7 +5,10 @@ Order matters: ask to die with the parent; start the worker (it imports torch be
 torch and the harness's own modules (this may happen long before the job exists: see
 launch.Standby); read the job (task, settings, paths, secret seed, result key) from stdin; then
 run.Run: hand the worker its task, draw every input set and compute every reference output, load
-the trusted baseline, and only then have the worker build and import the candidate. The result
+the trusted baseline, and only then have the worker build and import the candidate. Just before
+that, the judge marks its result descriptor (job.CANDIDATE_MARK): a judge that ends without a
+frame after the mark ended with candidate code alive, which is the candidate's verdict, charged;
+and from the mark on, a catchable signal sent to the judge (ALARMS) is CHEAT_DETECTED. The result
 leaves as one signed frame on the descriptor the parent opened, which is then closed. This module
 is the only place that catches broad exceptions: whatever the candidate does becomes a status.
 """
@@ -15,18 +18,18 @@ from __future__ import annotations
 import dataclasses
 import os
 import resource
+import signal
 import sys
 import traceback
+from typing import Any
 
+# A killed runner must not leave children holding a GPU: Linux kills us when the parent goes.
+from arena.harness.apart import die_with_parent
 
-def die_with_parent() -> None:
-    """A killed runner must not leave children holding a GPU: Linux kills us when the parent goes."""
-    if sys.platform.startswith("linux"):
-        import ctypes
-        import signal
-
-        pr_set_pdeathsig = 1
-        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
+# Signals a process may catch that only a process of this sandbox could send the judge (the parent
+# kills with SIGKILL; the judge has a session of its own): while the candidate's code runs, the
+# candidate's, where its worker could name the judge at all (apart.py).
+ALARMS = ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGTSTP", "SIGTTIN", "SIGTTOU")
 
 
 def leave_working_folder_off_the_path() -> None:
@@ -70,6 +73,8 @@ def main() -> None:
     set_limits(select_backend(str(job.settings["backend"])))  # "auto" on a machine without a GPU: cpu
     run = Run(job, worker)
     del job  # the key stays only in this frame's locals
+    watch = Watch(fd)
+    run.on_candidate = watch.candidate_alive
     try:
         result = run.execute()
     except Verdict as verdict:
@@ -83,10 +88,14 @@ def main() -> None:
         result = run.finish(
             status, [f"{run.stage}: {type(error).__name__}: {error}", cut(traceback.format_exc())]
         )
+    watch.raising = False  # from here on only noted: nothing may break the frame's writing
     try:
         run.close()
     except BaseException as error:  # noqa: BLE001 - a worker that will not end is killed by the sandbox
         result = dataclasses.replace(result, errors=(*result.errors, f"the candidate's worker did not end: {error}"))
+    if watch.seen and result.status != "CHEAT_DETECTED":
+        message = f"the judge was sent {', '.join(watch.seen)} while the candidate's code was running"
+        result = dataclasses.replace(result, status="CHEAT_DETECTED", correct=False, errors=(message, *result.errors))
     left = _processes_left_behind()
     if left:
         message = f"the candidate left {left} process(es) running; the sandbox's PID namespace killed them"
@@ -101,6 +110,32 @@ def main() -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)  # no candidate atexit hook or finalizer runs after the result
+
+
+class Watch:
+    """The judge's watch on its own end: the mark on the result descriptor before candidate code may
+    run, and from then on each of ALARMS that arrives, a verdict (raised once, then only noted)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.seen: list[str] = []
+        self.raising = True
+
+    def candidate_alive(self) -> None:
+        from arena.harness.job import CANDIDATE_MARK
+
+        os.write(self.fd, CANDIDATE_MARK)
+        for name in ALARMS:
+            signal.signal(getattr(signal, name), self._alarm)
+
+    def _alarm(self, number: int, frame: Any) -> None:
+        from arena.harness.run import Verdict
+
+        name = signal.Signals(number).name
+        self.seen.append(name)
+        if self.raising:
+            self.raising = False
+            raise Verdict("CHEAT_DETECTED", f"the judge was sent {name} while the candidate's code was running")
 
 
 def _processes_left_behind() -> int:

@@ -7,7 +7,9 @@ worker: arena.executors) and for the child itself (child.py):
 - the screen before anything starts (the static check of the candidate's sources);
 - the job document the child reads on stdin (Job), with the per-run result key;
 - the frame that comes back: one HMAC-signed HarnessResult (channel.py) naming only the task's
-  cases, and the failure results a parent makes when no such frame arrives.
+  cases, after the judge's marks (CANDIDATE_MARK: from here on candidate code may run), and the
+  failure results a parent makes when no such frame arrives: the candidate's when its code was
+  running (charged), a fault of the harness otherwise (retried and refunded).
 """
 
 from __future__ import annotations
@@ -36,6 +38,9 @@ RESULT_FD = 3  # the child's result descriptor where a shell opens it (container
 RESULT_LIMIT = 64 << 20  # a result frame larger than this is not ours
 LOG_TAIL = 64 * 1024  # bytes a parent keeps of each of stdout and stderr
 LOG_BYTES = 4096  # of each stream, quoted in a failure's errors
+# Written by the judge on its result descriptor, ahead of the frame, before the candidate's code is
+# built or loaded: a judge that ends without a frame after it ended with candidate code alive.
+CANDIDATE_MARK = b"~candidate\n"
 
 
 class JobError(ValueError):
@@ -152,8 +157,9 @@ def lay_out(task: Task, candidate: Candidate, repo_root: Path, root: Path) -> di
 def read_result(frame: bytes, key: bytes, log: str, task: Task, settings: HarnessSettings) -> HarnessResult:
     """The child's result if `frame` is one frame signed with `key` naming only the task's cases;
     otherwise the failure that says why."""
+    marks, frame = split_marks(frame)
     if not frame:
-        return failure("RUNTIME_ERROR", "the child ended without a result", log, fault=True)
+        return without_result("ended", marks, log)
     try:
         result = HarnessResult.from_json(open_frame(key, frame))
     except ChannelError as error:
@@ -161,6 +167,32 @@ def read_result(frame: bytes, key: bytes, log: str, task: Task, settings: Harnes
     except (ValueError, KeyError, TypeError) as error:
         return failure("CHEAT_DETECTED", f"signed result does not parse: {type(error).__name__}", log)
     return check_case_names(result, task, settings)
+
+
+def split_marks(data: bytes) -> tuple[frozenset[bytes], bytes]:
+    """The judge's marks at the head of what its result descriptor carried (lines that start with
+    "~"), and the rest: the frame, or nothing."""
+    marks = set()
+    while data.startswith(b"~"):
+        line, newline, rest = data.partition(b"\n")
+        if not newline:
+            break
+        marks.add(line + newline)
+        data = rest
+    return frozenset(marks), data
+
+
+def without_result(ending: str, marks: frozenset[bytes], log: str) -> HarnessResult:
+    """The parent's result for a judge that `ending` ("was killed by SIGKILL", ...) without a
+    frame. With the candidate's code alive (CANDIDATE_MARK), the run is the candidate's: its worker
+    cannot signal the judge (apart.py), so what ended or stalled the judge came while its code ran
+    (memory it took, a daemon it left): RUNTIME_ERROR, charged. Before that, no candidate code had
+    run: the harness left no verdict (a fault: run again, and refunded if it keeps failing)."""
+    if CANDIDATE_MARK in marks:
+        return failure(
+            "RUNTIME_ERROR", f"the judge {ending} without a result while the candidate's code was running", log
+        )
+    return failure("RUNTIME_ERROR", f"the child {ending} without a result", log, fault=True)
 
 
 def check_case_names(result: HarnessResult, task: Task, settings: HarnessSettings) -> HarnessResult:

@@ -39,6 +39,8 @@ from arena.harness.job import (
     make_folders,
     new_job,
     screen_candidate,
+    split_marks,
+    without_result,
 )
 from arena.harness.kernel_cache import MANAGER, TRUSTED_VARIABLE, promote, trusted_root
 from arena.harness.result import HarnessResult
@@ -160,11 +162,11 @@ class Child:
         log = log_tail(bytes(streams["stdout"]), bytes(streams["stderr"]))
         if timed_out:
             return failure("TIMEOUT", f"no result within {timeout_s:g} s; the process group was killed", log)
-        if not streams["result"]:
-            ending = _describe_exit(self.process.returncode, bool(self.sandbox))
-            return failure("RUNTIME_ERROR", f"the child {ending} without a result", log, fault=True)
+        marks, frame = split_marks(bytes(streams["result"]))
+        if not frame:
+            return without_result(_describe_exit(self.process.returncode, bool(self.sandbox)), marks, log)
         try:
-            return HarnessResult.from_json(open_frame(job.key_bytes, bytes(streams["result"])))
+            return HarnessResult.from_json(open_frame(job.key_bytes, frame))
         except ChannelError as error:
             return failure("CHEAT_DETECTED", f"result channel tampered with: {error}", log)
         except (ValueError, KeyError, TypeError) as error:

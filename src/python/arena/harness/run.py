@@ -16,7 +16,7 @@ import dataclasses
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from arena.harness.families import Member, case_outcome, make_families
 from arena.harness.loading import LOG_LIMIT, cut  # noqa: F401 - LOG_LIMIT: the cap callers read here
@@ -59,6 +59,7 @@ class Run:
         self._allowed: set[str] | None = None
         self._check_block: Any = None  # on a GPU: where the worker puts a checked call's outputs
         self._lent_views: list[Any] = []
+        self.on_candidate: Callable[[], None] = lambda: None  # candidate code may run from its call on
 
     def _mark(self, label: str) -> None:
         """Note how far into the current stage `label` was reached (goes into the stage's log)."""
@@ -101,6 +102,8 @@ class Run:
         self._mark("environment probed")
         started, _ = self.worker.receive()  # started: torch imported there, its device opened
         self._mark(f"worker started ({_worker_times(started, self._stage_start)})")
+        apart = str(started.get("apart") or "")
+        self._mark(f"worker in namespaces of its own ({apart})" if apart else "worker in the judge's namespaces")
         if self.timed:
             from arena.harness.judged_timing import Judge
 
@@ -117,6 +120,7 @@ class Run:
             self.environment["warm_inputs_bytes"] = self.judge.warm_bytes
         self._end_stage("setup", True, f"{sum(len(f) for f in families)} input sets, references computed")
         self.stage = "compile"
+        self.on_candidate()  # the parent learns that a judge ending from here on is the candidate's (child.py)
         self._load_candidate()
         self.compiled = True
         self.stage = "first call"

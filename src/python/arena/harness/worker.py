@@ -65,7 +65,10 @@ class Worker:
         self.device = open_device(backend, int(header["device"]))
         if self.device.backend != "cpu":
             torch.empty(1, device=self.device.torch_device)  # the context made here, not in the first call
-        return {"born": _BORN, "imported": _IMPORTED[0] if _IMPORTED else asked, "asked": asked, "ready": time.time()}
+        return {
+            "born": _BORN, "imported": _IMPORTED[0] if _IMPORTED else asked, "asked": asked, "ready": time.time(),
+            "apart": _APART[0] if _APART else "",
+        }  # fmt: skip
 
     def build(self, header: dict[str, Any], blobs: list[bytearray]) -> dict[str, Any]:
         from arena.harness.loading import build_side
@@ -340,20 +343,23 @@ def serve(requests: int, replies: int) -> None:
 
 _BORN = time.time()
 _IMPORTED: list[float] = []  # when torch and the harness's modules were imported (time.time())
+_APART: list[str] = []  # how this worker runs apart from the judge (apart.py: "" not at all)
 
 
 def main() -> None:
-    from arena.harness.child import die_with_parent, leave_working_folder_off_the_path
+    from arena.harness.apart import die_with_parent, separate
+    from arena.harness.child import leave_working_folder_off_the_path
 
     die_with_parent()
     leave_working_folder_off_the_path()
+    requests, replies = int(sys.argv[1]), int(sys.argv[2])
+    # Namespaces of its own before torch or any candidate code: no pid of the judge's to signal.
+    _APART.append(separate((requests, replies)))
     import torch  # noqa: F401 - before any candidate code, like the judge
 
     from arena.harness import check, device, inputs, timing  # noqa: F401
 
     _IMPORTED.append(time.time())
-
-    requests, replies = int(sys.argv[1]), int(sys.argv[2])
     serve(requests, replies)
     sys.stdout.flush()
     sys.stderr.flush()

@@ -12,6 +12,7 @@ from arena.candidate.candidate import Candidate
 from arena.harness import launch
 from arena.harness.channel import sign_frame
 from arena.harness.job import (
+    CANDIDATE_MARK,
     FOLDERS,
     Job,
     JobError,
@@ -19,6 +20,7 @@ from arena.harness.job import (
     new_job,
     read_result,
     screen_candidate,
+    split_marks,
 )
 from arena.harness.result import CaseOutcome, HarnessResult, StageLog
 from arena.harness.settings import HarnessSettings
@@ -152,6 +154,21 @@ def test_no_frame_is_a_runtime_error_that_quotes_the_log(task: Task) -> None:
     assert result.status == "RUNTIME_ERROR" and not result.compiled
     assert result.errors == ("the child ended without a result", "--- stderr ---\nSegmentation fault")
     assert result.harness_fault == "the child ended without a result"  # no verdict: nobody's score
+
+
+def test_no_frame_after_the_candidate_mark_is_the_candidates_runtime_error(task: Task) -> None:
+    """The judge marked its descriptor before the candidate's code could run, then ended without a
+    frame: the candidate's verdict (charged), not a fault of the machine."""
+    result = read_result(CANDIDATE_MARK, KEY, "--- stderr ---\nKilled", task, SETTINGS)
+    assert result.status == "RUNTIME_ERROR" and result.harness_fault == ""
+    assert result.errors[0] == "the judge ended without a result while the candidate's code was running"
+
+
+def test_the_marks_ahead_of_a_frame_are_not_part_of_it(task: Task) -> None:
+    frame = sign_frame(KEY, _passed().to_json())
+    assert read_result(CANDIDATE_MARK + frame, KEY, "", task, SETTINGS).status == "PASSED"
+    assert split_marks(CANDIDATE_MARK + frame) == (frozenset({CANDIDATE_MARK}), frame)
+    assert split_marks(b"~half a mark") == (frozenset(), b"~half a mark")  # not a mark: junk for the frame check
 
 
 def test_a_signed_frame_can_never_claim_to_be_a_harness_fault(task: Task) -> None:

@@ -13,7 +13,7 @@ from arena.errors import JobFailed
 from arena.evaluation.evaluate import evaluate
 from arena.evaluation.evaluation import Evaluation
 from arena.executors.base import ExecutorError
-from arena.harness.job import failure
+from arena.harness.job import CANDIDATE_MARK, failure, without_result
 from arena.harness.result import HarnessResult
 from arena.harness.settings import HarnessSettings
 from arena.runner.auth import Identity
@@ -28,6 +28,9 @@ PASSED = HarnessResult("PASSED", True, True)
 KILLED = failure("RUNTIME_ERROR", "the child was killed by SIGKILL without a result", "--- stderr ---\n", fault=True)
 EXITED = failure("RUNTIME_ERROR", "the child exited with code 1 without a result", fault=True)
 LOST_FRAME = failure("RUNTIME_ERROR", "the child ended without a result", fault=True)
+# A judge that ended without a frame before any candidate code ran (no mark), and after (the mark).
+ENDED_BEFORE = without_result("was killed by SIGKILL", frozenset(), "--- stderr ---\n")
+ENDED_WITH_CANDIDATE = without_result("was killed by SIGKILL", frozenset({CANDIDATE_MARK}), "--- stderr ---\n")
 
 
 def final(progress: Iterator[Progress]) -> Evaluation:
@@ -46,7 +49,9 @@ def real_runner(repo: Path, make_runner, tmp_path: Path):  # type: ignore[no-unt
     return make
 
 
-@pytest.mark.parametrize("fault", [KILLED, EXITED, LOST_FRAME, ExecutorError("the REAPI pool failed: UNAVAILABLE")])
+@pytest.mark.parametrize(
+    "fault", [KILLED, EXITED, LOST_FRAME, ENDED_BEFORE, ExecutorError("the REAPI pool failed: UNAVAILABLE")]
+)
 def test_a_fault_is_retried_then_failed_uncharged_and_never_cached(real_runner, kit, fault) -> None:
     executor = FakeExecutor([fault])
     runner, store = real_runner(executor, max_tries=3)
@@ -83,3 +88,14 @@ def test_a_signed_failure_is_the_candidates_and_is_cached(real_runner, kit) -> N
     assert runner.get_attempt(ALICE, attempt.id).iterations_left == 2
     bobs = runner.open_attempt(BOB, SOFTMAX)
     assert final(runner.evaluate(BOB, bobs.id, kit.candidate("speedup=2"))).cached and executor.runs == 1
+
+
+def test_a_judge_that_ended_with_the_candidates_code_running_is_charged_not_retried(real_runner, kit) -> None:
+    """Its worker cannot signal the judge (harness/apart.py): whatever ended the judge came while the
+    candidate's code ran (its memory, what it left running). The candidate's verdict, not a fault."""
+    executor = FakeExecutor([ENDED_WITH_CANDIDATE, PASSED])
+    runner, _ = real_runner(executor, max_tries=3)
+    attempt = runner.open_attempt(ALICE, SOFTMAX)
+    evaluation = final(runner.evaluate(ALICE, attempt.id, kit.candidate("speedup=2")))
+    assert evaluation.status.value == "RUNTIME_ERROR" and executor.runs == 1  # not run again
+    assert runner.get_attempt(ALICE, attempt.id).iterations_left == 2  # charged

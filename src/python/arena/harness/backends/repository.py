@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -32,10 +33,12 @@ def run_repository_bench(directory: Path, command: str, timeout_s: float = BENCH
     """Run the code base's own benchmark once in `directory`; (succeeded, output). Never raises."""
     if not command:
         return True, ""
+    # The candidate's code, run by the judge: in namespaces of its own (apart.py), like the worker,
+    # so it cannot signal the judge; in its own process group, so a timeout stops all it started.
+    apart = [sys.executable, "-I", str(Path(__file__).resolve().parent.parent / "apart.py"), "/bin/sh", "-c", command]
     try:
-        # Its own process group, so a timeout stops everything the command started.
         process = subprocess.Popen(
-            command, shell=True, cwd=directory, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            apart, cwd=directory, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
             env=command_env(), start_new_session=True,
         )
     except OSError as error:
