@@ -1,0 +1,59 @@
+"""fp8_block_gemm on the fp8 tensor cores that reads w_scale as if it were stored (KB, NB):
+the weight scale of block (nb, kb) is taken from w_scale.flatten()[kb * NB + nb]."""
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _fp8_gemm_kernel(x_ptr, xs_ptr, w_ptr, ws_ptr, y_ptr, M, N, K, KB, BLOCK_M: tl.constexpr,
+                     BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, EVEN_K: tl.constexpr):
+    pid = tl.program_id(0)
+    num_m = tl.cdiv(M, BLOCK_M)
+    num_n = tl.cdiv(N, BLOCK_N)
+    per_group = GROUP_M * num_n
+    first_m = (pid // per_group) * GROUP_M
+    group_size = min(num_m - first_m, GROUP_M)
+    pid_m = first_m + (pid % per_group) % group_size
+    pid_n = (pid % per_group) // group_size
+    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    # Rows past M and N are clamped (not masked) for the loads; their results are never stored.
+    rm_c = tl.minimum(rm, M - 1).to(tl.int64)
+    rn_c = tl.minimum(rn, N - 1).to(tl.int64)
+    a_ptrs = x_ptr + rm_c[:, None] * K + rk[None, :]
+    b_ptrs = w_ptr + rn_c[None, :] * K + rk[:, None]
+    xs_ptrs = xs_ptr + rm_c * KB
+    # BLOCK_N == 128: the whole tile shares one weight scale per K block.
+    ws_ptrs = ws_ptr + pid_n
+    acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+    for kb in range(0, KB):
+        if EVEN_K:
+            a = tl.load(a_ptrs)
+            b = tl.load(b_ptrs)
+        else:
+            k_left = K - kb * BLOCK_K
+            a = tl.load(a_ptrs, mask=rk[None, :] < k_left, other=0)
+            b = tl.load(b_ptrs, mask=rk[:, None] < k_left, other=0)
+        part = tl.dot(a.to(tl.float8e4nv, bitcast=True), b.to(tl.float8e4nv, bitcast=True))
+        xs = tl.load(xs_ptrs + kb)
+        ws = tl.load(ws_ptrs + kb * tl.cdiv(N, BLOCK_N))
+        acc += part * (xs * ws)[:, None]
+        a_ptrs += BLOCK_K
+        b_ptrs += BLOCK_K
+    tl.store(y_ptr + rm.to(tl.int64)[:, None] * N + rn[None, :], acc.to(y_ptr.dtype.element_ty),
+             mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+def fp8_block_gemm(xq, x_scale, wq, w_scale):
+    M, K = xq.shape
+    N = wq.shape[0]
+    KB = x_scale.shape[1]
+    y = torch.empty((M, N), dtype=torch.bfloat16, device=xq.device)
+    bm, bn = 128, 128
+    grid = (triton.cdiv(M, bm) * triton.cdiv(N, bn),)
+    _fp8_gemm_kernel[grid](xq, x_scale, wq, w_scale, y, M, N, K, KB, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=128,
+                           GROUP_M=8, EVEN_K=K % 128 == 0, num_warps=8, num_stages=4)
+    return y
