@@ -161,5 +161,5 @@ def run_worker(args: argparse.Namespace) -> int:
         worker.serve(stop)
     finally:
         worker.close()
-    print(f"arena pool worker {settings.name} stopped after {worker.leases_done} job(s)", flush=True)
+    print(f"arena pool worker {settings.name} stopped after {worker.leases_done} lease(s)", flush=True)
     return 0

@@ -21,6 +21,7 @@ retries elsewhere).
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shutil
 import signal
@@ -276,8 +277,8 @@ class Worker:
     def _run_command(self, run: Run, command: Any, inputs: Path, root: Path, limit: float) -> tuple[int, bool]:
         environment = {v.name: v.value for v in command.environment_variables}
         environment.update(self.settings.device_environment())
-        argv = list(command.arguments)
-        if shutil.which("setpriv"):  # the command's shell dies with this worker
+        argv = [*pid_namespace(), *command.arguments]
+        if shutil.which("setpriv"):  # the command dies with this worker (and, in its namespace, all it started)
             argv = ["setpriv", "--pdeathsig", "KILL", "--", *argv]
         # No preexec_fn: this process runs gRPC threads, and a child forked from it could stop
         # in gRPC's fork handlers before exec; without one the child is started by vfork.
@@ -328,6 +329,22 @@ class Worker:
             stdout_digest=digest_of(stdout),
             stderr_digest=digest_of(stderr),
         )
+
+
+@functools.lru_cache(maxsize=1)
+def pid_namespace() -> tuple[str, ...]:
+    """The prefix that runs a command as the first process of a PID namespace of its own, so that
+    when it dies (killed with this worker) the kernel kills everything it started; () where
+    util-linux's unshare cannot make one here."""
+    prefix = ["unshare", "--pid", "--fork", "--kill-child"]
+    if os.geteuid() != 0:
+        prefix[1:1] = ["--user", "--map-current-user"]  # an unprivileged user needs a user namespace for it
+    prefix.append("--")
+    try:
+        works = subprocess.run([*prefix, "true"], capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        works = False
+    return tuple(prefix) if works else ()
 
 
 def _tail(path: Path) -> bytes:

@@ -89,10 +89,27 @@ class Pool:
             f"--- {n}.log\n{self.log(n).read_text(errors='replace')[-4000:]}" for n in sorted(self.workers)
         )
 
+    def work(self, name: str) -> Path:
+        """Where the worker lays out its jobs."""
+        return self.folder / f"{name}-work"
+
+    def running_in(self, folder: Path) -> list[int]:
+        """The processes whose working folder is inside `folder`."""
+        found = []
+        for entry in Path("/proc").iterdir():
+            try:
+                if entry.name.isdigit() and os.readlink(entry / "cwd").startswith(f"{folder}/"):
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+        return found
+
     def start_worker(self, name: str) -> None:
+        self.work(name).mkdir()
         process = arena_command(
-            "pool", "worker", "--server", self.endpoint, "--gpu", "cpu", "--bot-id", name, log=self.log(name)
-        )
+            "pool", "worker", "--server", self.endpoint, "--gpu", "cpu", "--bot-id", name,
+            "--work", str(self.work(name)), log=self.log(name),
+        )  # fmt: skip
         self.workers[name] = process
         wait_for(self.log(name), r"bot session", process)
 
@@ -121,6 +138,8 @@ def pool() -> Iterator[Pool]:
         assert set(pool.workers) == set(WORKERS)
         yield pool
     finally:
+        for process in pool.workers.values():
+            process.terminate()  # all at once: each ends its poll of the server first
         for process in pool.workers.values():
             stop_process(process)
         stop_process(server)
@@ -203,8 +222,17 @@ def test_a_job_whose_worker_is_killed_runs_on_the_other(pool: Pool, repo: Path, 
         time.sleep(0.05)
     assert taker, "no worker took the job"
     lease = pool.leases(taker, "started")[-1]
+    while not pool.running_in(pool.work(taker)) and time.monotonic() < deadline:
+        time.sleep(0.05)  # the worker is fetching the input root: its command starts next
+    assert pool.running_in(pool.work(taker)), "the worker ran no command"
     pool.workers[taker].send_signal(signal.SIGKILL)  # mid-lease: the candidate is still asleep
     pool.workers[taker].wait()
+    # Its command and all it started died with it (a PID namespace of their own), long before the
+    # candidate would have woken: nothing of the lost run goes on beside the next one.
+    deadline = time.monotonic() + SLOW_S / 2
+    while pool.running_in(pool.work(taker)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not pool.running_in(pool.work(taker))
     thread.join(timeout=120)
     assert not thread.is_alive(), "the job was lost with its worker"
     assert outcome["result"].status == "PASSED", (outcome["result"].errors, pool.logs())
