@@ -2,43 +2,36 @@
 
     PYTHONPATH=src/python python3 bench/timing_precision.py --out timing.json
 
-Triton copy kernels of about 5 us, 50 us and 500 us are timed three ways, each REPEATS times:
-the harness's own loop (arena.harness.timing: per-call events less the empty pair's, flush,
-rotating inputs, A/B trials) once with each flush mode (a reading pass, the default, and a
-writing pass), once as before the empty pair was taken off ("read_raw") and once keeping one
-set of working buffers for every repeat ("read_same_buffers"), triton.testing.do_bench (median),
-and 100 back-to-back calls inside one event pair. Reported per kernel: median and CV of each
-method across repeats (the harness's also per repeat and per trial, with the SM clock read
-during each repeat and where its working buffer sits within a 2 MiB page; --probe-l2-reset adds
-a same-buffers run without the persisting-L2 reset before each trial); the harness's no-op
-(the kernel against itself) speedup; each method's measured ratio of a copy of 2B bytes over a
-copy of B bytes (the true ratio is 2 where bandwidth bound); and the overhead of a whole
-evaluation (run_harness on a small copy task with a PyTorch reference) beyond its compile and
-timing stages: once in a child started cold, then in children a Standby started ahead, the last
-two with a faster candidate (so with the profiled call); and what starting the profiler costs,
-the first time in a process and after (--part picks which parts, --sizes which kernels).
+Triton copy kernels of about 5 us, 50 us and 500 us are timed two ways, each REPEATS times:
+triton.testing.do_bench (median) and 100 back-to-back calls inside one event pair. Reported per
+kernel: median and CV of each method across repeats, and each method's measured ratio of a copy
+of 2B bytes over a copy of B bytes (the true ratio is 2 where bandwidth bound). Then the overhead
+of a whole evaluation (run_harness on a small copy task with a PyTorch reference) beyond its
+compile and timing stages: once in a child started cold, then in children a Standby started
+ahead, the last two with a faster candidate (so with the profiled call); what starting the
+profiler costs, the first time in a process and after; and the product's own path (judged):
+no-ops and a copy launched once against twice, through run_harness (--part picks which parts,
+--sizes which kernels).
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import statistics
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Sequence
 
 import torch
 import triton
 import triton.language as tl
 
-from arena.harness.backends.kernel import Kernel
-from arena.harness.device import Device, open_device, read_clock_sample, select_backend, start_clock_sample
+from arena.harness.device import open_device, select_backend
 from arena.harness.flush import MODES, Flusher
 from arena.harness.settings import WARM_INPUTS
-from arena.harness.timing import Bench, measure_event_overhead, time_case
+from arena.harness.timing import measure_event_overhead
 from arena.scoring.stats import summarize_samples
 
 REPEATS = 8
@@ -57,94 +50,8 @@ def copy_into(src: torch.Tensor, dst: torch.Tensor, n: int) -> None:
     _copy[(triton.cdiv(n, 4096),)](src, dst, n, BLOCK=4096)
 
 
-def kernel_of(n: int, out: torch.Tensor, label: str) -> Kernel:
-    """A harness Kernel copying the first n elements of its input into `out`; returns no outputs."""
-
-    def invoke(inputs, scalars, outputs, dims):  # type: ignore[no-untyped-def]
-        copy_into(inputs[0], out, n)
-        return ()
-
-    return Kernel(label=label, invoke=invoke, harness_outputs=False)
-
-
 def cv(values: list[float]) -> float:
     return statistics.pstdev(values) / statistics.mean(values)
-
-
-def iqr_mean(values: list[float]) -> float:
-    """Mean of the samples between the quartiles: resolves below the event timer's quantum."""
-    ordered = sorted(values)
-    quarter = len(ordered) // 4
-    return statistics.mean(ordered[quarter : len(ordered) - quarter])
-
-
-def harness_repeats(
-    device: Device,
-    flusher: Flusher,
-    event_overhead_us: float,
-    n_a: int,
-    n_b: int,
-    size: int,
-    same_buffers: bool = False,
-) -> dict:
-    """REPEATS timings of a copy of n_a against one of n_b elements. Each repeat gets a new Bench (new
-    working buffers, as each evaluation does) unless `same_buffers`."""
-    x = torch.randn(size, device="cuda")
-    shadows = [[x], [torch.randn(size, device="cuda")]]
-    out = torch.empty(size, device="cuda")
-    base, cand = kernel_of(n_a, out, "baseline"), kernel_of(n_b, out, "candidate")
-    medians_a, medians_b, calls, iqr_a, iqr_b, clocks, offsets, per_trial = [], [], [], [], [], [], [], []
-    bench = None
-    for _ in range(REPEATS):
-        if bench is None or not same_buffers:
-            bench = Bench(flusher, shadows, [[], []], [], {}, {})
-        offsets.append(bench.working[0].data_ptr() % (2 << 20))  # within a 2 MiB page
-        sample = start_clock_sample(device)  # read while the repeat runs: do clocks explain its median?
-        timing = time_case(bench, base, cand, trials=TRIALS, budget_s=1.0, event_overhead_us=event_overhead_us)
-        clocks.append(read_clock_sample(sample).get("clocks.sm"))
-        assert not timing.error, timing.error
-        medians_a.append(statistics.median(timing.baseline_us))
-        per_call = len(timing.baseline_us) // TRIALS  # the trials' samples, concatenated in order
-        per_trial.append(
-            [statistics.median(timing.baseline_us[t * per_call : (t + 1) * per_call]) for t in range(TRIALS)]
-        )
-        medians_b.append(statistics.median(timing.candidate_us))
-        iqr_a.append(iqr_mean(list(timing.baseline_us)))
-        iqr_b.append(iqr_mean(list(timing.candidate_us)))
-        calls.append(len(timing.baseline_us))
-    ratios = [b / a for a, b in zip(medians_a, medians_b)]
-    iqr_ratios = [b / a for a, b in zip(iqr_a, iqr_b)]
-    return {
-        "median_us": statistics.median(medians_a),
-        "cv": cv(medians_a),
-        "medians_us": medians_a,
-        "trial_medians_us": per_trial,
-        "sm_clock_mhz": clocks,
-        "working_offset_in_2mib": offsets,
-        "calls_per_side": calls[0],
-        "iqr_mean_us": statistics.median(iqr_a),
-        "iqr_mean_cv": cv(iqr_a),
-        "ratio_b_over_a": ratios,
-        "ratio_mean": statistics.mean(ratios),
-        "ratio_cv": cv(ratios),
-        "iqr_ratio_mean": statistics.mean(iqr_ratios),
-        "iqr_ratio_cv": cv(iqr_ratios),
-        "iqr_ratio_range": (min(iqr_ratios), max(iqr_ratios)),
-        "wall_us": (timing.baseline_wall_us, timing.candidate_wall_us),
-    }
-
-
-@contextlib.contextmanager
-def _no_persisting_l2_reset() -> Iterator[None]:
-    """arena.harness.timing without its reset of persisting L2 before each trial (a probe, not a mode)."""
-    import arena.harness.timing as timing
-
-    kept = timing.disable_persisting_l2
-    timing.disable_persisting_l2 = lambda: ""
-    try:
-        yield
-    finally:
-        timing.disable_persisting_l2 = kept
 
 
 def do_bench_repeats(size: int, n: int) -> dict:
@@ -445,7 +352,6 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--sizes", nargs="+", choices=tuple(SIZES), default=list(SIZES))
-    parser.add_argument("--probe-l2-reset", action="store_true", help="also time without the persisting-L2 reset")
     parser.add_argument(
         "--part",
         nargs="+",
@@ -462,8 +368,6 @@ def main() -> None:
     device = open_device(select_backend("auto"), 0)
     flushers = {mode: Flusher(device, mode) for mode in MODES}
     overheads = {mode: measure_event_overhead(f) for mode, f in flushers.items()}
-    # Each flush mode as the harness runs it, and the reading one with nothing taken off.
-    variants = {**{m: (flushers[m], overheads[m]) for m in MODES}, "read_raw": (flushers["read"], 0.0)}
     report: dict = {
         "gpu": torch.cuda.get_device_name(0),
         "torch": torch.__version__,
@@ -476,31 +380,17 @@ def main() -> None:
         if name not in args.sizes:
             continue
         entry: dict = {"bytes_copied": size * 4}
-        for variant, (flusher, overhead) in variants.items():
-            entry[f"harness_noop_{variant}"] = harness_repeats(device, flusher, overhead, size, size, size)
-        # One set of working buffers for every repeat: is the spread between repeats their placement?
-        entry["harness_noop_read_same_buffers"] = harness_repeats(
-            device, flushers["read"], overheads["read"], size, size, size, same_buffers=True
-        )
-        if args.probe_l2_reset:  # the same, without the persisting-L2 reset before each trial
-            with _no_persisting_l2_reset():
-                entry["harness_noop_read_same_buffers_no_l2_reset"] = harness_repeats(
-                    device, flushers["read"], overheads["read"], size, size, size, same_buffers=True
-                )
         entry["do_bench"] = do_bench_repeats(size, size)
         entry["batched_100"] = batched_repeats(size, size)
         if name != "5us":  # copy of 2B bytes over copy of B bytes: true ratio 2 when bandwidth bound
-            for variant, (flusher, overhead) in variants.items():
-                entry[f"harness_ratio_2x_{variant}"] = harness_repeats(device, flusher, overhead, size // 2, size, size)
             entry["do_bench_half"] = do_bench_repeats(size, size // 2)
             entry["batched_100_half"] = batched_repeats(size, size // 2)
             entry["ratio_2x"] = {
                 "do_bench": entry["do_bench"]["median_us"] / entry["do_bench_half"]["median_us"],
                 "batched_100": entry["batched_100"]["median_us"] / entry["batched_100_half"]["median_us"],
-                **{v: entry[f"harness_ratio_2x_{v}"]["ratio_mean"] for v in variants},
             }
         report["kernels"][name] = entry
-        print(name, json.dumps(_headline(entry, variants), default=str), flush=True)
+        print(name, json.dumps(_headline(entry), default=str), flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     report["profiler"] = profiler_start_cost() if "profiler" in args.part else {"runs": []}
     print(json.dumps(report["profiler"]), flush=True)
@@ -514,16 +404,13 @@ def main() -> None:
     args.out.write_text(json.dumps(report, indent=1))
 
 
-def _headline(entry: dict, variants: dict) -> dict:
-    """Median and CV per method, no-op ratios and 2x ratios: the line printed per kernel."""
+def _headline(entry: dict) -> dict:
+    """Median and CV per method and the 2x ratios: the line printed per kernel."""
     line: dict[str, Any] = {
         key: (round(value["median_us"], 3), f"{100 * value['cv']:.3f}%")
         for key, value in entry.items()
         if isinstance(value, dict) and "cv" in value
     }
-    for variant in variants:
-        noop = entry[f"harness_noop_{variant}"]
-        line[f"noop_ratio_{variant}"] = (round(noop["ratio_mean"], 5), f"{100 * noop['ratio_cv']:.3f}%")
     line["ratio_2x"] = entry.get("ratio_2x")
     return line
 

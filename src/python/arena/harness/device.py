@@ -71,12 +71,18 @@ def last_level_cache_bytes(device: Device) -> int:
 
 
 def disable_persisting_l2() -> str:
-    """Set the persisting-L2 limit to 0 and drop persisting lines (CUDA); '' or why it could not."""
+    """Set the persisting-L2 limit to 0 and drop persisting lines (CUDA); '' or why it could not.
+    The judge calls it before every timed chunk (judged_timing.Judge.reset_l2)."""
     try:
         from cuda.bindings import runtime as cudart  # optional dependency
 
-        cudart.cudaDeviceSetLimit(cudart.cudaLimit.cudaLimitPersistingL2CacheSize, 0)
-        cudart.cudaCtxResetPersistingL2Cache()
+        for name, call in (
+            ("limit", lambda: cudart.cudaDeviceSetLimit(cudart.cudaLimit.cudaLimitPersistingL2CacheSize, 0)),
+            ("reset", cudart.cudaCtxResetPersistingL2Cache),
+        ):
+            code = call()[0]  # cuda-bindings returns its error codes, it does not raise them
+            if code != cudart.cudaError_t.cudaSuccess:
+                return f"persisting-L2 {name} failed: {getattr(code, 'name', code)}"
         return ""
     except Exception as error:  # absent or older cuda-python: recorded, not fatal
         return f"persisting-L2 reset unavailable: {type(error).__name__}"

@@ -40,6 +40,7 @@ import torch
 
 from arena.harness.candidate_worker import CandidateWorker
 from arena.harness.check import mismatch_mask, split_outputs
+from arena.harness.device import disable_persisting_l2
 from arena.harness.families import inputs_for
 from arena.harness.flush import Flusher, warm_limit
 from arena.harness.placement import Scatter
@@ -85,8 +86,10 @@ PAIR_CHUNK_CALLS = 63
 
 @dataclass(frozen=True)
 class JudgedTiming:
+    # Each side's samples less its own launch reading plus a launch in a stream (side_offsets);
+    # the empty event pair enters only the bound.
     baseline_us: tuple[float, ...]
-    candidate_us: tuple[float, ...]  # the worker's samples, less the empty event pair (both sides')
+    candidate_us: tuple[float, ...]  # the worker's samples
     baseline_mean_us: float
     judged_us: float  # the candidate's time per call on the judge's clock
     chunks: int
@@ -120,6 +123,16 @@ class Judge:
         # stream of calls). time_case takes the first off its side's samples and adds the second.
         self.launch_us: dict[str, dict[str, float]] = {}
         self.stream_us: dict[str, float] = {}
+        self.l2_unavailable = ""  # why the persisting-L2 reset failed, once it has (reset_l2)
+
+    def reset_l2(self) -> str:
+        """Persisting L2 limited to 0 and its lines dropped, before every timed chunk (cheat 18,
+        docs/harness.md); CUDA only, ROCm has none. '' or, the first time only, why it could not:
+        a note for the time stage's log (later chunks skip a reset that cannot run)."""
+        if self.device.backend != "cuda" or self.l2_unavailable:
+            return ""
+        self.l2_unavailable = disable_persisting_l2()
+        return self.l2_unavailable
 
     def measure_empty(self, case: Any, reference_like: Sequence[torch.Tensor]) -> None:
         """Before the candidate is loaded (only harness code runs in the worker): the chunk clock
@@ -254,7 +267,7 @@ class Judge:
         chunks_per_trial = -(-n // b)
         samples: dict[str, list[float]] = {"baseline": [], "candidate": []}
         spans, claimed_net = [], []
-        log = []
+        log: list[str] = []
         layout = _Layout.of(reference_like, b)
         with _Lent(self, case, layout, baseline, scalars, dims, spin, queue_us=walls[1] * 1e6, warm=warm) as lent:
             began = time.perf_counter()
@@ -263,14 +276,7 @@ class Judge:
                 # timed second inherits from the first (clocks, caches, the other context's
                 # state) falls on each side alike.
                 drawn = seeds(layout.count)
-                if first_side(index) == "baseline":
-                    base_times = lent.baseline_chunk(drawn)
-                    lent.worker_draw(drawn)
-                    span, cand_times, errors = lent.candidate_chunk()
-                else:
-                    lent.worker_draw(drawn)
-                    span, cand_times, errors = lent.candidate_chunk()
-                    base_times = lent.baseline_chunk(drawn)
+                base_times, span, cand_times, errors = timed_chunks(lent, index, drawn, self.reset_l2, log)
                 if errors:
                     raise Verdict("INCORRECT", f"timed call failed: candidate: {errors[0]}")
                 bad = lent.bad_calls(tolerances)
@@ -335,6 +341,34 @@ def _by_launches(times: Sequence[float]) -> list[float]:
 def first_side(chunk: int) -> str:
     """Which side a chunk times first: the baseline in even chunks, the candidate in odd ones."""
     return "baseline" if chunk % 2 == 0 else "candidate"
+
+
+def timed_chunks(
+    lent: Any, index: int, drawn: list[int], reset_l2: Callable[[], str], log: list[str]
+) -> tuple[list[float], float, list[float], list[str]]:
+    """Chunk `index` of a case: each side's timed calls on the sets of seeds `drawn`, the side
+    first_side(index) names first, reset_l2 called just before each side's chunk (a note it
+    returns goes to `log`): (baseline times, span, candidate samples, candidate errors)."""
+
+    def reset() -> None:
+        note = reset_l2()
+        if note:
+            log.append(note)
+
+    def candidate() -> tuple[float, list[float], list[str]]:
+        lent.worker_draw(drawn)
+        reset()
+        return lent.candidate_chunk()  # type: ignore[no-any-return]
+
+    if first_side(index) == "baseline":
+        reset()
+        base_times = lent.baseline_chunk(drawn)
+        span, cand_times, errors = candidate()
+    else:
+        span, cand_times, errors = candidate()
+        reset()
+        base_times = lent.baseline_chunk(drawn)
+    return base_times, span, cand_times, errors
 
 
 def side_offsets(launch_us: dict[str, float], stream_us: float) -> dict[str, float]:

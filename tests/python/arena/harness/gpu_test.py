@@ -79,8 +79,8 @@ def test_the_profiler_sees_work_on_a_side_stream():
 
 
 def test_an_autotuned_candidate_is_no_side_stream_cheat(run_candidate, tmp_path):
-    # Before: the wall-clock cross-check read an autotuner's host-side launch cost as hidden work
-    # (CHEAT_DETECTED). Now it is a note; the profiled call judges streams.
+    # An autotuner's host-side launch cost is no hidden work (a wall-clock cross-check, since
+    # removed, once read it so); the profiled call judges streams.
     task = build_task(tmp_path, n=1 << 22)
     result = run_candidate(AUTOTUNED_ADD, task=task, backend="auto", budget_s_per_case=0.3)
     assert result.status == "PASSED", result.errors

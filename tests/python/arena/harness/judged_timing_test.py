@@ -3,6 +3,7 @@
 import torch
 
 from arena.harness import judged_timing
+from arena.harness.device import Device
 from arena.harness.shared_gpu import typed_view
 
 
@@ -83,3 +84,55 @@ def test_no_empty_kernels_at_all_is_no_kernel():
     assert empty_launches((0, 0)) is None
     cycle = empty_launches(judged_timing.LAUNCH_CYCLE)
     assert cycle is not None and cycle.label == "empty kernels (0, 1, 2)"
+
+
+class _Chunks:
+    """A _Lent stand-in that records the order of a chunk's steps."""
+
+    def __init__(self, steps: list[str]) -> None:
+        self.steps = steps
+
+    def baseline_chunk(self, drawn):
+        self.steps.append("baseline")
+        return [1.0] * len(drawn)
+
+    def worker_draw(self, drawn):
+        self.steps.append("draw")
+
+    def candidate_chunk(self):
+        self.steps.append("candidate")
+        return 5.0, [0.5], []
+
+
+def _judge(monkeypatch, backend: str, answer: str, steps: list[str]) -> judged_timing.Judge:
+    """A Judge with only what reset_l2 reads; disable_persisting_l2 notes "reset" in `steps`
+    and answers `answer`."""
+
+    def reset() -> str:
+        steps.append("reset")
+        return answer
+
+    monkeypatch.setattr(judged_timing, "disable_persisting_l2", reset)
+    judge = object.__new__(judged_timing.Judge)
+    judge.device, judge.l2_unavailable = Device(backend, 0, torch.device("cpu")), ""
+    return judge
+
+
+def test_the_persisting_l2_reset_runs_before_every_timed_chunk_of_either_side(monkeypatch):
+    steps: list[str] = []
+    judge, log = _judge(monkeypatch, "cuda", "", steps), list[str]()
+    for index in range(2):
+        got = judged_timing.timed_chunks(_Chunks(steps), index, [7], judge.reset_l2, log)
+        assert got == ([1.0], 5.0, [0.5], [])
+    assert steps == ["reset", "baseline", "draw", "reset", "candidate"] + ["draw", "reset", "candidate", "reset", "baseline"]
+    assert log == []
+
+
+def test_an_unavailable_reset_is_noted_once_and_rocm_has_none(monkeypatch):
+    calls: list[str] = []
+    judge, log = _judge(monkeypatch, "cuda", "persisting-L2 gone", calls), list[str]()
+    for index in range(3):
+        judged_timing.timed_chunks(_Chunks([]), index, [7], judge.reset_l2, log)
+    assert log == ["persisting-L2 gone"] and calls == ["reset"]
+    rocm = _judge(monkeypatch, "rocm", "", calls)
+    assert rocm.reset_l2() == "" and calls == ["reset"]

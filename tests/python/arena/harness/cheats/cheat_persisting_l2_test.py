@@ -1,8 +1,8 @@
 # Attack 18: pin data in L2 with a persisting access window so the flush does not evict it.
 # Static (HIP/C++ tokens): stream attributes, access-policy windows and device limits are
 # forbidden; Python candidates cannot reach the CUDA runtime (cuda, ctypes, cupy... forbidden).
-# At run time on CUDA the harness sets the persisting-L2 limit to 0 and resets persisting lines
-# before every trial.
+# At run time on CUDA the judge sets the persisting-L2 limit to 0 and resets persisting lines
+# before every timed chunk (judged_timing.Judge.reset_l2).
 # Expected verdict: CHEAT_DETECTED.
 
 from arena_testing.harness_tasks import HIP_ADD

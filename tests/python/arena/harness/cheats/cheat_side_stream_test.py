@@ -1,9 +1,9 @@
 # Attack 8: run the work on a side stream the harness's events do not cover.
 # Static: torch.cuda.Stream/stream/set_stream are forbidden (forbidden_test.py). At run time (GPU
-# only), for names built so the static check cannot see them: every timed call's output is
-# validated on the harness stream right after its end event, synchronized wall-clock calls must
-# agree with the event times, and one call under the profiler must start all its GPU work on the
-# harness's stream (the check that catches small kernels, whose time the wall clock cannot resolve).
+# only), for names built so the static check cannot see them: the judge compares the outputs as
+# they are at the worker's `done` (unjoined work leaves poison), the chunk clock bounds the samples,
+# and one call under the profiler must start all its GPU work on the harness's stream
+# (docs/harness.md, cheat 8).
 # Expected verdict: CHEAT_DETECTED.
 
 import pytest
