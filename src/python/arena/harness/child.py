@@ -60,7 +60,8 @@ def main() -> None:
     _preload()
     from arena.harness.device import select_backend
     from arena.harness.job import Job
-    from arena.harness.run import Run, Verdict, cut
+    from arena.harness.run import Run, cut
+    from arena.harness.verdict import Verdict
 
     request = sys.stdin.buffer.read()
     sys.stdin.close()
@@ -129,7 +130,7 @@ class Watch:
             signal.signal(getattr(signal, name), self._alarm)
 
     def _alarm(self, number: int, frame: Any) -> None:
-        from arena.harness.run import Verdict
+        from arena.harness.verdict import Verdict
 
         name = signal.Signals(number).name
         self.seen.append(name)

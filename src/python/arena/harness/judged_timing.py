@@ -44,9 +44,9 @@ from arena.harness.device import disable_persisting_l2
 from arena.harness.families import inputs_for
 from arena.harness.flush import Flusher, warm_limit
 from arena.harness.placement import Scatter
-from arena.harness.run import Verdict
 from arena.harness.shared_gpu import SharedBlock, SharedEvent, runtime, slot_places, typed_view
 from arena.harness.timing import cycles_per_us, elapsed_us, empty_launches, interquartile_mean, run_calls
+from arena.harness.verdict import Verdict
 from arena.task.task import Tolerance
 
 CHUNK_BYTES = 4 << 30  # per chunk: both sides' fresh input sets, the output slots and the references
@@ -297,9 +297,6 @@ class Judge:
         empty = calls * (self.empty_us[case.name] + spin_us)
         judged = sum(spans) - empty - len(spans) * self.switch_us
         claimed = sum(claimed_net)
-        slack = (
-            _BOUND_RATIO * max(claimed, 0.0) + _BOUND_EMPTY * empty + _BOUND_CALL_US * calls + _BOUND_US * len(spans)
-        )
         log.append(
             f"inputs {'warm' if warm else 'cold'}, {self.scatter.note} "
             f"({(in_bytes + out_bytes) / 2**20:.2f} MiB a call in and out, "
@@ -315,7 +312,7 @@ class Judge:
             f"chunks queued behind a {lead_ms:.1f} ms lead, {late} reached early and timed again; a call's "
             f"host cost {hosts[0]:.1f} us in the judge, {hosts[1]:.1f} us in the worker"
         )
-        if judged - claimed > slack:
+        if exceeds_bound(judged, claimed, empty, calls, len(spans)):
             raise Verdict(
                 "CHEAT_DETECTED",
                 f"the candidate's timings claim {claimed / calls:.2f} us a call but the judge's clock saw "
@@ -341,6 +338,20 @@ def _by_launches(times: Sequence[float]) -> list[float]:
 def first_side(chunk: int) -> str:
     """Which side a chunk times first: the baseline in even chunks, the candidate in odd ones."""
     return "baseline" if chunk % 2 == 0 else "candidate"
+
+
+def bound_slack(claimed: float, empty: float, calls: int, spans: int) -> float:
+    """How far the judge's clock may exceed the samples' claim, us: a share of the claim, of the
+    empty procedure's time, a little a call and a little a chunk (the _BOUND_* constants)."""
+    return _BOUND_RATIO * max(claimed, 0.0) + _BOUND_EMPTY * empty + _BOUND_CALL_US * calls + _BOUND_US * spans
+
+
+def exceeds_bound(judged: float, claimed: float, empty: float, calls: int, spans: int) -> bool:
+    """The bound (docs/harness.md): over a case's `spans` chunks of `calls` calls in all, the work
+    the judge's clock saw (`judged`, us, the empty procedure's `empty` us and the switches already
+    taken off) beyond what the worker's samples claim (`claimed`, _claimed) exceeds the slack:
+    CHEAT_DETECTED."""
+    return judged - claimed > bound_slack(claimed, empty, calls, spans)
 
 
 def timed_chunks(

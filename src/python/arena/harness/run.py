@@ -20,16 +20,10 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from arena.harness.families import Member, case_outcome, make_families
 from arena.harness.loading import LOG_LIMIT, cut  # noqa: F401 - LOG_LIMIT: the cap callers read here
+from arena.harness.verdict import Verdict
 
 if TYPE_CHECKING:
     from arena.harness.job import Job
-
-class Verdict(Exception):
-    """Stops the run with a status (CHEAT_DETECTED, COMPILE_ERROR, ...) and a message."""
-
-    def __init__(self, status: str, message: str) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 class Run:

@@ -68,7 +68,7 @@ def test_a_signal_to_the_judge_once_candidate_code_runs_is_a_cheat(name):
 
     from arena.harness.child import ALARMS, Watch
     from arena.harness.job import CANDIDATE_MARK
-    from arena.harness.run import Verdict
+    from arena.harness.verdict import Verdict
 
     saved = {alarm: signal.getsignal(getattr(signal, alarm)) for alarm in ALARMS}
     read, write = os.pipe()

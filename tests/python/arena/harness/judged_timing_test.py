@@ -136,3 +136,27 @@ def test_an_unavailable_reset_is_noted_once_and_rocm_has_none(monkeypatch):
     assert log == ["persisting-L2 gone"] and calls == ["reset"]
     rocm = _judge(monkeypatch, "rocm", "", calls)
     assert rocm.reset_l2() == "" and calls == ["reset"]
+
+
+def test_the_bounds_slack_is_its_four_terms():
+    # 10% of 1000 us claimed, 0.3% of 500 us empty, 0.3 us for each of 48 calls, 20 us a chunk.
+    assert abs(judged_timing.bound_slack(1000.0, 500.0, 48, 1) - (100.0 + 1.5 + 14.4 + 20.0)) < 1e-9
+    # A negative claim earns no ratio: the slack is the other terms only.
+    assert abs(judged_timing.bound_slack(-50.0, 0.0, 10, 2) - (3.0 + 40.0)) < 1e-9
+
+
+def test_a_claim_inside_the_slack_passes_one_just_outside_does_not():
+    claimed, empty, calls, spans = 1000.0, 500.0, 48, 1
+    slack = judged_timing.bound_slack(claimed, empty, calls, spans)
+    assert not judged_timing.exceeds_bound(claimed, claimed, empty, calls, spans)  # the truth
+    assert not judged_timing.exceeds_bound(claimed + slack - 0.01, claimed, empty, calls, spans)
+    assert judged_timing.exceeds_bound(claimed + slack + 0.01, claimed, empty, calls, spans)
+    # Samples that claim more than the judge saw are never caught: they only cost the candidate.
+    assert not judged_timing.exceeds_bound(0.5 * claimed, claimed, empty, calls, spans)
+
+
+def test_a_claim_2x_better_than_the_judges_clock_is_caught_from_a_few_us_a_call():
+    # 48 calls of 8 us seen by the judge in one chunk, the samples claiming 4 us each.
+    calls = 48
+    assert judged_timing.exceeds_bound(8.0 * calls, 4.0 * calls, 2.0 * calls, calls, 1)
+    assert not judged_timing.exceeds_bound(1.0 * calls, 0.5 * calls, 2.0 * calls, calls, 1)  # too small to tell

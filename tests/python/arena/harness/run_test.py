@@ -12,8 +12,9 @@ import pytest
 
 from arena.candidate.candidate import Candidate, baseline_candidate
 from arena.harness.job import Job, lay_out, make_folders, new_job
-from arena.harness.run import LOG_LIMIT, Run, Verdict, cut
+from arena.harness.run import LOG_LIMIT, Run, cut
 from arena.harness.settings import HarnessSettings
+from arena.harness.verdict import Verdict
 from arena_testing.harness_tasks import TRITON_ADD, build_task
 
 # Every case of the add task, in the order the run checks them: each declared case, then its hidden copy.
