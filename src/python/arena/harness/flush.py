@@ -3,17 +3,15 @@
 NVIDIA: 2x L2, at least 256 MiB (that much device work also hides the host's launch cost of
 the timed call behind the flush). ROCm: at least 512 MiB, twice MI300X's 256 MB Infinity Cache.
 
-The pass reads by default. Reading 2x the cache evicts every line, and whatever was dirty (the
-last call's outputs, the inputs just restored) is written back inside the flush, so the timed
-call starts from a cache full of clean lines whatever the gap before it. A writing pass leaves
-the whole cache dirty instead: the timed call then pays for writing those lines back, and how
-much of that it pays depends on how long the GPU idled before it (bench/RESULTS.md measures both).
+The pass reads by default: it evicts every line and writes back whatever was dirty inside the
+flush, so the timed call starts from clean lines whatever the gap before it; a writing pass
+leaves the cache dirty, and the call pays for that by how long the GPU idled (bench/results/
+2026-11-29.md, "A reading flush, and children started ahead").
 
 Small calls then get their inputs back (warm_limit, touch): a call whose inputs and outputs fit
 in a quarter of the last-level cache finds them there, as it would behind the operation that
-produced them in a model. From a flushed cache such a call is mostly its first DRAM and TLB
-misses: a kernel of a few microseconds launched twice read 0.547 of its double on the H200,
-since the second launch found what the first had brought in.
+produced them in a model, rather than timing its first DRAM and TLB misses (bench/results/
+2026-12-02.md, session 12).
 """
 
 from __future__ import annotations

@@ -6,8 +6,7 @@ Per trial, per chunk of B calls (B as large as the memory budget allows, up to t
    the candidate left running would share the GPU with the baseline);
 2. draw B fresh input sets (new seeds; the worker draws the same sets in its own memory once it
    is thawed): every timed call of either side gets inputs no call has seen, so no stored answer
-   can match, each set copied to a random place of a pool of its side's (placement.py: where a
-   small call's inputs lie moves its time by up to 1.4x);
+   can match, each set copied to a random place of a pool of its side's (placement.py);
 3. time the baseline on them in the judge (timing.run_calls, the chunk queued whole behind a
    spin as the worker's is behind `go`: _Lent.ahead), keeping each call's outputs as that set's
    reference (the baseline passed the check stage against the task's reference);
@@ -23,8 +22,8 @@ The worker's samples are its own: they can only flatter the candidate. The bound
 span on the judge's clock, less the same procedure without calls (the empty chunk: run through
 the worker, two context switches included, before the candidate was loaded, for every timed
 case's layout), must be explained by the samples; a candidate whose samples claim less work than
-the judge saw is CHEAT_DETECTED. Measured on the H200 (bench/ipc_probe.py): the chunk clock reads within 0.2-4%
-of in-process events for 4-66 us copies.
+the judge saw is CHEAT_DETECTED. How closely the chunk clock follows in-process events:
+bench/results/2026-11-30.md, "Harness v2 on the H200" (bench/ipc_probe.py).
 """
 
 from __future__ import annotations
@@ -50,37 +49,34 @@ from arena.harness.verdict import Verdict
 from arena.task.task import Tolerance
 
 CHUNK_BYTES = 4 << 30  # per chunk: both sides' fresh input sets, the output slots and the references
-# Calls per chunk at most: the worker queues a whole chunk before `go`, and a stream's queue of
-# pending launches is finite: on the H200, 200 HIP calls (about 8 operations each) filled it and
-# the worker's host waited for the GPU, which waited for `go` (the chunk could never be clocked).
+# Calls per chunk at most: the whole chunk is queued behind `go`, and a stream's queue of pending
+# launches is finite (docs/harness.md, "Why each constant").
 CHUNK_CALLS = 48
-# Fresh input bytes per side per timed case at most: a case with large inputs gets fewer calls
-# (at least _MIN_CALLS a trial) rather than spending seconds drawing them (117 MB weights: 1000
-# calls took 9 s of drawing on the H200).
+# Fresh input bytes per side per timed case at most: large inputs get fewer calls (at least
+# _MIN_CALLS a trial), not seconds of drawing (docs/harness.md, "Why each constant").
 FRESH_BYTES = 16 << 30
 _WARMUP_S = 0.05
 _MIN_CALLS, _MAX_CALLS = 10, 1000
 _MIN_CALL_US = 0.1
 _QUEUE_SPIN_MS = (5.0, 2000.0)  # the judge's wait for the worker to queue a chunk: floor, ceiling
-# The probe must outlast a time slice between contexts (a few ms): a shorter one ran whole inside
-# its own slice on the H200 and never saw the other context's queued work.
+# The probe must outlast a time slice between contexts, or it never sees the other context's
+# queued work (docs/harness.md, "Why each constant").
 _PROBE_MS, _PROBE_SLOWER = 12.0, 1.3
-# The bound: the samples may explain the judge's clock less this much (the clocks differ by
-# 0.1-0.4 us a call on the H200; the empty chunk varies by about 0.1%).
+# The bound: the samples may explain the judge's clock less this much (bound_slack; the clocks'
+# differences: docs/harness.md, "Why each constant").
 _BOUND_RATIO, _BOUND_CALL_US, _BOUND_EMPTY, _BOUND_US = 0.10, 0.3, 0.003, 20.0
 
 _T = TypeVar("_T")
 Seeds = Callable[[int], list[int]]  # seeds(count): seeds of fresh input sets
 EMPTY_CALLS = 64  # calls in the empty chunk measured for each timed case
 # The spin ahead of each call's event pair, timed and empty alike, so that a pair is read behind a
-# spin, not behind the flush. It need not cover the host's cost of a call: every chunk is queued
-# whole before the GPU reaches it (`go`, _Lent.ahead); sized from that cost, a spin of up to 300 us
-# around a call of tens of us made the spin's own price part of the sample.
+# spin, not behind the flush; short, since every chunk is queued whole before the GPU reaches it
+# (`go`, _Lent.ahead) and a longer spin's price entered the samples (docs/harness.md).
 SPIN_US = 20.0
 PAIR_ROUNDS = 3  # each side's readings (pair, launches): about this x EMPTY_CALLS calls each, 3+ chunks
 LAUNCH_CYCLE = (0, 1, 2)  # empty kernels in the empty calls' pairs, interleaved call by call
 # Calls in one chunk of those pairs at most: a stream's queue of launches behind `go` is finite
-# (192 empty calls filled it on the H200, and the worker's host then waited on the GPU's spin).
+# (bench/results/2026-12-02.md, session 13).
 PAIR_CHUNK_CALLS = 63
 
 
@@ -154,8 +150,8 @@ class Judge:
         # The pairs: the same empty calls with a spin ahead of each pair, on each side in turn, with
         # no, one and two empty kernels between the events, interleaved (LAUNCH_CYCLE) in chunks of
         # up to PAIR_CHUNK_CALLS (call k hands over in slot k % count), about PAIR_ROUNDS x count
-        # calls a reading. A chunk cost 25-40 ms on the H200 whatever its calls: outputs over 64 MiB
-        # (few slots) take 3 chunks a side where one reading at a time took 9; small ones still 9.
+        # calls a reading: a chunk costs the same whatever its calls, so fewer chunks a side
+        # (bench/results/2026-12-02.md, session 13).
         spin = int(SPIN_US * self.cycles)
         width = len(LAUNCH_CYCLE)
         calls = width * min(count, PAIR_CHUNK_CALLS // width)
@@ -188,10 +184,9 @@ class Judge:
 
     def spin_cost(self, spin: int, count: int = 8) -> float:
         """What one spin of `spin` cycles adds to a chunk on the GPU now, as one kernel among
-        others on a stream (its own dispatch included). The empty chunk is measured without a
-        spin, and the cycle calibration is one reading taken at the start: an autotuned kernel's
-        spin of 50-300 us, priced from the calibration, left the judge's clock about 3 us a call
-        above the samples on the H200 (a false CHEAT_DETECTED)."""
+        others on a stream (its own dispatch included): the empty chunk is measured without a
+        spin, and a spin priced from the start's calibration gave a false CHEAT_DETECTED
+        (bench/results/2026-11-30.md, session 7)."""
         if not spin:
             return 0.0
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -239,14 +234,9 @@ class Judge:
         budget_s: float,
     ) -> JudgedTiming:
         """Each side's samples less its own launch reading, plus what a launch costs in a stream
-        (measure_empty): a call's figure is what it adds to a stream of calls. Between processes a
-        small kernel's time moved by up to 0.27 us a call, steady within a process (a no-op of a
-        3 us copy read 0.956-1.000 across evaluations on the H200), and an empty kernel's time moved
-        with it (correlation 0.98 over fresh processes, bench/process_offset_probe.py): the launch
-        reading carries the process's offset, so each side takes off its own. And a kernel launched
-        alone between events pays a launch that a kernel behind another does not wholly pay: with
-        only the pair taken off, a copy launched once read 0.55-0.57 of the same copy launched twice.
-        The bound still reads the samples less the empty pair (the lower of the two sides'), which
+        (measure_empty, side_offsets): a call's figure is what it adds to a stream of calls, and
+        each process's own launch offset cancels (bench/results/2026-12-01.md, session 11). The
+        bound still reads the samples less the empty pair (the lower of the two sides'), which
         its empty procedure is measured against."""
         judge_pair_us, worker_pair_us = self.judge_pair_us[case.name], self.worker_pair_us[case.name]
         pair_us = min(judge_pair_us, worker_pair_us)
@@ -532,8 +522,7 @@ class _Lent:
     def warm_up(self, seeds: Seeds) -> tuple[list[float], list[float]]:
         """Both sides run the timed procedure (discarded), long enough to size n and the spin:
         (wall per call of each side, host us per invoke of each side), from the second of two
-        rounds: the first pays what a case pays once (on the H200 it read 15 ms a call on a 3 us
-        kernel, which sized that case at 33 calls)."""
+        rounds, since the first pays what a case pays once (bench/results/2026-11-30.md, session 6)."""
         count = self.layout.count
         worker = self.judge.worker
         for _ in range(2):
@@ -571,11 +560,10 @@ class _Lent:
 
     def ahead(self, queue: Callable[[], _T]) -> _T:
         """`queue` (one chunk of the judge's calls) queued whole behind a spin, then run, as the
-        worker's chunk waits behind `go`: the GPU then meets both sides' calls already queued. Fed
-        by its host call by call instead, the judge's empty event pair read 2.0 us against the
-        worker's 1.3 us on the H200, and a 2 us no-op 1.42 (bench/RESULTS.md, session 10). A
-        chunk the GPU reached before its host had queued it is counted (late_chunks, and
-        `was_late` says so of this one) and the next one waits twice as long."""
+        worker's chunk waits behind `go`: the GPU then meets both sides' calls already queued, not
+        fed call by call by the host (bench/results/2026-12-01.md, session 10). A chunk the GPU
+        reached before its host had queued it is counted (late_chunks, and `was_late` says so of
+        this one) and the next one waits twice as long."""
         head = torch.cuda.Event()
         torch.cuda._sleep(int(self.lead_ms * 1000 * self.judge.cycles))
         head.record()

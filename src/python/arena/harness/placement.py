@@ -1,42 +1,21 @@
 """Where a timed call's inputs lie in GPU memory: a new place for every call, on both sides.
 
-Measured on the H200 (bench/placement_probe.py, bench/RESULTS.md): one 2-4 MiB copy, flushed and
-warmed alike, reads up to 1.3-1.4x slower at one place in memory than at another (8-10% CV
-across places), and it is steady at any one place. A process that draws every chunk's sets into
-the blocks its allocator handed it the first time times all its calls at those few places, so
-between two processes (the judge and the candidate's worker) a small kernel's no-op read 0.92 to
-1.08, steady within an evaluation. Here each side copies every drawn set to a random place in a
-large pool of its own: every call's place is a new draw from the same distribution on both
-sides (in the probe, medians of 100 such calls: CV 0.4-0.7%, where one place per process gave
-medians 8% apart). This did not remove the whole bias between the processes: end to end the
-no-op still reads 0.96-1.09, from an offset of -0.13 to +0.27 us a call that stays the same for
-a 1 MiB and a 4 MiB case of one evaluation (bench/RESULTS.md, session 7).
+Where a kernel's inputs lie moves its time, steadily at any one place, so a process that drew
+every chunk's sets into the blocks its allocator first handed it timed all its calls at a few
+places, and the judge and the candidate's worker differed (bench/placement_probe.py;
+bench/results/2026-11-30.md, session 7). Each side copies every drawn set to a random place of
+a large pool of its own (Scatter), large sets too: a GEMM reads its operands many times over
+through L2 (bench/noop_chunks.py; bench/results/2026-12-02.md, session 13).
 
-Outputs a kernel allocates come from its process's caching allocator, which hands a call the
-block the last call freed: one place per process again. The worker held its last 8 outputs (for
-the stale-output check) and the judge none, so the two sides differed in this too. Now every
-call's outputs stay allocated until its chunk ends (Held), on both sides, in the one per-call
-procedure (timing.run_calls): each call of a chunk writes to a place of its own; outputs the
-harness allocates for a HIP launcher are allocated anew for every call, likewise (Held.renew).
+A kernel's own outputs come from its process's caching allocator, which hands a call the block
+the last call freed: every call's outputs stay allocated until its chunk ends (Held), on both
+sides, in the one per-call procedure (timing.run_calls), and outputs the harness allocates for
+a HIP launcher are allocated anew for every call (Held.renew). A small output's alignment moves
+a kernel of many atomic adds too (bench/atomics_placement_probe.py), so a Spacer aims each
+call's first small output at a stratified offset (bench/results/2026-12-02.md, session 14).
 
-Holding outputs is not enough for a small output: consecutive blocks of the allocator's small
-pool keep one alignment, and what each side allocates between calls (the judge's checks of the
-baseline's outputs, the worker's) sets which. An output that takes many atomic adds feels that:
-the triton2triton histogram's 1 KiB of counters read 220, 300 or 395 us by where they lay
-(bench/atomics_placement_probe.py), and its no-op read 0.82 between the processes. So before
-every call a block of random size (Spacer) is taken from the same small pool, and given back
-after the call: each call's small outputs start at a new offset, drawn alike on both sides.
-That still left runs of calls at one alignment; now the spacer's blocks are kept to the chunk's
-end and aim each call's outputs at a stratified offset (Spacer).
-
-A large set is placed and held too. One place per process was harmless for a copy of 96 MiB
-(1.0018, CV 0.08%), but a 1.45 ms bf16 GEMM with 144 MiB of inputs and a 112 MiB output, timed
-where they were drawn, read its no-op 0.997, 1.006 and 1.015 in three evaluations, every chunk
-of one evaluation alike (bench/noop_chunks.py, bench/RESULTS.md, session 13): it reads its
-operands many times over through L2, and where they lie moves that. So the only bounds are the
-pool (every set of a chunk must fit apart in it) and HOLD_BYTES. The worker's copy of this code
-runs beside the candidate, which could choose its inputs' places; it can equally choose where
-its own outputs live. docs/harness.md names that limit.
+The worker's copy of this code runs beside the candidate, which could choose its inputs' places;
+it can equally choose where its own outputs live. docs/harness.md names that limit.
 """
 
 from __future__ import annotations
@@ -74,8 +53,8 @@ class Held:
     def renew(self, outputs: list[torch.Tensor]) -> None:
         """Outputs the harness allocates (a HIP launcher writes into them) as new tensors, held,
         in place of `outputs`' items, while there is room to hold them: each call of a chunk then
-        writes to a place of its own, as a kernel's own outputs do. One buffer for a whole chunk
-        read the hip2hip histogram's no-op 0.951 on its 256 counters (bench/RESULTS.md, session 10)."""
+        writes to a place of its own, as a kernel's own outputs do (one buffer for a whole chunk
+        moved a no-op: bench/results/2026-12-01.md, session 10)."""
         if not outputs:
             return
         fresh = [torch.empty_like(t) for t in outputs]
@@ -90,11 +69,9 @@ class Spacer:
     share one alignment). The offsets, modulo LIMIT, are stratified: every aligned run of 2, 4,
     8 ... 128 calls of a chunk covers every residue modulo 1, 2, 4 ... 64 KiB in STEP units once
     (the digits of the call's index scrambled at random, lower digits first), so each side's mix
-    of alignments is the same in every chunk, not only on average. Why: the triton2triton
-    histogram's 1 KiB of counters took 205 us a call at 512 mod 1024 and 377 us at 0 mod 1024, in
-    every one of 371 calls timed by this procedure on the H200 (bench/atomics_placement_probe.py
-    --harness-chunks, bench/RESULTS.md, session 14); a spacer of random size freed after each
-    call gave runs of one alignment, a different share on each side, and no-ops of 0.97-0.98.
+    of alignments is the same in every chunk, not only on average: an atomics-heavy output's time
+    follows its offset, and random spacers freed after each call left runs of one alignment
+    (bench/atomics_placement_probe.py --harness-chunks; bench/results/2026-12-02.md, session 14).
     Larger outputs come from the other pool and are not moved."""
 
     STEP = 512  # the caching allocator rounds small blocks to this
@@ -208,9 +185,9 @@ class Scatter:
     def _grow(self, least: int) -> None:
         """A larger pool in place of the current one: room for twice the chunk's sets (`least`
         bytes hold them once), so that their places still vary, within max_bytes and the memory
-        the device has free. A chunk of 32 argmax sets of 62.6 MiB did not fit apart in 2 GiB and
-        was timed where drawn (bench/RESULTS.md, session 14). Views of the old pool keep it alive
-        until they are let go, so it is not counted as free."""
+        the device has free (a chunk of large sets did not fit apart in POOL_BYTES:
+        bench/results/2026-12-02.md, session 14). Views of the old pool keep it alive until they
+        are let go, so it is not counted as free."""
         nbytes = min(2 * least, self.max_bytes)
         if nbytes < least:
             return

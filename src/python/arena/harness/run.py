@@ -227,9 +227,9 @@ class Run:
 
     def _lend_outputs(self, specs: list[dict[str, Any]]) -> dict[str, Any] | None:
         """On a GPU: slots for one checked call's outputs in a block of the judge's that the
-        worker maps (shared_gpu), poisoned; the outputs then stay on the device. Through the pipe
-        and the host, a 64 MiB output made a checked case of rms_norm cost 1.6-1.7 s on the H200
-        (three calls). None on the CPU: the pipe it is."""
+        worker maps (shared_gpu), poisoned; the outputs then stay on the device, since the pipe
+        is slow for large outputs (bench/results/harness-history.md, "A checked call's outputs
+        through a lent block"). None on the CPU: the pipe it is."""
         import torch
 
         from arena.harness.shared_gpu import SharedBlock, runtime, slot_places, typed_view

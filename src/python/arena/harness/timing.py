@@ -114,10 +114,9 @@ def cycles_per_us() -> float:
 
 
 def interquartile_mean(values: Sequence[float]) -> float:
-    """The mean of the values between the quartiles. GPU event times come in steps (32 ns on the
-    H200): a median of them is one of those steps, so two processes' empty pairs read 1.25, 1.28
-    or 1.31 us and their difference, 1-2% of a 3 us kernel, went into a no-op's ratio; this mean
-    resolves below the step and, like the median, ignores the outliers."""
+    """The mean of the values between the quartiles: GPU event times come in steps, a median is
+    one of them, and this mean resolves below the step while, like the median, it ignores the
+    outliers (bench/results/2026-11-30.md, session 7)."""
     ordered = sorted(values)
     quarter = len(ordered) // 4
     return statistics.fmean(ordered[quarter : len(ordered) - quarter])

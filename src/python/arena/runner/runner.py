@@ -414,8 +414,8 @@ class Runner:
         if self._lookup is None or settings is None or self._store is None:
             return None
         environment = self._environment()
-        # The view's digest, read once: hashing the task's files again on every hit cost more than
-        # the lookup itself under 20 clients (bench/RESULTS.md).
+        # The view's digest, read once: hashing the task's files on every hit cost more than the
+        # lookup (bench/results/2026-11-30.md, "Runner under concurrent agents: cached Evaluate").
         digest = self._view(task).digest
         return self._lookup(task, candidate, self.repo_root, settings, self._store, environment, digest)
 

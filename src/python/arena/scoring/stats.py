@@ -5,12 +5,9 @@ concatenated (arena.harness.result.CaseOutcome). Every figure here is computed b
 from those samples; bootstraps are seeded so the same samples always give the same numbers.
 
 A kernel's time on a case is the mean of its samples once 1.5 x IQR outliers are dropped, not their
-median: outliers (a preempted call, a clock step) are gone either way, and some kernels' times
-are not one hump. On the H200 the histogram baseline's 16M-element case takes about 220, 300 or
-395 us a call by where its counters lie (bench/atomics_placement_probe.py); with that place drawn
-anew every call, a no-op's medians read 288 against 207 us (1.40) in one evaluation, as the median
-fell in one hump on one side and another on the other (bench/RESULTS.md, session 10). The mean
-of the same calls moves with their mix, smoothly. The median is still reported.
+median: outliers (a preempted call, a clock step) are gone either way, and where a kernel's times
+fall in several humps the median jumps between them while the mean moves with their mix,
+smoothly (bench/results/2026-12-01.md, session 10). The median is still reported.
 """
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ def test_a_small_case_is_timed_with_warm_inputs_unless_told_never(run_candidate,
         time_log = next(s.log for s in result.stages if s.name == "time")
         assert word in time_log, time_log
         main = next(c for c in result.cases if c.name == "main")
-        # A no-op of ~3 us across the process boundary read 0.92-1.08 on the H200 (bench/RESULTS.md).
+        # A small no-op across the process boundary is noisy (bench/results/2026-11-30.md, session 6).
         assert 0.85 < statistics.median(main.baseline_us) / statistics.median(main.candidate_us) < 1.15
 
 

@@ -60,8 +60,8 @@ def test_the_pool_grows_to_twice_a_chunk_that_does_not_fit_within_its_limit():
 
 
 def test_large_sets_are_scattered_too():
-    # A GEMM's 144 MiB of operands timed where they were drawn read its no-op 0.997-1.015 by the
-    # process (bench/RESULTS.md, session 13): no size is exempt, only what does not fit.
+    # Large operands timed where drawn moved a GEMM's no-op by the process (bench/results/
+    # 2026-12-02.md, session 13): no size is exempt, only what does not fit.
     scatter = Scatter(torch.device("cpu"), pool_bytes=1 << 30)
     huge = [[torch.arange(20 << 20, dtype=torch.int32)] for _ in range(3)]  # 80 MiB a set
     placed = scatter.place(huge)

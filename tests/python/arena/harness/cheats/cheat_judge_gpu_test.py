@@ -106,9 +106,9 @@ def test_forged_samples_are_caught_by_the_judges_clock(run_candidate, tmp_path):
 def test_gpu_work_left_running_while_frozen_is_caught(run_candidate, tmp_path):
     result = run_candidate(BUSY_WHILE_FROZEN, task=_task(tmp_path), backend="auto", budget_s_per_case=0.3,
                            timeout_s=300)
-    # Caught first by the process count after the checked calls; without it (bench/RESULTS.md, the
-    # H200 calls before that guard existed) by the probe when its queue outlives the freeze, or by
-    # the chunk clock when the contexts' time slices land in the candidate's own chunk.
+    # Caught first by the process count after the checked calls; without it by the probe when its
+    # queue outlives the freeze, or by the chunk clock when the contexts' time slices land in the
+    # candidate's own chunk (bench/results/2026-11-30.md, "Harness v2 on the H200").
     assert result.status == "CHEAT_DETECTED", (result.status, result.errors)
     assert any(reason in result.errors[0] for reason in ("process(es) running", "frozen", "judge's clock"))
 
