@@ -29,7 +29,6 @@ import socket
 import subprocess
 import tempfile
 import threading
-import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -96,6 +95,10 @@ class Run:
                 os.killpg(self.process.pid, signal.SIGKILL)
 
 
+class Stopped(Exception):
+    """The worker was told to stop while it waited on the server."""
+
+
 class SessionLost(Exception):
     """The server no longer knows this bot session (reaped, or replaced): open a new one."""
 
@@ -126,20 +129,29 @@ class Worker:
         worker = worker_pb2.Worker(devices=[device], configs=[worker_pb2.Worker.Config(key="capacity", value="1")])
         return bots_pb2.BotSession(bot_id=self.settings.name, status=bots_pb2.OK, worker=worker)
 
-    def _call(self, session: Any, timeout_s: float) -> Any:
+    def _call(self, session: Any, timeout_s: float, stop: threading.Event | None = None) -> Any:
         """CreateBotSession (no name yet) or UpdateBotSession; SessionLost when the server
-        refused the session, UNAVAILABLE-like errors waited out here."""
+        refused the session, UNAVAILABLE-like errors waited out here; Stopped as soon as `stop`
+        is set (a long poll in flight is cancelled)."""
         import grpc
 
         bots_pb2 = bots_protos()[0]
         pause = 0.5
         while True:
-            try:
-                if not session.name:
-                    request = bots_pb2.CreateBotSessionRequest(parent=self.settings.instance, bot_session=session)
-                    return self._bots.CreateBotSession(request, timeout=timeout_s)
+            if not session.name:
+                request = bots_pb2.CreateBotSessionRequest(parent=self.settings.instance, bot_session=session)
+                call = self._bots.CreateBotSession.future(request, timeout=timeout_s)
+            else:
                 request = bots_pb2.UpdateBotSessionRequest(name=session.name, bot_session=session)
-                return self._bots.UpdateBotSession(request, timeout=timeout_s)
+                call = self._bots.UpdateBotSession.future(request, timeout=timeout_s)
+            try:
+                while True:
+                    try:
+                        return call.result(timeout=0.2)
+                    except grpc.FutureTimeoutError:
+                        if stop is not None and stop.is_set():
+                            call.cancel()
+                            raise Stopped() from None
             except grpc.RpcError as error:
                 code = error.code()
                 if code == grpc.StatusCode.DEADLINE_EXCEEDED:
@@ -147,7 +159,8 @@ class Worker:
                     continue
                 if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.UNKNOWN):
                     self.log(f"the pool server did not answer ({code.name}); trying again in {pause:g} s")
-                    time.sleep(pause)
+                    if stop is not None and stop.wait(pause):
+                        raise Stopped() from None
                     pause = min(pause * 2, 10.0)
                     continue
                 raise SessionLost(f"{code.name}: {error.details()}") from None
@@ -172,7 +185,7 @@ class Worker:
         while not stop.is_set():
             try:
                 if session is None:
-                    session = self._call(self._new_session(), self.settings.poll_s)
+                    session = self._call(self._new_session(), self.settings.poll_s, stop)
                     self.log(f"bot session {session.name}")
                     continue
                 if run is None:
@@ -180,7 +193,7 @@ class Worker:
                         (lease for lease in session.leases if lease.state in (bots_pb2.PENDING, bots_pb2.ACTIVE)), None
                     )
                     if lease is None:
-                        session = self._call(session, self.settings.poll_s)
+                        session = self._call(session, self.settings.poll_s, stop)
                         continue
                     lease.state = bots_pb2.ACTIVE
                     run = self._start(lease)
@@ -195,7 +208,9 @@ class Worker:
                 if run.done.is_set():
                     self._complete(lease, run)
                     run = None
-                session = self._call(session, self.settings.poll_s if run is None else 10.0)
+                session = self._call(session, self.settings.poll_s if run is None else 10.0, stop)
+            except Stopped:
+                break
             except SessionLost as lost:
                 self.log(f"bot session lost ({lost}); opening a new one")
                 if run is not None:
@@ -203,15 +218,22 @@ class Worker:
                     run = None
                 session = None
                 stop.wait(1.0)
-        if run is not None and session is not None:
+        if session is None:
+            return
+        if run is not None:  # hand the lease back: the scheduler runs it elsewhere at once
             run.cancel()
             run.done.wait(10.0)
             lease = next((lease for lease in session.leases if lease.id == run.lease_id), None)
             if lease is not None:
                 run.status, run.result = (UNAVAILABLE, "the worker stopped"), reapi_protos()[0].ActionResult()
                 self._complete(lease, run)
-                with contextlib.suppress(SessionLost):
-                    self._call(session, 10.0)
+        if any(lease.state == bots_pb2.COMPLETED for lease in session.leases):  # not yet delivered
+            deadline = threading.Event()
+            timer = threading.Timer(10.0, deadline.set)
+            timer.start()
+            with contextlib.suppress(SessionLost, Stopped):
+                self._call(session, 10.0, deadline)
+            timer.cancel()
 
     def _start(self, lease: Any) -> Run:
         pb = reapi_protos()[0]
@@ -334,9 +356,11 @@ class Worker:
 @functools.lru_cache(maxsize=1)
 def pid_namespace() -> tuple[str, ...]:
     """The prefix that runs a command as the first process of a PID namespace of its own, so that
-    when it dies (killed with this worker) the kernel kills everything it started; () where
-    util-linux's unshare cannot make one here."""
-    prefix = ["unshare", "--pid", "--fork", "--kill-child"]
+    when it dies (killed with this worker) the kernel kills everything it started, and in network,
+    IPC and UTS namespaces of its own (no network: a candidate reaches neither the pool's server,
+    which has no authentication, nor anything else); () where util-linux's unshare cannot make
+    them here."""
+    prefix = ["unshare", "--pid", "--net", "--ipc", "--uts", "--fork", "--kill-child"]
     if os.geteuid() != 0:
         prefix[1:1] = ["--user", "--map-current-user"]  # an unprivileged user needs a user namespace for it
     prefix.append("--")
