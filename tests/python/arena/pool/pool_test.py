@@ -145,9 +145,11 @@ def pool() -> Iterator[Pool]:
         for process in pool.workers.values():
             stop_process(process)
         stop_process(server)
-        assert server.returncode == 0, (folder / "server.log").read_text()[-3000:]
-        assert not list((folder / "state" / "postgres").glob(".s.PGSQL.*")), "PostgreSQL outlived the server"
+        log, stopped = (folder / "server.log").read_text()[-3000:], server.returncode
+        sockets = list((folder / "state" / "postgres").glob(".s.PGSQL.*"))
         shutil.rmtree(folder, ignore_errors=True)
+        assert stopped == 0, log
+        assert not sockets, "PostgreSQL outlived the server"
 
 
 @pytest.fixture(scope="module")
