@@ -98,8 +98,15 @@ def harness_calls(chunks: int, calls: int, case: str) -> dict:
         torch.cuda.synchronize()
         aimed.append((spacer.landed, spacer.aimed_at))
         for k, (start, end) in enumerate(pairs):
-            rows.append({"chunk": chunk, "call": k, "us": round(elapsed_us(start, end), 2),
-                         "counts_ptr": seen[k][0], "input_ptr": seen[k][1]})
+            rows.append(
+                {
+                    "chunk": chunk,
+                    "call": k,
+                    "us": round(elapsed_us(start, end), 2),
+                    "counts_ptr": seen[k][0],
+                    "input_ptr": seen[k][1],
+                }
+            )
     times = sorted(r["us"] for r in rows if r["call"] or r["chunk"])  # the very first call is slow
     # Fast or slow: split at the widest gap between sorted times, if it is wide (two humps).
     gap, cut = max(((b - a, (a + b) / 2) for a, b in zip(times, times[1:])), default=(0.0, times[-1]))
@@ -115,8 +122,15 @@ def harness_calls(chunks: int, calls: int, case: str) -> dict:
     telling = {k: v for k, v in by_bit.items() if abs(v[0] - v[1]) > 0.4}
     pattern = ["".join("F" if f else "s" for f, r in zip(fast, rows) if r["chunk"] == c) for c in range(chunks)]
     return {
-        "case": case, "min_us": min(times), "max_us": max(times), "cut_us": cut, "fast_share": sum(fast) / len(fast),
-        "chunks": pattern, "landed_where_aimed": aimed, "fast_share_by_bit_0_1": by_bit, "telling_bits": telling,
+        "case": case,
+        "min_us": min(times),
+        "max_us": max(times),
+        "cut_us": cut,
+        "fast_share": sum(fast) / len(fast),
+        "chunks": pattern,
+        "landed_where_aimed": aimed,
+        "fast_share_by_bit_0_1": by_bit,
+        "telling_bits": telling,
         "calls": rows,
     }
 

@@ -108,14 +108,24 @@ def _run_task(task: Task, device: torch.device, flush, args, workdir: Path) -> t
         if case.timed:
             medians = _time_case(candidates, inputs, scalars, flush, args.reps)
             for folder in task.exemplars:
-                rows.append({
-                    "task": task.name, "case": case.name, "dtype": case.dtype, "exemplar": folder,
-                    "baseline_us": medians["baseline"], "exemplar_us": medians[folder],
-                    "speedup": medians["baseline"] / medians[folder], "err_over_limit": ratios[folder],
-                })
+                rows.append(
+                    {
+                        "task": task.name,
+                        "case": case.name,
+                        "dtype": case.dtype,
+                        "exemplar": folder,
+                        "baseline_us": medians["baseline"],
+                        "exemplar_us": medians[folder],
+                        "speedup": medians["baseline"] / medians[folder],
+                        "err_over_limit": ratios[folder],
+                    }
+                )
                 speedup = medians["baseline"] / medians[folder]
-                print(f"  time  {case.name:24s} baseline {medians['baseline']:10.1f} us   {folder} "
-                      f"{medians[folder]:10.1f} us   x{speedup:.2f}", flush=True)
+                print(
+                    f"  time  {case.name:24s} baseline {medians['baseline']:10.1f} us   {folder} "
+                    f"{medians[folder]:10.1f} us   x{speedup:.2f}",
+                    flush=True,
+                )
         del inputs, want
         torch.cuda.empty_cache()
     if wrong is not None and not wrong_failed:
@@ -198,8 +208,10 @@ def _print_summary(rows: list[dict]) -> None:
     print("\n| task | case | dtype | baseline us | exemplar | exemplar us | speedup |")
     print("|---|---|---|---|---|---|---|")
     for row in rows:
-        print(f"| {row['task']} | {row['case']} | {row['dtype']} | {row['baseline_us']:.1f} | "
-              f"{row['exemplar']} | {row['exemplar_us']:.1f} | {row['speedup']:.2f}x |")
+        print(
+            f"| {row['task']} | {row['case']} | {row['dtype']} | {row['baseline_us']:.1f} | "
+            f"{row['exemplar']} | {row['exemplar_us']:.1f} | {row['speedup']:.2f}x |"
+        )
     by_task: dict[tuple[str, str], list[float]] = {}
     for row in rows:
         by_task.setdefault((row["task"], row["exemplar"]), []).append(row["speedup"])

@@ -50,8 +50,10 @@ def main() -> None:
     for task, wall, fresh in found:
         print(f"{task:60s} {wall:7.2f} {fresh:7.2f} {fresh / wall:6.1%}")
     wall, fresh = sum(row[1] for row in found), sum(row[2] for row in found)
-    print(f"{len(found)} evaluations: {wall:.1f} s, of which fresh inputs {fresh:.1f} s ({fresh / wall:.1%}); "
-          f"with them over without: {wall / (wall - fresh):.3f}")
+    print(
+        f"{len(found)} evaluations: {wall:.1f} s, of which fresh inputs {fresh:.1f} s ({fresh / wall:.1%}); "
+        f"with them over without: {wall / (wall - fresh):.3f}"
+    )
 
 
 if __name__ == "__main__":

@@ -270,9 +270,7 @@ def _tolerance(task: Task, dtype: torch.dtype) -> tuple[float, float]:
     return tolerance.atol, tolerance.rtol
 
 
-def time_case(
-    task: Task, case: Case, launchers: dict[str, Callable[..., int]], reps: int
-) -> dict[str, list[float]]:
+def time_case(task: Task, case: Case, launchers: dict[str, Callable[..., int]], reps: int) -> dict[str, list[float]]:
     """Per-call times in microseconds of each launcher, interleaved, L2 flushed before each call."""
     inputs = make_inputs(task, case, "cuda")
     outputs = poisoned_outputs(task, case, "cuda")
@@ -302,8 +300,7 @@ def time_case(
 def check_task(task: Task, libraries: dict[tuple[str, str], Path], reps: int) -> tuple[list, list]:
     """Check every candidate on every case, and time baseline against exemplars on timed cases."""
     launchers = {
-        label: load_launcher(libraries[(task.name, label)], task.entry.symbol)
-        for label in candidate_sources(task)
+        label: load_launcher(libraries[(task.name, label)], task.entry.symbol) for label in candidate_sources(task)
     }
     timed = {k: v for k, v in launchers.items() if k == "baseline" or k.startswith("exemplar:")}
     checks: list[CheckRow] = []
@@ -383,9 +380,7 @@ def main(argv: list[str] | None = None) -> int:
     bad: list[CheckRow | TimeRow] = [r for r in checks if r.expected is not None and r.passed != r.expected]
     bad += [r for r in times if r.speedup < MIN_SPEEDUP]
     wrong_rows = [r for r in checks if r.candidate == "wrong"]
-    wrong_never_failed = [
-        t.name for t in tasks if t.wrong and all(r.passed for r in wrong_rows if r.task == t.name)
-    ]
+    wrong_never_failed = [t.name for t in tasks if t.wrong and all(r.passed for r in wrong_rows if r.task == t.name)]
     for name in wrong_never_failed:
         print(f"BAD {name}: the wrong candidate passed every case")
     print(f"\n{len(bad)} unexpected rows, {len(wrong_never_failed)} wrong candidates that never failed")

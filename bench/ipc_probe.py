@@ -104,7 +104,10 @@ def spawn(wrapper: list[str]) -> subprocess.Popen:
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     return subprocess.Popen(
         [*wrapper, sys.executable, os.path.abspath(__file__), "worker"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
     )
 
 
@@ -193,11 +196,13 @@ def chunk_clock(child: subprocess.Popen, events: dict) -> list[tuple[str, str]]:
         empty = figures[0][0]
         per_call = {c: (figures[c][0] - empty) / calls for c in (1, 2)}
         inner = {c: figures[c][1] - figures[0][1] for c in (1, 2)}
-        rows.append((
-            f"{size_mib} MiB copy, {calls} calls",
-            f"empty chunk {empty / 1000:.2f} ms; chunk clock one {per_call[1]:.2f} us, two/one "
-            f"{per_call[2] / per_call[1]:.3f}; in-process one {inner[1]:.2f} us, two/one {inner[2] / inner[1]:.3f}",
-        ))
+        rows.append(
+            (
+                f"{size_mib} MiB copy, {calls} calls",
+                f"empty chunk {empty / 1000:.2f} ms; chunk clock one {per_call[1]:.2f} us, two/one "
+                f"{per_call[2] / per_call[1]:.3f}; in-process one {inner[1]:.2f} us, two/one {inner[2] / inner[1]:.3f}",
+            )
+        )
     return rows
 
 

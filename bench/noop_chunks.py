@@ -34,15 +34,17 @@ def by_chunk(baseline: list[float], candidate: list[float], per: int) -> list[di
     rows = []
     for index in range(0, min(len(baseline), len(candidate)), per):
         b, c = baseline[index : index + per], candidate[index : index + per]
-        rows.append({
-            "first": first_side(index // per),
-            "baseline_us": round(statistics.median(b), 3),
-            "candidate_us": round(statistics.median(c), 3),
-            "ratio": round(statistics.median(c) / statistics.median(b), 4),
-            "mean_ratio": round(statistics.fmean(c) / statistics.fmean(b), 4),  # a bimodal chunk's median flips
-            "first_call_ratio": round(c[0] / b[0], 4),
-            "rest_ratio": round(statistics.median(c[1:]) / statistics.median(b[1:]), 4) if per > 1 else None,
-        })
+        rows.append(
+            {
+                "first": first_side(index // per),
+                "baseline_us": round(statistics.median(b), 3),
+                "candidate_us": round(statistics.median(c), 3),
+                "ratio": round(statistics.median(c) / statistics.median(b), 4),
+                "mean_ratio": round(statistics.fmean(c) / statistics.fmean(b), 4),  # a bimodal chunk's median flips
+                "first_call_ratio": round(c[0] / b[0], 4),
+                "rest_ratio": round(statistics.median(c[1:]) / statistics.median(b[1:]), 4) if per > 1 else None,
+            }
+        )
     return rows
 
 
@@ -74,17 +76,29 @@ def main() -> None:
                         if any(r["first"] == side for r in rows)
                     },
                 }
-        runs.append({"status": result.status, "wall_s": round(time.perf_counter() - began, 1),
-                     "errors": list(result.errors)[:2], "cases": cases, "time_log": log})
+        runs.append(
+            {
+                "status": result.status,
+                "wall_s": round(time.perf_counter() - began, 1),
+                "errors": list(result.errors)[:2],
+                "cases": cases,
+                "time_log": log,
+            }
+        )
         if result.status != "PASSED":
             print(result.status, list(result.errors)[:1], flush=True)
         for line in log.splitlines():
             if "the judge saw" in line:
-                print("  ", line[line.find("chunk clock"):].split("; one empty kernel")[0], flush=True)
+                print("  ", line[line.find("chunk clock") :].split("; one empty kernel")[0], flush=True)
         for name, entry in cases.items():
-            print(result.status, name, entry["noop"], json.dumps(entry["ratio_by_first"]),
-                  [(r["first"][0], r["ratio"], r["mean_ratio"]) for r in entry["chunks"]],
-                  flush=True)
+            print(
+                result.status,
+                name,
+                entry["noop"],
+                json.dumps(entry["ratio_by_first"]),
+                [(r["first"][0], r["ratio"], r["mean_ratio"]) for r in entry["chunks"]],
+                flush=True,
+            )
         args.out.write_text(json.dumps(runs, indent=1))
 
 

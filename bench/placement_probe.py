@@ -141,14 +141,17 @@ def per_call(kind: str, groups: int, calls: int, elements: int, flusher: Flusher
 COPIES = """
 import triton
 import triton.language as tl
-""" + "".join(f"""
+""" + "".join(
+    f"""
 
 @triton.jit
 def copy{k}(src, dst, n, BLOCK: tl.constexpr):
     offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offsets < n
     tl.store(dst + offsets, tl.load(src + offsets, mask=mask), mask=mask)
-""" for k in range(4))
+"""
+    for k in range(4)
+)
 
 
 def code_and_streams(elements: int, flusher: Flusher, rounds: int = 60) -> dict:
@@ -177,7 +180,7 @@ def code_and_streams(elements: int, flusher: Flusher, rounds: int = 60) -> dict:
     samples: dict[tuple[int, int], list[float]] = {(k, s): [] for k in range(4) for s in range(4)}
     for _ in range(rounds):
         events = []
-        for (k, s) in samples:
+        for k, s in samples:
             with torch.cuda.stream(streams[s]):
                 start_at = rng.randrange(0, last // 1024) * 1024
                 src = pool[start_at : start_at + elements]
@@ -227,8 +230,9 @@ def main() -> None:
     parser.add_argument("--code-only", action="store_true", help="only the code-and-streams study")
     args = parser.parse_args()
     if args.child and args.code_only:
-        args.out.write_text(json.dumps({str(mib): {"code_and_streams": code_study(int(mib * (1 << 20)))}
-                                        for mib in args.sizes_mib}))
+        args.out.write_text(
+            json.dumps({str(mib): {"code_and_streams": code_study(int(mib * (1 << 20)))} for mib in args.sizes_mib})
+        )
         return
     if args.child:
         report = {str(mib): one_process(int(mib * (1 << 20)), args.places, args.rounds) for mib in args.sizes_mib}
@@ -237,14 +241,33 @@ def main() -> None:
     runs = []
     for p in range(args.processes):
         part = args.out.with_suffix(f".{p}.json")
-        subprocess.run([sys.executable, __file__, "--child", "--out", str(part), "--places", str(args.places),
-                        "--rounds", str(args.rounds), "--sizes-mib", *map(str, args.sizes_mib)]
-                       + (["--code-only"] if args.code_only else []), check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                __file__,
+                "--child",
+                "--out",
+                str(part),
+                "--places",
+                str(args.places),
+                "--rounds",
+                str(args.rounds),
+                "--sizes-mib",
+                *map(str, args.sizes_mib),
+            ]
+            + (["--code-only"] if args.code_only else []),
+            check=True,
+        )
         runs.append(json.loads(part.read_text()))
-        summary = {mib: {kind: {k: v if isinstance(v, list) else round(v, 4) for k, v in r.items()
-                                if not k.endswith("medians_us")}
-                         for kind, r in kinds.items()}
-                   for mib, kinds in runs[-1].items()}
+        summary = {
+            mib: {
+                kind: {
+                    k: v if isinstance(v, list) else round(v, 4) for k, v in r.items() if not k.endswith("medians_us")
+                }
+                for kind, r in kinds.items()
+            }
+            for mib, kinds in runs[-1].items()
+        }
         print(f"process {p}:", json.dumps(summary), flush=True)
         args.out.write_text(json.dumps({"runs": runs}, indent=1))
 

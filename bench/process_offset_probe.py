@@ -117,7 +117,9 @@ def measure(peer: str) -> dict[str, Any]:
     if peer != "alone":
         peer_process = subprocess.Popen(
             [sys.executable, __file__, "--peer", gate.handle.hex() if peer == "waiting_peer" else "-"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
         )
         assert peer_process.stdout.readline().strip() == "ready"  # type: ignore[union-attr]
     spin = int(20.0 * cycles)
@@ -131,8 +133,9 @@ def measure(peer: str) -> dict[str, Any]:
             head = torch.cuda.Event()
             torch.cuda._sleep(lead)
             head.record()
-            pairs, _ = run_calls(kernel, list(range(CALLS)), sets, None, [], lambda k, j, r: None,
-                                 flusher, spin, {}, {}, warm=True)
+            pairs, _ = run_calls(
+                kernel, list(range(CALLS)), sets, None, [], lambda k, j, r: None, flusher, spin, {}, {}, warm=True
+            )
             late += bool(head.query())
             gate.record()
             if peer_process is not None:
@@ -197,11 +200,17 @@ def analyse(runs: list[dict[str, Any]]) -> dict[str, Any]:
     out["isolated_launch_beyond_pair_us"] = [round(c - p, 4) for c, p in zip(launch, pair)]
     # Does the per-process offset survive each side taking off its own launch calibration?
     out["copyA_less_own_launch_cv_pct"] = round(
-        100 * statistics.pstdev([m["copyA"] - c for m, c in zip(means, launch)])
-        / statistics.fmean([m["copyA"] - c for m, c in zip(means, launch)]), 3)
+        100
+        * statistics.pstdev([m["copyA"] - c for m, c in zip(means, launch)])
+        / statistics.fmean([m["copyA"] - c for m, c in zip(means, launch)]),
+        3,
+    )
     out["copyA_less_own_pair_cv_pct"] = round(
-        100 * statistics.pstdev([m["copyA"] - p for m, p in zip(means, pair)])
-        / statistics.fmean([m["copyA"] - p for m, p in zip(means, pair)]), 3)
+        100
+        * statistics.pstdev([m["copyA"] - p for m, p in zip(means, pair)])
+        / statistics.fmean([m["copyA"] - p for m, p in zip(means, pair)]),
+        3,
+    )
     out["copyB_less_copyA_us"] = [round(m["copyB"] - m["copyA"], 4) for m in means]
     return out
 
@@ -222,8 +231,13 @@ def main() -> None:
     for setting in args.settings:
         runs = []
         for _ in range(args.processes):
-            done = subprocess.run([sys.executable, __file__, "--measure", setting], capture_output=True, text=True,
-                                  timeout=300, check=False)
+            done = subprocess.run(
+                [sys.executable, __file__, "--measure", setting],
+                capture_output=True,
+                text=True,
+                timeout=300,
+                check=False,
+            )
             if done.returncode:
                 raise SystemExit(f"{setting}: a measuring process failed:\n{done.stderr[-3000:]}")
             runs.append(json.loads(done.stdout.strip().splitlines()[-1]))

@@ -158,9 +158,7 @@ def instant_evaluation(task, candidate, repo_root, settings, store) -> Evaluatio
 
 def measure_throughput(root: Path, clients: int, jobs_per_client: int) -> dict[str, float]:
     repo = write_repo(root / "repo2")
-    runner = Runner(
-        repo, root / "state2", instant_evaluation, lanes=("0", "1"), tasks=load_tasks(repo)
-    ).start()
+    runner = Runner(repo, root / "state2", instant_evaluation, lanes=("0", "1"), tasks=load_tasks(repo)).start()
     tokens = Tokens(parse_tokens(agent_tokens("ops", clients, ":operator")))  # one identity per client
     server, port = create_server("127.0.0.1:0", runner, tokens)
     server.start()

@@ -137,8 +137,15 @@ def client_loop(address: str, client: int, stop_at: float, out: str) -> None:
                         break
                     time.sleep(1 + rng.random())
             if result is not None:
-                answered.append({"kind": kind, "id": result.id, "status": result.status.value,
-                                 "points": result.score.points, "attempt": attempt})
+                answered.append(
+                    {
+                        "kind": kind,
+                        "id": result.id,
+                        "status": result.status.value,
+                        "points": result.score.points,
+                        "attempt": attempt,
+                    }
+                )
     Path(out).write_text("\n".join(json.dumps(a) for a in answered) + f"\n{json.dumps({'resent': resent})}\n")
 
 
@@ -146,8 +153,22 @@ class Server:
     """`arena serve` as its own process; killed with SIGKILL, started again on the same state."""
 
     def __init__(self, repo: Path, state: Path, tokens: Path, port: int, log: Path) -> None:
-        self.argv = [sys.executable, "-m", "arena.cli.main", "--repo-root", str(repo), "serve", "--listen",
-                     f"127.0.0.1:{port}", "--state", str(state), "--tokens", str(tokens), "--devices", "cpu"]
+        self.argv = [
+            sys.executable,
+            "-m",
+            "arena.cli.main",
+            "--repo-root",
+            str(repo),
+            "serve",
+            "--listen",
+            f"127.0.0.1:{port}",
+            "--state",
+            str(state),
+            "--tokens",
+            str(tokens),
+            "--devices",
+            "cpu",
+        ]
         self.log = log
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -220,8 +241,10 @@ def check(state: Path, answers: list[dict]) -> dict:
         stored = json.loads(row[3])
         score = stored.get("score") or {}
         if stored.get("status") != answer["status"] or score.get("points") != answer["points"]:
-            failures.append(f"job {answer['id']}: the client was told {answer['status']}/{answer['points']}, "
-                            f"the state holds {stored.get('status')}/{score.get('points')}")
+            failures.append(
+                f"job {answer['id']}: the client was told {answer['status']}/{answer['points']}, "
+                f"the state holds {stored.get('status')}/{score.get('points')}"
+            )
     initial = 1000000
     refunds = {(a, t): n for a, t, n in db.execute("SELECT agent, task, count FROM refunds")}
     for attempt, agent, task, left in db.execute("SELECT id, agent, task, iterations_left FROM attempts"):
@@ -235,8 +258,11 @@ def check(state: Path, answers: list[dict]) -> dict:
     cache = sqlite3.connect(f"file:{state / 'scores.sqlite'}?mode=ro", uri=True)
     columns = [row[1] for row in cache.execute("PRAGMA table_info(evaluations)")]
     body = "record" if "record" in columns else columns[-1]
-    fault_rows = [row[0] for row in cache.execute(f"SELECT {body} FROM evaluations")
-                  if any(word in str(row[0]) for word in KILL_WORDS)]
+    fault_rows = [
+        row[0]
+        for row in cache.execute(f"SELECT {body} FROM evaluations")
+        if any(word in str(row[0]) for word in KILL_WORDS)
+    ]
     if fault_rows:
         failures.append(f"{len(fault_rows)} score-cache row(s) hold a verdict a kill produced: {fault_rows[0][:300]}")
     statuses: dict[str, int] = {}
@@ -247,7 +273,8 @@ def check(state: Path, answers: list[dict]) -> dict:
         "jobs": len(jobs),
         "statuses": statuses,
         "retried_jobs": sum(1 for row in jobs.values() if row[4]),
-        "cache_rows": len(fault_rows) + cache.execute("SELECT COUNT(*) FROM evaluations").fetchone()[0]
+        "cache_rows": len(fault_rows)
+        + cache.execute("SELECT COUNT(*) FROM evaluations").fetchone()[0]
         - len(fault_rows),
         "failures": failures,
     }
@@ -257,8 +284,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=30.0)
     parser.add_argument("--clients", type=int, default=20)
-    parser.add_argument("--server-kill-s", type=float, nargs=2, default=(60.0, 150.0), metavar=("MIN", "MAX"),
-                        help="seconds between server kills, drawn uniformly")
+    parser.add_argument(
+        "--server-kill-s",
+        type=float,
+        nargs=2,
+        default=(60.0, 150.0),
+        metavar=("MIN", "MAX"),
+        help="seconds between server kills, drawn uniformly",
+    )
     parser.add_argument("--child-kill-s", type=float, nargs=2, default=(10.0, 40.0), metavar=("MIN", "MAX"))
     parser.add_argument("--folder", type=Path, help="keep the run here (default: a new temporary folder)")
     parser.add_argument("--write", type=Path, help="append the results as a section to this file")
@@ -278,8 +311,9 @@ def main() -> None:
     stop_at = began + args.minutes * 60
     outs = [str(root / f"client{c}.jsonl") for c in range(args.clients)]
     spawn = multiprocessing.get_context("spawn")
-    clients = [spawn.Process(target=client_loop, args=(f"127.0.0.1:{port}", c, stop_at, outs[c]))
-               for c in range(args.clients)]
+    clients = [
+        spawn.Process(target=client_loop, args=(f"127.0.0.1:{port}", c, stop_at, outs[c])) for c in range(args.clients)
+    ]
     for process in clients:
         process.start()
     rng = random.Random()
@@ -319,11 +353,18 @@ def main() -> None:
             else:
                 answers.append(item)
     result = check(state, answers)
-    result.update({
-        "minutes": args.minutes, "clients": args.clients, "server_kills": server_kills, "child_kills": child_kills,
-        "answered": sum(1 for a in answers if "id" in a), "refused": [a["error"] for a in answers if "error" in a][:5],
-        "resent_calls": resent, "folder": str(root),
-    })
+    result.update(
+        {
+            "minutes": args.minutes,
+            "clients": args.clients,
+            "server_kills": server_kills,
+            "child_kills": child_kills,
+            "answered": sum(1 for a in answers if "id" in a),
+            "refused": [a["error"] for a in answers if "error" in a][:5],
+            "resent_calls": resent,
+            "folder": str(root),
+        }
+    )
     print(json.dumps(result, indent=1))
     if args.write:
         with args.write.open("a", encoding="utf-8") as results:

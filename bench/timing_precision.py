@@ -195,31 +195,34 @@ def judged_precision(repeats: int, sizes: list[str], modes: list[str], out: Path
                     for _ in range(repeats):
                         begin = time.perf_counter()
                         result = run_harness(task, None if kind == "noop" else once, Path(tmp), settings, standby)
-                        runs[kind].append({
-                            "status": result.status,
-                            "wall_s": round(time.perf_counter() - begin, 2),
-                            "errors": list(result.errors)[:2],
-                            "cases": {
-                                c.name: {
-                                    "baseline_median_us": statistics.median(c.baseline_us),
-                                    "candidate_median_us": statistics.median(c.candidate_us),
-                                    # what the score reads: the mean once outliers are dropped
-                                    "baseline_us": summarize_samples(c.baseline_us).mean_us,
-                                    "candidate_us": summarize_samples(c.candidate_us).mean_us,
-                                    "calls": len(c.candidate_us),
-                                    "judged_us": c.candidate_wall_us,
-                                    # in the order timed: does the gap between the sides drift
-                                    # inside an evaluation, or sit still (placement, process)?
-                                    "tenths_ratio": _tenths_ratio(c.baseline_us, c.candidate_us),
-                                    # chunks that timed the baseline first, then the others: does
-                                    # the side timed second gain (an order effect) or one process?
-                                    "by_first_side": _by_first_side(c.baseline_us, c.candidate_us, c.name, result),
-                                }
-                                for c in result.cases if c.candidate_us
-                            },
-                            "clocks": result.environment.get("clocks_under_load"),
-                            "time_log": next((st.log for st in result.stages if st.name == "time"), "")[-3000:],
-                        })
+                        runs[kind].append(
+                            {
+                                "status": result.status,
+                                "wall_s": round(time.perf_counter() - begin, 2),
+                                "errors": list(result.errors)[:2],
+                                "cases": {
+                                    c.name: {
+                                        "baseline_median_us": statistics.median(c.baseline_us),
+                                        "candidate_median_us": statistics.median(c.candidate_us),
+                                        # what the score reads: the mean once outliers are dropped
+                                        "baseline_us": summarize_samples(c.baseline_us).mean_us,
+                                        "candidate_us": summarize_samples(c.candidate_us).mean_us,
+                                        "calls": len(c.candidate_us),
+                                        "judged_us": c.candidate_wall_us,
+                                        # in the order timed: does the gap between the sides drift
+                                        # inside an evaluation, or sit still (placement, process)?
+                                        "tenths_ratio": _tenths_ratio(c.baseline_us, c.candidate_us),
+                                        # chunks that timed the baseline first, then the others: does
+                                        # the side timed second gain (an order effect) or one process?
+                                        "by_first_side": _by_first_side(c.baseline_us, c.candidate_us, c.name, result),
+                                    }
+                                    for c in result.cases
+                                    if c.candidate_us
+                                },
+                                "clocks": result.environment.get("clocks_under_load"),
+                                "time_log": next((st.log for st in result.stages if st.name == "time"), "")[-3000:],
+                            }
+                        )
                         out.write_text(json.dumps({warm: runs, **report}, indent=1))  # kept if cut short
                 report[warm] = {"runs": runs, "summary": _judged_summary(runs)}
                 print("judged", warm, json.dumps(report[warm]["summary"]), flush=True)

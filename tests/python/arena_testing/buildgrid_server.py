@@ -53,8 +53,14 @@ def buildgrid_server(folder: Path) -> Iterator[str]:
     (folder / "bgd.yml").write_text(CONFIG.format(port=port))
     with (folder / "bgd.log").open("wb") as log:
         server = subprocess.Popen(
-            [sys.executable, "-c", "from buildgrid.server.app import cli; cli()", "server", "start",
-             str(folder / "bgd.yml")],
+            [
+                sys.executable,
+                "-c",
+                "from buildgrid.server.app import cli; cli()",
+                "server",
+                "start",
+                str(folder / "bgd.yml"),
+            ],
             stdout=log,
             stderr=subprocess.STDOUT,
         )

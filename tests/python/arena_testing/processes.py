@@ -29,7 +29,9 @@ def harness_processes(root: int) -> dict[int, tuple[str, int]]:
     """The Python processes of the harness children below `root` (bubblewrap's own command line
     names the child too): judges, and their workers' (apart.py: waiter, init, worker)."""
     return {
-        pid: found for pid, found in descendants(root).items() if "-m arena.harness." in found[0] and "bwrap" not in found[0]
+        pid: found
+        for pid, found in descendants(root).items()
+        if "-m arena.harness." in found[0] and "bwrap" not in found[0]
     }
 
 

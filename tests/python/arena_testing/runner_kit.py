@@ -102,9 +102,7 @@ class FakeEvaluate:
     most_running: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def __call__(
-        self, task: Task, candidate: Candidate, repo_root: Path, settings: Any, store: Any
-    ) -> Evaluation:
+    def __call__(self, task: Task, candidate: Candidate, repo_root: Path, settings: Any, store: Any) -> Evaluation:
         with self.lock:
             self.calls.append((task.address, candidate.digest))
             self.running += 1

@@ -89,7 +89,8 @@ class ScriptedEndpoint:
         if action == "write":
             command = self.shell_command()
             return {"Bash": {"command": command}, "exec_command": {"cmd": command}}.get(
-                tool, {"command": ["bash", "-c", command]}  # Codex's older `shell` takes an argv
+                tool,
+                {"command": ["bash", "-c", command]},  # Codex's older `shell` takes an argv
             )
         if action == "submit":
             found = EVALUATION_ID.findall(body_text)
@@ -215,7 +216,9 @@ def responses_tool_names(body: dict[str, Any]) -> list[str]:
     names = []
     for tool in body.get("tools") or ():
         if tool.get("type") == "namespace":
-            names += [f"{tool.get('name')}{NAMESPACE_SEPARATOR}{inner.get('name')}" for inner in tool.get("tools") or ()]
+            names += [
+                f"{tool.get('name')}{NAMESPACE_SEPARATOR}{inner.get('name')}" for inner in tool.get("tools") or ()
+            ]
         elif tool.get("name"):
             names.append(str(tool["name"]))
     return names

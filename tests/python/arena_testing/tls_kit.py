@@ -25,9 +25,26 @@ def self_signed(folder: Path, name: str = "runner") -> Certificate:
     folder.mkdir(parents=True, exist_ok=True)
     cert, key = folder / f"{name}.crt", folder / f"{name}.key"
     subprocess.run(
-        [openssl, "req", "-x509", "-nodes", "-days", "1", "-newkey", "ec", "-pkeyopt",
-         "ec_paramgen_curve:prime256v1", "-keyout", str(key), "-out", str(cert), "-subj", f"/CN={name}",
-         "-addext", "subjectAltName=IP:127.0.0.1,IP:::1,DNS:localhost"],  # fmt: skip
+        [
+            openssl,
+            "req",
+            "-x509",
+            "-nodes",
+            "-days",
+            "1",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+            "-subj",
+            f"/CN={name}",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1,IP:::1,DNS:localhost",
+        ],  # fmt: skip
         check=True,
         capture_output=True,
         timeout=60,

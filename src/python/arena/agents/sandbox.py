@@ -50,7 +50,7 @@ PROBE_TIMEOUT_S = 10.0
 
 @lru_cache(maxsize=1)
 def sandbox_tool() -> str:
-    """"bwrap <version>" when bubblewrap can make an agent's namespaces here (tried once), ""
+    """ "bwrap <version>" when bubblewrap can make an agent's namespaces here (tried once), ""
     when it is missing, refused (no user namespaces), or turned off with ARENA_AGENT_SANDBOX=off."""
     if os.environ.get(SANDBOX_VARIABLE, "").strip().lower() in ("off", "0", "no", "false"):
         return ""

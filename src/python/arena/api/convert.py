@@ -31,9 +31,7 @@ def task_view_to_pb(view: TaskView) -> task_pb2.Task:
         signature=view.signature,
         entry=view.entry,
         editable_files=view.editable_files,
-        baseline_files=[
-            task_pb2.File(path=path, content=content) for path, content in view.baseline_files.items()
-        ],
+        baseline_files=[task_pb2.File(path=path, content=content) for path, content in view.baseline_files.items()],
         inputs=[tensor_spec_to_pb(spec) for spec in view.inputs],
         outputs=[tensor_spec_to_pb(spec) for spec in view.outputs],
         cases=[case_to_pb(case) for case in view.cases],

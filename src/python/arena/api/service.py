@@ -112,15 +112,11 @@ class RunnerServicer(runner_pb2_grpc.RunnerServicer):
         return convert.task_view_to_pb(self._runner.get_task(self._identify(context), request.address))
 
     @answer_errors
-    def OpenAttempt(
-        self, request: runner_pb2.OpenAttemptRequest, context: grpc.ServicerContext
-    ) -> runner_pb2.Attempt:
+    def OpenAttempt(self, request: runner_pb2.OpenAttemptRequest, context: grpc.ServicerContext) -> runner_pb2.Attempt:
         return convert.attempt_to_pb(self._runner.open_attempt(self._identify(context), request.task))
 
     @answer_errors
-    def GetAttempt(
-        self, request: runner_pb2.GetAttemptRequest, context: grpc.ServicerContext
-    ) -> runner_pb2.Attempt:
+    def GetAttempt(self, request: runner_pb2.GetAttemptRequest, context: grpc.ServicerContext) -> runner_pb2.Attempt:
         return convert.attempt_to_pb(self._runner.get_attempt(self._identify(context), request.id))
 
     @answer_errors
@@ -180,9 +176,7 @@ class RunnerServicer(runner_pb2_grpc.RunnerServicer):
 
     @answer_errors
     def Submit(self, request: runner_pb2.SubmitRequest, context: grpc.ServicerContext) -> runner_pb2.Attempt:
-        return convert.attempt_to_pb(
-            self._runner.submit(self._identify(context), request.attempt, request.evaluation)
-        )
+        return convert.attempt_to_pb(self._runner.submit(self._identify(context), request.attempt, request.evaluation))
 
     @answer_errors
     def GetEvaluation(

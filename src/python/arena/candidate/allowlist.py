@@ -21,9 +21,7 @@ def check_candidate_path(task: Task, name: str) -> str:
     if not name or pure.is_absolute() or "\\" in name or ".." in pure.parts or str(pure) != name:
         raise InvalidCandidate(f"{name!r} is not a plain relative path")
     if not is_allowed(name, task.editable):
-        raise InvalidCandidate(
-            f"{name!r} is outside the editable files of {task.address} ({', '.join(task.editable)})"
-        )
+        raise InvalidCandidate(f"{name!r} is outside the editable files of {task.address} ({', '.join(task.editable)})")
     return name
 
 

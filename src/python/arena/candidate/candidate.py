@@ -93,9 +93,7 @@ def read_folder(directory: Path, check_path: Callable[[str], object] = lambda re
                 raise InvalidCandidate(f"{relative!r} is not a plain file")
             check_path(relative)
             if path.stat().st_size > MAX_FILE_BYTES:
-                raise InvalidCandidate(
-                    f"{relative!r} has {path.stat().st_size} bytes; the limit is {MAX_FILE_BYTES}"
-                )
+                raise InvalidCandidate(f"{relative!r} has {path.stat().st_size} bytes; the limit is {MAX_FILE_BYTES}")
             files[relative] = path.read_bytes()
     return files
 

@@ -115,4 +115,3 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         write_json(args.json, comparison_document(comparison))
     return 0
-

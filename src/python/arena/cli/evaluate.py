@@ -48,9 +48,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="S",
         help="timing budget of one case, for baseline and candidate together",
     )
-    parser.add_argument(
-        "--trials", type=int, default=HarnessSettings.trials, help="interleaved A/B trials per case"
-    )
+    parser.add_argument("--trials", type=int, default=HarnessSettings.trials, help="interleaved A/B trials per case")
     parser.add_argument(
         "--warm-inputs",
         choices=WARM_INPUTS,

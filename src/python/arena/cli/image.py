@@ -20,9 +20,7 @@ HELP = "show or resolve the pinned ROCm and CUDA images (third_party/{rocm,cuda}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "action", choices=("show", "resolve"), help="show the locks, or resolve their tags to digests"
-    )
+    parser.add_argument("action", choices=("show", "resolve"), help="show the locks, or resolve their tags to digests")
     parser.add_argument("--vendor", choices=tuple(LOCK_PATHS), help="only this vendor's image (default: all)")
     parser.add_argument("--lock", type=Path, metavar="FILE", help="one lock file instead of the repository's")
 

@@ -38,8 +38,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.repo_root is not None and args.out.resolve().is_relative_to(args.repo_root.resolve() / TASKS_FOLDER):
         # Pants and git would take them for this repository's own tasks.
-        raise ArenaError(f"--out {args.out} is inside this repository's {TASKS_FOLDER}/: the imported tasks hold "
-                         "third-party code and are never committed; write them under dist/ (e.g. dist/aka)")
+        raise ArenaError(
+            f"--out {args.out} is inside this repository's {TASKS_FOLDER}/: the imported tasks hold "
+            "third-party code and are never committed; write them under dist/ (e.g. dist/aka)"
+        )
     outcomes = import_checkout(args.checkout, args.out)
     # With JSON on stdout, the table goes to stderr so the JSON stays parseable.
     table = sys.stderr if args.json == "-" else sys.stdout

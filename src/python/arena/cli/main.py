@@ -78,9 +78,7 @@ EXIT_OTHER_ERROR = 9
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="arena", description="Kernel arena: tasks, candidates, evaluations."
-    )
+    parser = argparse.ArgumentParser(prog="arena", description="Kernel arena: tasks, candidates, evaluations.")
     parser.add_argument(
         "--repo-root",
         type=Path,

@@ -80,9 +80,7 @@ class Reproduction:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "evaluation", metavar="ID", help="evaluation id or cache key, or an evaluation JSON file"
-    )
+    parser.add_argument("evaluation", metavar="ID", help="evaluation id or cache key, or an evaluation JSON file")
     add_json_flag(parser, "the comparison")
     parser.add_argument("--backend", choices=BACKENDS, default="auto", help="where to run (default: auto)")
     parser.add_argument("--timeout", type=float, metavar="S", help="default: the task's timeout, else the harness's")
@@ -231,9 +229,7 @@ def compare_evaluations(then: Evaluation, now: Evaluation) -> Reproduction:
     noise = max(then.score.noise_floor, now.score.noise_floor)
     before = {case.name: case for case in then.cases}
     after = {case.name: case for case in now.cases}
-    cases = tuple(
-        compare_case(name, before.get(name), after.get(name), noise) for name in sorted({*before, *after})
-    )
+    cases = tuple(compare_case(name, before.get(name), after.get(name), noise) for name in sorted({*before, *after}))
     same = (then.status, then.compiled, then.correct) == (now.status, now.compiled, now.correct)
     points_verdict, points_reason = compare_points(then, now, cases, noise)
     return Reproduction(
@@ -284,9 +280,7 @@ def compare_case(name: str, then: CaseResult | None, now: CaseResult | None, noi
     if then.correct != now.correct:
         return _with(base, "differs", "correctness differs")
     if not (then.speedup and now.speedup):
-        return _with(
-            base, "agrees" if not (then.speedup or now.speedup) else "not compared", "not timed in both"
-        )
+        return _with(base, "agrees" if not (then.speedup or now.speedup) else "not compared", "not timed in both")
     overlap = then.speedup_ci_low <= now.speedup_ci_high and now.speedup_ci_low <= then.speedup_ci_high
     close = abs(now.speedup - then.speedup) <= noise * then.speedup
     if overlap or close:
@@ -312,14 +306,8 @@ def format_reproduction(r: Reproduction) -> str:
     if not r.same_environment:
         lines.append("(another environment than the stored run's: speedups may legitimately differ)")
     for c in r.cases:
-        speed = (
-            f"  speedup {c.speedup_then:.3f} -> {c.speedup_now:.3f}"
-            if c.speedup_then or c.speedup_now
-            else ""
-        )
-        lines.append(
-            f"  {c.name:<24} correct {c.correct_then} -> {c.correct_now}{speed}  {c.verdict} ({c.reason})"
-        )
+        speed = f"  speedup {c.speedup_then:.3f} -> {c.speedup_now:.3f}" if c.speedup_then or c.speedup_now else ""
+        lines.append(f"  {c.name:<24} correct {c.correct_then} -> {c.correct_now}{speed}  {c.verdict} ({c.reason})")
     if not r.agrees:
         lines += [f"  re-run error: {error.splitlines()[0] if error else ''}" for error in r.errors_now[:5]]
     return "\n".join(lines)

@@ -37,9 +37,7 @@ DEFAULT_LISTEN = "127.0.0.1:50051"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--listen", default=DEFAULT_LISTEN, metavar="HOST:PORT", help=f"default {DEFAULT_LISTEN}"
-    )
+    parser.add_argument("--listen", default=DEFAULT_LISTEN, metavar="HOST:PORT", help=f"default {DEFAULT_LISTEN}")
     parser.add_argument("--tls-cert", type=Path, metavar="FILE", help="PEM certificate chain: serve TLS")
     parser.add_argument("--tls-key", type=Path, metavar="FILE", help="PEM private key of --tls-cert")
     parser.add_argument(
@@ -56,12 +54,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="queue, attempts and score cache (default $XDG_STATE_HOME/arena/runner: ~/.local/state/arena/runner)",
     )
-    parser.add_argument(
-        "--devices", metavar="0,1|cpu", help="device lanes (default: ARENA_DEVICES or discovered)"
-    )
-    parser.add_argument(
-        "--max-pending", type=int, default=256, help="queued evaluations accepted before refusing"
-    )
+    parser.add_argument("--devices", metavar="0,1|cpu", help="device lanes (default: ARENA_DEVICES or discovered)")
+    parser.add_argument("--max-pending", type=int, default=256, help="queued evaluations accepted before refusing")
     parser.add_argument(
         "--log-level",
         choices=("debug", "info", "warning", "error"),

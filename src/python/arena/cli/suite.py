@@ -250,9 +250,11 @@ def remote_runner(address: str, token: str | None) -> Iterator[Submit]:
 
     with Client(address, token or os.environ.get(TOKEN_VARIABLE, "")) as client:
         with ThreadPoolExecutor(REMOTE_IN_FLIGHT, thread_name_prefix="arena-suite") as pool:
-            yield lambda candidate, on_stage: pool.submit(
-                client.evaluate, candidate, "", lambda step: on_stage(step.stage)
-            ).result
+            yield (
+                lambda candidate, on_stage: (
+                    pool.submit(client.evaluate, candidate, "", lambda step: on_stage(step.stage)).result
+                )
+            )
 
 
 def needs_gpu(evaluation: Evaluation, check_only: bool) -> bool:
@@ -307,8 +309,11 @@ def run(args: argparse.Namespace) -> int:
             file=report,
         )
     if failed:
-        print(f"\n{len(failed)} evaluation(s) failed in the runner and were not scored: "
-              f"{', '.join(label for label, _ in failed)}", file=report)
+        print(
+            f"\n{len(failed)} evaluation(s) failed in the runner and were not scored: "
+            f"{', '.join(label for label, _ in failed)}",
+            file=report,
+        )
     if args.json:
         write_json(
             args.json,

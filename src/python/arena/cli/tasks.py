@@ -19,6 +19,7 @@ HELP = "list the tasks (address, category, digest, entry, ...)"
 COLUMNS = ("address", "category", "cases", "timed", "entry", "digest")
 RUNS_WITHOUT_CHECKOUT = True  # with --runner (or ARENA_RUNNER) it reads nothing of the repository
 
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_json_flag(parser, "a list of tasks")
     parser.add_argument("--category", choices=CATEGORIES, help="only tasks of this category")

@@ -20,6 +20,7 @@ HELP = "write a task's workspace (TASK.md, editable and readable files) into a f
 EXIT_CALLER_ERROR = 2  # as `arena evaluate`: the caller's mistake (here, a folder already in use)
 RUNS_WITHOUT_CHECKOUT = True  # with --runner (or ARENA_RUNNER) it reads nothing of the repository
 
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("task", metavar="TASK", help="task address, e.g. tasks/triton2triton/softmax")
     parser.add_argument("folder", type=Path, metavar="DIR", help="the folder to write (created; must be empty)")

@@ -124,9 +124,7 @@ class Client:
         return tuple(convert.task_view_from_pb(task) for task in reply.tasks)
 
     def get_task(self, address: str) -> TaskView:
-        return convert.task_view_from_pb(
-            self._call(self._stub.GetTask, runner_pb2.GetTaskRequest(address=address))
-        )
+        return convert.task_view_from_pb(self._call(self._stub.GetTask, runner_pb2.GetTaskRequest(address=address)))
 
     def workspace(self, address: str, folder: Path | str, force: bool = False) -> tuple[str, ...]:
         """Write the workspace of task `address` into `folder` from GetTask alone (TASK.md, the
@@ -135,14 +133,10 @@ class Client:
         return write_workspace(self.get_task(address), Path(folder), force=force)
 
     def open_attempt(self, task: str) -> Attempt:
-        return convert.attempt_from_pb(
-            self._call(self._stub.OpenAttempt, runner_pb2.OpenAttemptRequest(task=task))
-        )
+        return convert.attempt_from_pb(self._call(self._stub.OpenAttempt, runner_pb2.OpenAttemptRequest(task=task)))
 
     def get_attempt(self, attempt: str) -> Attempt:
-        return convert.attempt_from_pb(
-            self._call(self._stub.GetAttempt, runner_pb2.GetAttemptRequest(id=attempt))
-        )
+        return convert.attempt_from_pb(self._call(self._stub.GetAttempt, runner_pb2.GetAttemptRequest(id=attempt)))
 
     def evaluate(
         self,

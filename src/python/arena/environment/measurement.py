@@ -281,8 +281,7 @@ def _with_missing(measurement: Measurement, importable: Mapping[str, bool]) -> M
         )
         raise UnusableEnvironment(
             f"the {measurement.describe()} cannot import {', '.join(missing)}: harness children need torch, "
-            f"triton and numpy. Name an interpreter that has them with --python PATH or {PYTHON_VARIABLE}=PATH."
-            + hint
+            f"triton and numpy. Name an interpreter that has them with --python PATH or {PYTHON_VARIABLE}=PATH." + hint
         )
     return measurement
 

@@ -30,9 +30,7 @@ class ExecutorError(ArenaError):
 
 
 class Executor(Protocol):
-    def run(
-        self, task: Task, candidate: Candidate | None, repo_root: Path, settings: HarnessSettings
-    ) -> HarnessResult:
+    def run(self, task: Task, candidate: Candidate | None, repo_root: Path, settings: HarnessSettings) -> HarnessResult:
         """Compile, check and time `candidate` (None: the baseline) somewhere; never raises for
         a broken candidate (that is a status), raises ExecutorError when it cannot run at all."""
         ...

@@ -114,9 +114,7 @@ class DockerExecutor:
         lock = require_resolved(read_lock(repo_root / where), where)
         return cls(lock, vendor, **options)  # type: ignore[arg-type]
 
-    def run(
-        self, task: Task, candidate: Candidate | None, repo_root: Path, settings: HarnessSettings
-    ) -> HarnessResult:
+    def run(self, task: Task, candidate: Candidate | None, repo_root: Path, settings: HarnessSettings) -> HarnessResult:
         require_resolved(self.image)
         chosen, refused = screen_candidate(task, candidate, repo_root)
         if refused is not None:
@@ -135,9 +133,7 @@ class DockerExecutor:
             stdout, stderr, timed_out = self._run_container(argv, job.to_json(), name, settings)
             log = log_tail(stdout, stderr)
             if timed_out:
-                return failure(
-                    "TIMEOUT", f"no result within {settings.timeout_s:g} s; the container was killed", log
-                )
+                return failure("TIMEOUT", f"no result within {settings.timeout_s:g} s; the container was killed", log)
             return read_result(_read_bounded(folder / "out" / RESULT_NAME), key, log, task, settings)
 
     def command(self, folder: Path, settings: HarnessSettings, name: str) -> list[str]:
@@ -221,15 +217,11 @@ class DockerExecutor:
     ) -> tuple[bytes, bytes, bool]:
         """Run it with the job on stdin; at the deadline kill the container (not just the client)."""
         try:
-            process = subprocess.Popen(
-                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-            )
+            process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         except OSError as error:
             raise ExecutorError(f"cannot start {shlex.join(self.engine)!r}: {error}") from None
         tails = [bytearray(), bytearray()]
-        readers = [
-            _tail_reader(stream, tail) for stream, tail in zip((process.stdout, process.stderr), tails)
-        ]
+        readers = [_tail_reader(stream, tail) for stream, tail in zip((process.stdout, process.stderr), tails)]
         try:
             assert process.stdin is not None
             process.stdin.write(job)

@@ -27,9 +27,7 @@ class LocalExecutor:
     _standbys: dict[int, Any] = field(default_factory=dict, compare=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
 
-    def run(
-        self, task: Task, candidate: Candidate | None, repo_root: Path, settings: HarnessSettings
-    ) -> HarnessResult:
+    def run(self, task: Task, candidate: Candidate | None, repo_root: Path, settings: HarnessSettings) -> HarnessResult:
         from arena.harness.launch import run_harness  # the trusted parent; imported only when used
 
         if self.device is not None:

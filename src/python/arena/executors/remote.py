@@ -81,9 +81,7 @@ class RemoteExecutor:
     secret: bytes = field(default_factory=lambda: secrets.token_bytes(32), repr=False)
     channels: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
-    def run(
-        self, task: Task, candidate: Candidate | None, repo_root: Path, settings: HarnessSettings
-    ) -> HarnessResult:
+    def run(self, task: Task, candidate: Candidate | None, repo_root: Path, settings: HarnessSettings) -> HarnessResult:
         chosen, refused = screen_candidate(task, candidate, repo_root)
         if refused is not None:
             return refused
@@ -123,9 +121,7 @@ class RemoteExecutor:
         command = serialize(
             pb.Command(
                 arguments=["/bin/sh", "-c", SCRIPT],
-                environment_variables=[
-                    pb.Command.EnvironmentVariable(name=k, value=v) for k, v in sorted(env.items())
-                ],
+                environment_variables=[pb.Command.EnvironmentVariable(name=k, value=v) for k, v in sorted(env.items())],
                 output_paths=[RESULT_NAME],
                 platform=platform,
             )
@@ -141,9 +137,7 @@ class RemoteExecutor:
         properties = {"OSFamily": "linux", GPU_PROPERTY: self.gpu}
         if self.image:
             properties[IMAGE_PROPERTY] = f"docker://{self.image}"
-        return pb.Platform(
-            properties=[pb.Platform.Property(name=k, value=v) for k, v in sorted(properties.items())]
-        )
+        return pb.Platform(properties=[pb.Platform.Property(name=k, value=v) for k, v in sorted(properties.items())])
 
     def _execute(self, action_digest: Any, settings: HarnessSettings) -> Any | None:
         """Execute and wait; the ActionResult, or None when the action ran out of time."""
@@ -169,19 +163,11 @@ class RemoteExecutor:
             raise ExecutorError(f"the pool failed the action: {response.status.message}")
         return response.result
 
-    def _read(
-        self, cas: Cas, result: Any, key: bytes, task: Task, settings: HarnessSettings
-    ) -> HarnessResult:
-        stdout = result.stdout_raw or (
-            cas.download(result.stdout_digest) if result.stdout_digest.hash else b""
-        )
-        stderr = result.stderr_raw or (
-            cas.download(result.stderr_digest) if result.stderr_digest.hash else b""
-        )
+    def _read(self, cas: Cas, result: Any, key: bytes, task: Task, settings: HarnessSettings) -> HarnessResult:
+        stdout = result.stdout_raw or (cas.download(result.stdout_digest) if result.stdout_digest.hash else b"")
+        stderr = result.stderr_raw or (cas.download(result.stderr_digest) if result.stderr_digest.hash else b"")
         log = log_tail(stdout, stderr)
-        frames = [
-            f for f in result.output_files if f.path == RESULT_NAME and f.digest.size_bytes <= RESULT_LIMIT
-        ]
+        frames = [f for f in result.output_files if f.path == RESULT_NAME and f.digest.size_bytes <= RESULT_LIMIT]
         frame = cas.download(frames[0].digest) if frames else b""
         return read_result(frame, key, log, task, settings)
 

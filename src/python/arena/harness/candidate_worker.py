@@ -115,8 +115,11 @@ class CandidateWorker:
     def receive(self) -> tuple[dict[str, Any], list[bytearray]]:
         header, blobs = receive(self._replies, REPLY_LIMIT)
         if not header.get("ok"):
-            raise CandidateFailed(str(header.get("error", "the worker failed"))[:20000], str(header.get("kind", "")),
-                                  str(header.get("trace", ""))[-8000:])
+            raise CandidateFailed(
+                str(header.get("error", "the worker failed"))[:20000],
+                str(header.get("kind", "")),
+                str(header.get("trace", ""))[-8000:],
+            )
         return header, blobs
 
     def request(

@@ -37,9 +37,7 @@ def split_outputs(result: object, count: int) -> tuple[object, ...] | str:
 def check_output_type(name: str, got: object, want: torch.Tensor) -> str | None:
     """An error unless `got` is a plain, contiguous torch.Tensor shaped and placed like `want`."""
     if type(got) is not torch.Tensor:  # subclasses and proxies could defer work past the timer
-        return (
-            f"output {name}: got {type(got).__module__}.{type(got).__name__}, expected a plain torch.Tensor"
-        )
+        return f"output {name}: got {type(got).__module__}.{type(got).__name__}, expected a plain torch.Tensor"
     if got.layout != torch.strided or not got.is_contiguous():
         return f"output {name}: not a contiguous strided tensor"
     if got.dtype != want.dtype:

@@ -86,9 +86,7 @@ def main() -> None:
             if run.stage == "compile" or (run.stage == "first call" and "Compil" in type(error).__name__)
             else "RUNTIME_ERROR"
         )
-        result = run.finish(
-            status, [f"{run.stage}: {type(error).__name__}: {error}", cut(traceback.format_exc())]
-        )
+        result = run.finish(status, [f"{run.stage}: {type(error).__name__}: {error}", cut(traceback.format_exc())])
     watch.raising = False  # from here on only noted: nothing may break the frame's writing
     try:
         run.close()

@@ -15,9 +15,7 @@ import torch
 
 # MI300X and MI355X put a 256 MB Infinity Cache behind their L2; torch reports only the L2.
 _ROCM_LAST_LEVEL_BYTES = {"gfx942": 256 << 20, "gfx950": 256 << 20}
-_NVIDIA_FIELDS = (
-    "clocks.sm,clocks.mem,temperature.gpu,power.draw,clocks_throttle_reasons.active,driver_version"
-)
+_NVIDIA_FIELDS = "clocks.sm,clocks.mem,temperature.gpu,power.draw,clocks_throttle_reasons.active,driver_version"
 
 
 @dataclass(frozen=True)

@@ -82,6 +82,4 @@ def case_outcome(task: Task, member: Member, error: str | None) -> CaseOutcome:
 
 
 def _esize(dtype: str) -> int:
-    return {"float64": 8, "int64": 8, "float32": 4, "int32": 4, "float16": 2, "bfloat16": 2, "int16": 2}.get(
-        dtype, 1
-    )
+    return {"float64": 8, "int64": 8, "float32": 4, "int32": 4, "float16": 2, "bfloat16": 2, "int16": 2}.get(dtype, 1)

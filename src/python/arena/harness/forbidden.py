@@ -260,9 +260,7 @@ def _scan_python(file: str, text: str, forbidden: tuple[str, ...]) -> list[Findi
             out.append(Finding(file, node.lineno, "uses ._getframe", False))
         if isinstance(node, (ast.Attribute, ast.Call, ast.Name)):
             path = _dotted(node, aliases)
-            if path and (
-                not isinstance(node, ast.Name) or any("." not in r and r == node.id for r in forbidden)
-            ):
+            if path and (not isinstance(node, ast.Name) or any("." not in r and r == node.id for r in forbidden)):
                 report(node, path, "uses", _root_name(node) in aliases)
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
             targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]

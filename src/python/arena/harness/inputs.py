@@ -104,9 +104,9 @@ def _draw(
     if dist.kind == "normal":
         return torch.randn(shape, generator=gen, device=on, dtype=work) * float(p["std"]) + float(p["mean"])
     if dist.kind == "uniform":
-        return torch.rand(shape, generator=gen, device=on, dtype=work) * (
-            float(p["high"]) - float(p["low"])
-        ) + float(p["low"])
+        return torch.rand(shape, generator=gen, device=on, dtype=work) * (float(p["high"]) - float(p["low"])) + float(
+            p["low"]
+        )
     if dist.kind == "randint":
         high = dims[p["high"]] if isinstance(p["high"], str) else int(p["high"])
         return torch.randint(int(p["low"]), high, shape, generator=gen, device=on, dtype=torch.int64)

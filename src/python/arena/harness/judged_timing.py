@@ -452,14 +452,23 @@ class _Lent:
         self.reference_bytes = torch.empty(self.outputs.nbytes, dtype=torch.uint8, device=self.outputs.bytes.device)
         self.snapshot_bytes = torch.empty_like(self.reference_bytes)
         self.references = [[typed_view(self.reference_bytes, p) for p in s] for s in self.layout.outputs]
-        self.judge.worker.request("bind", {
-            "case": self.case.name,
-            "outputs": {
-                "handle": self.outputs.handle.hex(), "nbytes": self.outputs.nbytes, "slots": self.layout.outputs,
+        self.judge.worker.request(
+            "bind",
+            {
+                "case": self.case.name,
+                "outputs": {
+                    "handle": self.outputs.handle.hex(),
+                    "nbytes": self.outputs.nbytes,
+                    "slots": self.layout.outputs,
+                },
+                "go": self.judge.go.handle.hex(),
+                "done": self.judge.done.handle.hex(),
+                "spin_cycles": self.spin,
+                "scalars": self.scalars,
+                "dims": self.dims,
+                "warm": self.warm,
             },
-            "go": self.judge.go.handle.hex(), "done": self.judge.done.handle.hex(),
-            "spin_cycles": self.spin, "scalars": self.scalars, "dims": self.dims, "warm": self.warm,
-        })
+        )
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -500,9 +509,21 @@ class _Lent:
             # A round the GPU reached before it was queued read the host-fed pair: done again,
             # behind a longer lead (the first round's lead is a guess), a few times at most.
             for attempt in range(rounds + 4):
-                got = self.ahead(lambda: run_calls(empty_launches(launches), list(range(count)), sets * count, None,
-                                                   outputs, after, self.judge.flusher, self.spin, {}, {},
-                                                   warm=self.warm)[0])
+                got = self.ahead(
+                    lambda: run_calls(
+                        empty_launches(launches),
+                        list(range(count)),
+                        sets * count,
+                        None,
+                        outputs,
+                        after,
+                        self.judge.flusher,
+                        self.spin,
+                        {},
+                        {},
+                        warm=self.warm,
+                    )[0]
+                )
                 if not self.was_late or (not pairs and attempt == rounds + 3):
                     pairs += got
                 if len(pairs) >= rounds * count:
@@ -553,8 +574,19 @@ class _Lent:
                 ref.copy_(g)  # type: ignore[arg-type]
 
         def queue() -> tuple[list[tuple[Any, Any]], list[float]]:
-            return run_calls(self.baseline, list(range(count)), self.sets, None, outputs, keep, self.judge.flusher,
-                             self.spin, self.scalars, self.dims, warm=self.warm)
+            return run_calls(
+                self.baseline,
+                list(range(count)),
+                self.sets,
+                None,
+                outputs,
+                keep,
+                self.judge.flusher,
+                self.spin,
+                self.scalars,
+                self.dims,
+                warm=self.warm,
+            )
 
         return self.ahead(queue) if ahead else queue()
 
@@ -612,9 +644,15 @@ class _Lent:
             launched = time.perf_counter()
             start.record()
             self.judge.go.record()
-            worker.send("chunk", {
-                "count": count, "calls": calls, "launches": list(launches), "poison": self.judge.task.category.is_hip,
-            })
+            worker.send(
+                "chunk",
+                {
+                    "count": count,
+                    "calls": calls,
+                    "launches": list(launches),
+                    "poison": self.judge.task.category.is_hip,
+                },
+            )
             worker.receive()  # queued: every call is behind `go`
             queued_ms = (time.perf_counter() - launched) * 1000
             self.judge.done.wait()

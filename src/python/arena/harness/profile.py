@@ -96,8 +96,19 @@ def off_stream(operations: Sequence[GpuOperation]) -> list[GpuOperation]:
 # reached through names built at run time still runs the library's kernels). Lower-case prefixes
 # or fragments of the names the libraries' kernels carry.
 LIBRARY_KERNELS = {
-    "cuBLAS/cuBLASLt": ("nvjet", "cublas", "gemv2t_kernel", "gemv2n_kernel", "gemmk1_kernel", "sm90_xmma", "sm80_xmma",
-                        "ampere_", "volta_", "turing_", "splitkreduce_kernel"),
+    "cuBLAS/cuBLASLt": (
+        "nvjet",
+        "cublas",
+        "gemv2t_kernel",
+        "gemv2n_kernel",
+        "gemmk1_kernel",
+        "sm90_xmma",
+        "sm80_xmma",
+        "ampere_",
+        "volta_",
+        "turing_",
+        "splitkreduce_kernel",
+    ),
     "cuDNN": ("cudnn", "xmma_fprop", "xmma_dgrad", "xmma_wgrad"),
     "CUTLASS": ("cutlass",),
     "rocBLAS/hipBLASLt (Tensile)": ("cijk_", "hipblaslt", "rocblas"),

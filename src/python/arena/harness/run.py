@@ -132,9 +132,7 @@ class Run:
         self._guard()
         self._mark("guards")
         correct = all(o.correct for o in outcomes)
-        self._end_stage(
-            "check", correct, f"{sum(o.correct for o in outcomes)} of {len(outcomes)} cases correct"
-        )
+        self._end_stage("check", correct, f"{sum(o.correct for o in outcomes)} of {len(outcomes)} cases correct")
         if not correct:
             return self.finish("INCORRECT", [o.error for o in outcomes if o.error][:5])
         if self.timed:
@@ -181,8 +179,9 @@ class Run:
             raise Verdict("RUNTIME_ERROR", f"{self.stage}: the candidate's worker {ended}") from None
         except WorkerError as error:  # only the candidate's code writes anything else on that pipe
             raise Verdict(
-                "CHEAT_DETECTED", f"{self.stage}: the candidate's worker sent a malformed message (the pipe to the "
-                f"judge was tampered with): {error}"
+                "CHEAT_DETECTED",
+                f"{self.stage}: the candidate's worker sent a malformed message (the pipe to the "
+                f"judge was tampered with): {error}",
             ) from None
 
     def _load_candidate(self) -> None:
@@ -196,8 +195,9 @@ class Run:
             raise Verdict("COMPILE_ERROR", text.split("BuildFailed: ", 1)[-1]) from None
         if self.task.category.is_hip:  # before loading: loading runs the library's static constructors
             self._check_preprocessed(self.device.backend, device_arch(self.device))
-            self._check_symbols(library_path(self.dirs["work"], "candidate"), "candidate", self.device.backend,
-                                device_arch(self.device))
+            self._check_symbols(
+                library_path(self.dirs["work"], "candidate"), "candidate", self.device.backend, device_arch(self.device)
+            )
         self._ask("load")
 
     def _candidate_call(self, member: Member, record: bool, family: str = "") -> tuple[Any, list[str]]:
@@ -255,8 +255,11 @@ class Run:
         from arena.harness.inputs import make_scalars
 
         return {
-            "case": member.case.name.split("~", 1)[0], "seed": member.case.seed, "outputs": self._output_specs(member),
-            "scalars": make_scalars(self.task, member.case), "dims": dict(member.case.dims),
+            "case": member.case.name.split("~", 1)[0],
+            "seed": member.case.seed,
+            "outputs": self._output_specs(member),
+            "scalars": make_scalars(self.task, member.case),
+            "dims": dict(member.case.dims),
         }
 
     def _output_specs(self, member: Member) -> list[dict[str, Any]]:
@@ -351,9 +354,7 @@ class Run:
 
         now = time.perf_counter()
         log = "\n".join(self._marks + [log])
-        self.stages.append(
-            StageLog(name=name, ok=ok, seconds=round(now - self._stage_start, 4), log=cut(log))
-        )
+        self.stages.append(StageLog(name=name, ok=ok, seconds=round(now - self._stage_start, 4), log=cut(log)))
         self._stage_start, self._marks = now, []
 
     def _compile_only(self) -> Any:
@@ -397,7 +398,10 @@ class Run:
                 raise Verdict("COMPILE_ERROR", f"the {side}'s preprocessor run failed:\n{cut(text)}")
             texts[side] = text
         findings = check_preprocessed(
-            texts["candidate"], str(self.dirs["candidate"]), texts["baseline"], str(self.dirs["baseline"]),
+            texts["candidate"],
+            str(self.dirs["candidate"]),
+            texts["baseline"],
+            str(self.dirs["baseline"]),
             self.task.forbidden,
         )
         if findings:
@@ -425,9 +429,7 @@ class Run:
         from arena.harness.backends.python_entry import load_python_entry
 
         baseline = (
-            self._load_kernel(self.dirs["baseline"], "baseline")
-            if self.timed or self.task.reference is None
-            else None
+            self._load_kernel(self.dirs["baseline"], "baseline") if self.timed or self.task.reference is None else None
         )
         if self.task.reference is None:
             return baseline, baseline
@@ -509,9 +511,7 @@ class Run:
             got, ops = self._candidate_call(member, record=True, family=name)
             hits = guard.forbidden_ops(ops, self.task.forbidden)
             if hits:
-                raise Verdict(
-                    "CHEAT_DETECTED", f"the candidate called forbidden torch function(s): {', '.join(hits)}"
-                )
+                raise Verdict("CHEAT_DETECTED", f"the candidate called forbidden torch function(s): {', '.join(hits)}")
             error = got if isinstance(got, str) else None
             for spec, g, want in zip(self.task.outputs, got if error is None else (), member.references):
                 error = error or check_output_type(spec.name, g, want)
@@ -545,9 +545,7 @@ class Run:
         header, _ = self._ask("guard")
         replaced = [str(n) for n in header.get("replaced", [])] if isinstance(header.get("replaced"), list) else []
         if replaced:
-            raise Verdict(
-                "CHEAT_DETECTED", f"harness-visible functions were replaced: {', '.join(replaced[:10])}"
-            )
+            raise Verdict("CHEAT_DETECTED", f"harness-visible functions were replaced: {', '.join(replaced[:10])}")
         threads = header.get("threads", 0)
         if isinstance(threads, int) and threads > 0:
             raise Verdict("CHEAT_DETECTED", f"the candidate left {threads} Python thread(s) running")

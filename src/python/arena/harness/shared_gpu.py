@@ -56,7 +56,10 @@ def runtime() -> Runtime:
 class _Raw:
     def __init__(self, pointer: int, nbytes: int) -> None:
         self.__cuda_array_interface__ = {
-            "shape": (nbytes,), "typestr": "|u1", "data": (pointer, False), "version": 3,
+            "shape": (nbytes,),
+            "typestr": "|u1",
+            "data": (pointer, False),
+            "version": 3,
         }
 
 
@@ -144,8 +147,14 @@ def slot_places(tensors: Sequence[Any], count: int) -> list[list[dict[str, Any]]
     for _ in range(count):
         row = []
         for t in tensors:
-            row.append({"offset": offset, "dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape),
-                        "nbytes": t.nbytes})
+            row.append(
+                {
+                    "offset": offset,
+                    "dtype": str(t.dtype).removeprefix("torch."),
+                    "shape": list(t.shape),
+                    "nbytes": t.nbytes,
+                }
+            )
             offset += -(-t.nbytes // 256) * 256
         places.append(row)
     return places

@@ -127,9 +127,7 @@ def measure_event_overhead(flusher: Flusher, count: int = 200) -> float:
     call's pair starts too (right behind the GPU work queued before it): recorded with the run's
     environment (event_overhead_us)."""
     stream = torch.cuda.current_stream()
-    pairs = [
-        (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(count)
-    ]
+    pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(count)]
     for start, end in pairs:
         flusher.run()
         start.record(stream)

@@ -249,7 +249,16 @@ class Worker:
         b["go"].wait()
         sets = b["sets"] if calls else [b["empty_inputs"]] * count
         pairs, host_us = run_calls(
-            kernel, list(range(count)), sets, None, outputs, after, b["flusher"], b["spin"], b["scalars"], b["dims"],
+            kernel,
+            list(range(count)),
+            sets,
+            None,
+            outputs,
+            after,
+            b["flusher"],
+            b["spin"],
+            b["scalars"],
+            b["dims"],
             warm=b["warm"],
         )
         b["done"].record()
@@ -337,8 +346,15 @@ def serve(requests: int, replies: int) -> None:
                 reply, data = {"error": f"unknown request {op!r}"}, []
             send(replies, dict(reply, ok="error" not in reply), data)
         except BaseException as error:  # noqa: BLE001 - candidate code failed; the judge decides
-            send(replies, {"ok": False, "error": f"{type(error).__name__}: {error}", "kind": type(error).__name__,
-                           "trace": traceback.format_exc()[-8000:]})
+            send(
+                replies,
+                {
+                    "ok": False,
+                    "error": f"{type(error).__name__}: {error}",
+                    "kind": type(error).__name__,
+                    "trace": traceback.format_exc()[-8000:],
+                },
+            )
 
 
 _BORN = time.time()

@@ -226,7 +226,7 @@ def _between_comparisons(node: ast.stmt, found: dict[str, Comparison], module_na
 
 
 def _torch_call_name(node: ast.stmt) -> str:
-    """"manual_seed" for `torch.manual_seed(...)`, "synchronize" for `torch.cuda.synchronize()`."""
+    """ "manual_seed" for `torch.manual_seed(...)`, "synchronize" for `torch.cuda.synchronize()`."""
     if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute):
         dotted = ast.unparse(node.value.func)
         if dotted in ("torch.manual_seed", "torch.cuda.manual_seed", "torch.cuda.synchronize"):
@@ -290,9 +290,7 @@ def _read_comparison(call: ast.Call, kernel: ast.Assign, found: dict[str, Compar
     ours = [index for index, (base, _) in enumerate(sides) if isinstance(base, ast.Name) and base.id in outputs]
     if len(ours) != 1:
         whole = f"the whole output {outputs[0]!r}" if len(outputs) == 1 else f"one whole output ({', '.join(outputs)})"
-        raise NotImportable(
-            f"line {call.lineno}: `{ast.unparse(call)[:80]}` does not compare {whole} with a reference"
-        )
+        raise NotImportable(f"line {call.lineno}: `{ast.unparse(call)[:80]}` does not compare {whole} with a reference")
     output = sides[ours[0]][0].id  # type: ignore[attr-defined]
     if output in found:
         raise NotImportable(f"line {call.lineno}: the test compares {output!r} a second time")

@@ -103,9 +103,7 @@ def _torch_call(node: ast.expr) -> ast.Call | None:
 
 def _strip_methods(node: ast.expr) -> ast.expr:
     """`x.contiguous()`, `x.clone()` and `x.to(...)` draw what x draws (the dtype is read elsewhere)."""
-    while (
-        isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _PASS_THROUGH
-    ):
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _PASS_THROUGH:
         node = node.func.value
     return node
 

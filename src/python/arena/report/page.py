@@ -145,7 +145,7 @@ def diff_block(run: Run, library: Library) -> Markup:
         css = "added" if line.startswith("+") else "removed" if line.startswith("-") else ""
         lines.append(f'<span class="{css}">{html.escape(line)}</span>' if css else html.escape(line))
     changed = " (against the baseline as it is now; the task changed since)" if run.task_changed else ""
-    return Markup(f"<p>Diff against the baseline{changed}:</p><pre class=\"diff\">{chr(10).join(lines)}</pre>")
+    return Markup(f'<p>Diff against the baseline{changed}:</p><pre class="diff">{chr(10).join(lines)}</pre>')
 
 
 def transcript_block(run: Run) -> Markup:
@@ -166,7 +166,7 @@ def evidence_block(run: Run, anchor: str, set_name: str, library: Library) -> Ma
         f'<details id="{anchor}" class="evidence"><summary>{html.escape(set_name)}: {html.escape(run.label)} '
         f"({html.escape(run.evaluation.status.value)}; from {html.escape(run.source)})</summary>"
         f"{diff_block(run, library)}{transcript_block(run)}"
-        f"<details><summary>Evaluation record</summary><pre class=\"record\">{html.escape(record)}</pre></details>"
+        f'<details><summary>Evaluation record</summary><pre class="record">{html.escape(record)}</pre></details>'
         f"<p>Reproducibility keys:</p>{table(('key', 'value'), keys, 'keys')}</details>"
     )
 
@@ -243,11 +243,11 @@ def render_report(
         for j, run in enumerate(result_set.runs)
     )
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Kernel arena report</title>"
-        f"<style>{STYLE}</style><script type=\"text/javascript\">{plotly.offline.get_plotlyjs()}</script></head><body>"
-        f"<h1>Kernel arena report</h1><p class=\"note\">Made {created} from {len(sets)} set(s).</p>"
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>Kernel arena report</title>'
+        f'<style>{STYLE}</style><script type="text/javascript">{plotly.offline.get_plotlyjs()}</script></head><body>'
+        f'<h1>Kernel arena report</h1><p class="note">Made {created} from {len(sets)} set(s).</p>'
         f'<section id="summary"><h2>Per set and category</h2>{summary_table}'
-        "<p class=\"note\">Repeated runs of a task count once: geomean over its runs (an incorrect or untimed run "
+        '<p class="note">Repeated runs of a task count once: geomean over its runs (an incorrect or untimed run '
         "counts 1.0), fast_p the share of its runs, points the mean of its runs, summed over tasks.</p></section>"
         f"{plots_section(sets)}{comparison_section(comparison) if comparison else ''}"
         f'<section id="runs"><h2>Per task</h2>{table(RUN_HEADERS, run_rows(sets), "runs")}</section>'

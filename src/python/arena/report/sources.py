@@ -41,7 +41,7 @@ class SetInput:
 
 
 def split_named_path(text: str) -> tuple[str, str]:
-    """"NAME=PATH" -> (NAME, PATH); a bare PATH -> ("", PATH)."""
+    """ "NAME=PATH" -> (NAME, PATH); a bare PATH -> ("", PATH)."""
     name, equals, path = text.partition("=")
     if not equals:
         return "", text

@@ -142,9 +142,7 @@ def submit_attempt(conn: sqlite3.Connection, attempt_id: str, agent: str, evalua
     attempt = read_attempt(conn, attempt_id, agent)
     if attempt.submitted:
         raise BudgetExhausted(f"attempt {quote(attempt_id)} is already submitted")
-    conn.execute(
-        "UPDATE attempts SET submitted = 1, final_evaluation = ? WHERE id = ?", (evaluation_id, attempt_id)
-    )
+    conn.execute("UPDATE attempts SET submitted = 1, final_evaluation = ? WHERE id = ?", (evaluation_id, attempt_id))
     return read_attempt(conn, attempt_id, agent)
 
 

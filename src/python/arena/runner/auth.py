@@ -40,9 +40,7 @@ class Tokens:
         for key, value in metadata:
             if key.lower() == "authorization" and isinstance(value, str):
                 scheme, _, token = value.strip().partition(" ")
-                identity = (
-                    self._by_digest.get(digest_token(token.strip())) if scheme.lower() == "bearer" else None
-                )
+                identity = self._by_digest.get(digest_token(token.strip())) if scheme.lower() == "bearer" else None
                 if identity is not None:
                     return identity
                 raise Unauthenticated("unknown bearer token")

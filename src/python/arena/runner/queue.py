@@ -235,8 +235,15 @@ class JobQueue:
         job, claim = claimed
         self._notify()
         began = time.monotonic()
-        log.info("job started: job=%s agent=%s task=%s kind=%s lane=%s run=%d", job.id, job.agent,
-                 job.candidate.task, _kind(job), lane, job.tries + 1)
+        log.info(
+            "job started: job=%s agent=%s task=%s kind=%s lane=%s run=%d",
+            job.id,
+            job.agent,
+            job.candidate.task,
+            _kind(job),
+            lane,
+            job.tries + 1,
+        )
         try:
             evaluation = replace(self._run_job(job, lane), id=job.id)
         except Exception as error:  # the worker's edge: a fault of the runner, never of the candidate
@@ -249,12 +256,24 @@ class JobQueue:
                 log.warning("job %s: run %d ended in a fault (%s); queued again", job.id, job.tries + 1, message)
                 self._requeue(job, claim, kind, message)
             else:
-                log.warning("job failed: job=%s agent=%s error=%s seconds=%.1f", job.id, job.agent, kind,
-                            time.monotonic() - began)
+                log.warning(
+                    "job failed: job=%s agent=%s error=%s seconds=%.1f",
+                    job.id,
+                    job.agent,
+                    kind,
+                    time.monotonic() - began,
+                )
                 self._settle(job, claim, None, kind, message)
         else:
-            log.info("job done: job=%s agent=%s status=%s points=%.1f cached=%s seconds=%.1f", job.id, job.agent,
-                     evaluation.status.value, evaluation.score.points, evaluation.cached, time.monotonic() - began)
+            log.info(
+                "job done: job=%s agent=%s status=%s points=%.1f cached=%s seconds=%.1f",
+                job.id,
+                job.agent,
+                evaluation.status.value,
+                evaluation.score.points,
+                evaluation.cached,
+                time.monotonic() - began,
+            )
             self._settle(job, claim, evaluation, "", "")
         self._notify()
 

@@ -147,9 +147,7 @@ class Runner:
             close()
 
     def list_tasks(self, identity: Identity, category: str = "") -> tuple[TaskView, ...]:
-        return tuple(
-            self._view(task) for task in self._tasks.values() if category in ("", task.category.value)
-        )
+        return tuple(self._view(task) for task in self._tasks.values() if category in ("", task.category.value))
 
     def get_task(self, identity: Identity, address: str) -> TaskView:
         return self._view(self.find_task(address))
@@ -218,9 +216,15 @@ class Runner:
                 else:
                     self._queue.enqueue(conn, job, now_ms)
         if accepted:
-            log.info("job accepted: job=%s agent=%s attempt=%s task=%s kind=%s answer=%s", job.id, identity.agent,
-                     attempt_id or "-", task.address, "check" if check else "scored",
-                     "cache" if cached is not None else "queued")
+            log.info(
+                "job accepted: job=%s agent=%s attempt=%s task=%s kind=%s answer=%s",
+                job.id,
+                identity.agent,
+                attempt_id or "-",
+                task.address,
+                "check" if check else "scored",
+                "cache" if cached is not None else "queued",
+            )
         if cached is None:  # a job recorded done needs no lane
             self._queue.wake()
         return self._queue.watch(job.id, is_active)
@@ -237,8 +241,9 @@ class Runner:
             if job.state != "done":
                 raise NotReady(f"evaluation {quote(evaluation_id)} has not finished")
             if job.check:
-                raise InvalidRequest(f"evaluation {quote(evaluation_id)} is a free check, never scored: submit a "
-                                     "scored evaluation")
+                raise InvalidRequest(
+                    f"evaluation {quote(evaluation_id)} is a free check, never scored: submit a scored evaluation"
+                )
             return self._as_seen(attempts.submit_attempt(conn, attempt_id, identity.agent, evaluation_id))
 
     def finalize(self, identity: Identity, attempt_id: str, candidate: Candidate, agent_ended: bool = False) -> Attempt:
@@ -296,8 +301,13 @@ class Runner:
                 else:
                     self._queue.enqueue(conn, job, self._now_ms())
             attempt = attempts.finalize_attempt(conn, attempt_id, job.id)
-        log.info("attempt finalized: attempt=%s agent=%s job=%s answer=%s", attempt_id, attempt.agent, job.id,
-                 "cache" if cached is not None else "queued")
+        log.info(
+            "attempt finalized: attempt=%s agent=%s job=%s answer=%s",
+            attempt_id,
+            attempt.agent,
+            job.id,
+            "cache" if cached is not None else "queued",
+        )
         self._queue.wake()
         return attempt
 
@@ -457,8 +467,12 @@ class Runner:
         if job.check:
             return  # a check spent no iteration
         if job.attempt and not attempts.refund_attempt(conn, job.attempt, self._max_refunds):
-            log.warning("job %s failed; agent %s already had %d refunds on this task: charged", job.id, job.agent,
-                        self._max_refunds)
+            log.warning(
+                "job %s failed; agent %s already had %d refunds on this task: charged",
+                job.id,
+                job.agent,
+                self._max_refunds,
+            )
 
     def _now_ms(self) -> int:
         return int(self._clock() * 1000)

@@ -146,9 +146,7 @@ def _abi(
             continue
         missing = [case.name for case in cases if name not in case.dims]
         if missing:
-            raise FieldError(
-                "abi", f"{name!r} is not an input, output or scalar, nor a dim of case {missing[0]!r}"
-            )
+            raise FieldError("abi", f"{name!r} is not an input, output or scalar, nor a dim of case {missing[0]!r}")
     return names
 
 

@@ -34,13 +34,9 @@ def task_digest(task: Task, repo_root: Path) -> str:
     document = {
         "version": _VERSION,
         "fields": {
-            name: fields[name]
-            for name in SCORED_FIELDS
-            if not (name in OMITTED_WHEN_UNSET and fields[name] is None)
+            name: fields[name] for name in SCORED_FIELDS if not (name in OMITTED_WHEN_UNSET and fields[name] is None)
         },
-        "files": {
-            name: hashlib.sha256((task_dir / name).read_bytes()).hexdigest() for name in task.all_files()
-        },
+        "files": {name: hashlib.sha256((task_dir / name).read_bytes()).hexdigest() for name in task.all_files()},
     }
     text = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return hashlib.sha256(text.encode("ascii")).hexdigest()

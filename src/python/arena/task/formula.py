@@ -77,6 +77,4 @@ def _evaluate(node: ast.AST, names: Mapping[str, int], expr: str) -> float:
         if isinstance(node.op, ast.Pow) and abs(right) > _MAX_EXPONENT:
             raise FormulaError(f"formula {expr!r}: exponent {right} is too large")
         return _BINARY[type(node.op)](left, right)
-    raise FormulaError(
-        f"formula {expr!r}: {type(node).__name__} is not allowed (only + - * / // ** and parentheses)"
-    )
+    raise FormulaError(f"formula {expr!r}: {type(node).__name__} is not allowed (only + - * / // ** and parentheses)")

@@ -70,16 +70,12 @@ def read_build_file(build_file: Path, repo_root: Path) -> list[Task]:
     tasks: list[Task] = []
     for node in tree.body:
         call = node.value if isinstance(node, ast.Expr) else None
-        if not (
-            isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == TARGET_TYPE
-        ):
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == TARGET_TYPE):
             continue
         kwargs = _literal_kwargs(call, shown)
         task = build_task(kwargs, shown, build_file.parent, repo_root)
         if any(other.name == task.name for other in tasks):
-            raise TaskDeclarationError(
-                f"{shown}: {TARGET_TYPE} {task.name!r}: field 'name': used twice in this file"
-            )
+            raise TaskDeclarationError(f"{shown}: {TARGET_TYPE} {task.name!r}: field 'name': used twice in this file")
         tasks.append(task)
     return tasks
 

@@ -35,9 +35,7 @@ def merge_tolerances(overrides: Mapping[str, Mapping[str, float]]) -> dict[str, 
     merged = dict(DEFAULT_TOLERANCES)
     for dtype, values in overrides.items():
         base = merged[dtype]
-        merged[dtype] = Tolerance(
-            atol=float(values.get("atol", base.atol)), rtol=float(values.get("rtol", base.rtol))
-        )
+        merged[dtype] = Tolerance(atol=float(values.get("atol", base.atol)), rtol=float(values.get("rtol", base.rtol)))
     return dict(sorted(merged.items()))
 
 

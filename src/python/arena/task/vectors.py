@@ -33,9 +33,7 @@ def parse_distribution(field: str, raw: Any, what: str) -> Distribution:
     kind = raw.get("kind")
     if kind not in DISTRIBUTION_PARAMS:
         raise FieldError(field, f"{what} has kind {kind!r}; expected one of {', '.join(DISTRIBUTION_PARAMS)}")
-    require_keys(
-        field, raw, f"{what} ({kind})", ("kind",) + _REQUIRED.get(kind, ()), DISTRIBUTION_PARAMS[kind]
-    )
+    require_keys(field, raw, f"{what} ({kind})", ("kind",) + _REQUIRED.get(kind, ()), DISTRIBUTION_PARAMS[kind])
     params = {key: value for key, value in raw.items() if key != "kind"}
     for key, value in params.items():
         if kind == "randint" and key == "high" and isinstance(value, str):
@@ -72,9 +70,7 @@ def parse_tensors(field: str, raw: Any, *, with_dist: bool) -> tuple[TensorSpec,
                 require_int(field, dim, f"{what} dim", minimum=0)
         dtype = item.get("dtype", CASE_DTYPE)
         if dtype != CASE_DTYPE and dtype not in DTYPES:
-            raise FieldError(
-                field, f"{what} dtype {dtype!r} is not one of {', '.join(DTYPES)} or {CASE_DTYPE}"
-            )
+            raise FieldError(field, f"{what} dtype {dtype!r} is not one of {', '.join(DTYPES)} or {CASE_DTYPE}")
         dist = parse_distribution(field, item["dist"], f"{what} dist") if "dist" in item else Distribution()
         specs.append(TensorSpec(name=name, shape=tuple(shape), dtype=dtype, dist=dist))
     return tuple(specs)
@@ -132,9 +128,7 @@ def parse_cases(raw: Any, input_names: set[str]) -> tuple[Case, ...]:
     return tuple(cases)
 
 
-def check_dims_defined(
-    cases: tuple[Case, ...], tensors: tuple[TensorSpec, ...], scalars: Mapping[str, Any]
-) -> None:
+def check_dims_defined(cases: tuple[Case, ...], tensors: tuple[TensorSpec, ...], scalars: Mapping[str, Any]) -> None:
     """Every dim a shape, a randint bound or a scalar names is set in every case."""
     for case in cases:
         for spec in tensors:

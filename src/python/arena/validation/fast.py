@@ -104,12 +104,18 @@ def check_tasks_fast(
         if not current and not done:  # the child never reached a task: no later one would either
             why = f"did not start within {max(timeout_s, STARTUP_S):g} s" if reader.timed_out else "could not start"
             for address in pending:
-                found[address] = Findings(failures=[f"the fast checks' process {why} (exit {child.returncode}):\n{tail}"])
+                found[address] = Findings(
+                    failures=[f"the fast checks' process {why} (exit {child.returncode}):\n{tail}"]
+                )
                 progress(address, found[address], 0.0)
             break
         # The child died or was killed within `current`: that task fails, a new child takes the rest.
         failed = current or pending[len(done)]
-        why = f"took over {timeout_s:g} s" if reader.timed_out else f"ended the checking process (exit {child.returncode})"
+        why = (
+            f"took over {timeout_s:g} s"
+            if reader.timed_out
+            else f"ended the checking process (exit {child.returncode})"
+        )
         found[failed] = Findings(failures=[f"the fast checks {why}:\n{tail}"])
         progress(failed, found[failed], time.monotonic() - began)
         pending = pending[pending.index(failed) + 1 :]

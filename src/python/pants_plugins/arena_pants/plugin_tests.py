@@ -103,9 +103,7 @@ async def run_plugin_tests(
             description=f"Run the Pants plugin's tests of {field_set.address}",
             level=LogLevel.DEBUG,
             timeout_seconds=subsystem.timeout,
-            cache_scope=(
-                ProcessCacheScope.PER_SESSION if test_subsystem.force else ProcessCacheScope.SUCCESSFUL
-            ),
+            cache_scope=(ProcessCacheScope.PER_SESSION if test_subsystem.force else ProcessCacheScope.SUCCESSFUL),
         ),
     )
     result = await Get(FallibleProcessResult, Process, process)

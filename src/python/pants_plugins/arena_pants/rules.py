@@ -102,9 +102,7 @@ async def find_arena_cli(subsystem: KernelTaskSubsystem) -> ArenaCli:
         AddressInput,
         AddressInput.parse(subsystem.cli, description_of_origin="the option [arena-tasks].cli"),
     )
-    wrapped = await Get(
-        WrappedTarget, WrappedTargetRequest(address, description_of_origin="[arena-tasks].cli")
-    )
+    wrapped = await Get(WrappedTarget, WrappedTargetRequest(address, description_of_origin="[arena-tasks].cli"))
     return ArenaCli(PexBinaryFieldSet.create(wrapped.target))
 
 
@@ -229,9 +227,7 @@ async def validate_kernel_tasks(
             + (f" and {len(batch.elements) - 1} more (fast)" if len(batch.elements) > 1 else ""),
             level=LogLevel.DEBUG,
             timeout_seconds=subsystem.timeout,
-            cache_scope=(
-                ProcessCacheScope.PER_SESSION if test_subsystem.force else ProcessCacheScope.SUCCESSFUL
-            ),
+            cache_scope=(ProcessCacheScope.PER_SESSION if test_subsystem.force else ProcessCacheScope.SUCCESSFUL),
         ),
     )
     result = await Get(FallibleProcessResult, Process, process)
@@ -261,8 +257,9 @@ async def find_suite_tasks(field_set: KernelTaskSuiteFieldSet) -> SuiteTasks:
         named = await Get(Targets, Addresses, addresses)
         others = [t.address.spec for t in named if not t.has_field(KernelTaskCategoryField)]
         if others:
-            raise ValueError(f"the kernel_task_suite {field_set.address} names targets that are no kernel_task: "
-                             f"{', '.join(others)}")
+            raise ValueError(
+                f"the kernel_task_suite {field_set.address} names targets that are no kernel_task: {', '.join(others)}"
+            )
         return SuiteTasks(tuple(sorted(t.address.spec for t in named)))
     # Otherwise every kernel_task below its folder, found here rather than listed by hand.
     targets = await Get(
@@ -324,9 +321,7 @@ def agent_config_json(field_set: AgentConfigFieldSet) -> str:
 async def run_agent_config(field_set: AgentConfigFieldSet, cli: ArenaCli) -> RunRequest:
     built = await Get(BuiltArenaCli, ArenaCli, cli)
     # `pants run //agents:X -- --suite ... --runs N` appends those arguments.
-    return RunRequest(
-        digest=built.digest, args=(*built.argv, "agent", "run", "--config", agent_config_json(field_set))
-    )
+    return RunRequest(digest=built.digest, args=(*built.argv, "agent", "run", "--config", agent_config_json(field_set)))
 
 
 def rules():

@@ -89,7 +89,7 @@ class KernelTaskExemplarsField(StringSequenceField):
 class KernelTaskEntryField(StringField):
     alias = "entry"
     required = True
-    help = "`file:symbol` the harness calls: a Python function or a HIP extern \"C\" launcher."
+    help = '`file:symbol` the harness calls: a Python function or a HIP extern "C" launcher.'
 
 
 class KernelTaskSignatureField(StringField):
@@ -206,9 +206,7 @@ class _LiteralField(Field):
         # A tuple is as good as a list, as in Pants' own sequence fields.
         accepted = (list, tuple) if cls.expected_type is list else (cls.expected_type,)
         if not isinstance(value, accepted):
-            raise InvalidFieldTypeException(
-                address, cls.alias, value, expected_type=f"a {cls.expected_type.__name__}"
-            )
+            raise InvalidFieldTypeException(address, cls.alias, value, expected_type=f"a {cls.expected_type.__name__}")
         return _freeze(value)
 
 

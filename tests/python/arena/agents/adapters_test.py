@@ -53,7 +53,9 @@ def test_gemini_runs_headless_with_the_arena_mcp_server(tmp_path: Path) -> None:
     assert launch.argv == (
         "gemini", "-p", "Optimise it.", "--output-format", "stream-json", "--yolo", "--skip-trust", "-m", "m-1", "--x"
     )  # fmt: skip
-    assert launch.env["GEMINI_API_KEY"] == "g-key" and launch.env["GOOGLE_GEMINI_BASE_URL"] == "http://127.0.0.1:9/gemini"
+    assert (
+        launch.env["GEMINI_API_KEY"] == "g-key" and launch.env["GOOGLE_GEMINI_BASE_URL"] == "http://127.0.0.1:9/gemini"
+    )
     assert launch.env["HOME"] == str(run.home) and "ARENA_TOKEN" not in launch.env  # the token goes to `arena mcp`
     server = json.loads(launch.files[".gemini/settings.json"])["mcpServers"]["arena"]
     assert server == {"command": "/py", "args": ["-m", "arena.cli.main", "mcp"], "env": MCP_ENV, "trust": True}
@@ -91,7 +93,13 @@ def test_cursor_runs_headless_with_the_arena_mcp_server(tmp_path: Path) -> None:
         "cursor-agent", "--print", "--force", "--trust", "--approve-mcps", "--output-format", "stream-json",
         "--model", "m-1", "--x", "Optimise it.",
     )  # fmt: skip
-    assert launch.env["CURSOR_API_KEY"] == "c-key" and set(launch.env) == {"PATH", "HOME", "LANG", "TMPDIR", "CURSOR_API_KEY"}
+    assert launch.env["CURSOR_API_KEY"] == "c-key" and set(launch.env) == {
+        "PATH",
+        "HOME",
+        "LANG",
+        "TMPDIR",
+        "CURSOR_API_KEY",
+    }
     assert json.loads(launch.files[".cursor/mcp.json"])["mcpServers"]["arena"]["env"] == MCP_ENV
 
 

@@ -63,7 +63,10 @@ def test_the_script_agent_runs_become_submissions_and_a_leaderboard_row(
 ) -> None:
     versions = write_versions(tmp_path / "replay", ["broken\n", "speedup=1.5\n", "speedup=3.0\n"])
     out = tmp_path / "out"
-    assert agent_run(repo, address, out, config(tmp_path, "script", flags=["--versions", str(versions)]), "--runs", "2") == 0
+    assert (
+        agent_run(repo, address, out, config(tmp_path, "script", flags=["--versions", str(versions)]), "--runs", "2")
+        == 0
+    )
     for run in ("run-1", "run-2"):
         folder = out / run
         agent = json.loads((folder / "agent.json").read_text())
@@ -117,7 +120,11 @@ def living(argv: tuple[str, ...]) -> list[int]:
     found = []
     for entry in Path("/proc").iterdir():
         try:
-            if entry.name.isdigit() and (entry / "cmdline").read_bytes() == wanted and not process_gone(int(entry.name)):
+            if (
+                entry.name.isdigit()
+                and (entry / "cmdline").read_bytes() == wanted
+                and not process_gone(int(entry.name))
+            ):
                 found.append(int(entry.name))
         except OSError:
             pass  # gone meanwhile
@@ -191,8 +198,19 @@ def test_the_agent_sees_its_attempt_token_and_nothing_of_the_runner(
     assert agent_run(repo, address, out, config(tmp_path, "dump")) == 0
     workspace = out / ".work" / "run-1" / "triton2triton" / TASK_NAME / "workspace"
     env = json.loads((workspace / "env.json").read_text())
-    allowed = {"PATH", "HOME", "LANG", "TMPDIR", "PYTHONPATH", "ARENA_RUNNER", "ARENA_TOKEN", "ARENA_ATTEMPT",
-               "ARENA_WORKSPACE", "LC_CTYPE", "PWD"}  # fmt: skip (PWD: the sandbox names the workspace)
+    allowed = {
+        "PATH",
+        "HOME",
+        "LANG",
+        "TMPDIR",
+        "PYTHONPATH",
+        "ARENA_RUNNER",
+        "ARENA_TOKEN",
+        "ARENA_ATTEMPT",
+        "ARENA_WORKSPACE",
+        "LC_CTYPE",
+        "PWD",
+    }  # fmt: skip (PWD: the sandbox names the workspace)
     assert set(env) <= allowed, set(env) - allowed
     assert env.get("PWD", str(workspace)) == str(workspace)
     assert env["ARENA_TOKEN"] == "alice-token" and env["ARENA_RUNNER"] == address

@@ -100,7 +100,12 @@ def test_the_builtin_agent_generates_checks_evaluates_reflects_and_submits(
     assert "evaluation: PASSED" in endpoint.requests[1][2]["messages"][-1]["content"]
     assert "No <file" in endpoint.requests[2][2]["messages"][-1]["content"]
     record = json.loads((out / "run-1" / "softmax.agent.json").read_text())
-    assert (record["input_tokens"], record["cached_tokens"], record["output_tokens"], record["turns"]) == (400, 160, 80, 4)
+    assert (record["input_tokens"], record["cached_tokens"], record["output_tokens"], record["turns"]) == (
+        400,
+        160,
+        80,
+        4,
+    )
     assert record["cost_usd"] == pytest.approx((240 * 1.0 + 160 * 0.5 + 80 * 10.0) / 1e6)
     assert record["tool_calls"] == 7  # 3 checks, 3 evaluations, 1 submit
     assert (out / "run-1" / "softmax" / "kernel.py").read_text() == "speedup=3.0\n"  # the best one

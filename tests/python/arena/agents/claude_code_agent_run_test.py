@@ -51,7 +51,9 @@ def test_agent_run_with_claude_code_scores_a_leaderboard_row(
     assert record["tool_calls"] == 5 and record["turns"] == 6 and record["checks_used"] == 1
     # Claude Code only guessed a price for an unknown model: the configuration's table sets it.
     uncached = totals.input_tokens - totals.cached_tokens
-    cost = uncached * PRICES["input"] + totals.cached_tokens * PRICES["cached"] + totals.output_tokens * PRICES["output"]
+    cost = (
+        uncached * PRICES["input"] + totals.cached_tokens * PRICES["cached"] + totals.output_tokens * PRICES["output"]
+    )
     assert record["cost_usd"] == pytest.approx(round(cost / 1e6, 6))
     with Client(address, "ops-token") as operator:
         evaluation = operator.get_evaluation(record["final_evaluation"])

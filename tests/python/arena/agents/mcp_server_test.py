@@ -73,7 +73,9 @@ def test_tools_play_an_attempt(kit: Any, repo: Path, make_runner: Any, serve_run
     assert json.dumps(seen, default=str).count(kit.SECRET.decode()) == 0
 
 
-def test_no_tool_reaches_the_exemplars(kit: Any, repo: Path, make_runner: Any, serve_runner: Any, tmp_path: Path) -> None:
+def test_no_tool_reaches_the_exemplars(
+    kit: Any, repo: Path, make_runner: Any, serve_runner: Any, tmp_path: Path
+) -> None:
     """The workspace holds no exemplar (nor the wrong candidate), and what the tools read and send
     comes from the workspace only, never from the repository that holds them."""
     served = serve_runner(make_runner(repo, kit.FakeEvaluate()))

@@ -112,7 +112,18 @@ def agent_run(repo: Path, address: str, tmp_path: Path, *extra: str) -> int:
     template = tmp_path / "prompt.md"
     template.write_text("Optimise $task.\n")
     config = json.dumps({"name": "prober", "adapter": "probe", "prompt_template": str(template)})
-    argv = ["--repo-root", str(repo), "agent", "run", "--config", config, "--tasks", TASK, "--out", str(tmp_path / "out")]
+    argv = [
+        "--repo-root",
+        str(repo),
+        "agent",
+        "run",
+        "--config",
+        config,
+        "--tasks",
+        TASK,
+        "--out",
+        str(tmp_path / "out"),
+    ]
     argv += ["--runner", address, "--token", "alice-token", "--operator-token", "ops-token"]
     return cli.main([*argv, *extra])
 

@@ -23,9 +23,7 @@ def through_bytes(message):
 
 
 def full_evaluation() -> Evaluation:
-    timing = Timing(
-        median_us=10.5, mean_us=11.0, min_us=9.0, iqr_us=0.5, ci_low_us=10, ci_high_us=11, samples=40
-    )
+    timing = Timing(median_us=10.5, mean_us=11.0, min_us=9.0, iqr_us=0.5, ci_low_us=10, ci_high_us=11, samples=40)
     return Evaluation(
         id="abc123",
         task="tasks/triton2triton/softmax:softmax",
@@ -37,13 +35,9 @@ def full_evaluation() -> Evaluation:
         stages=(Stage("compile", True, 0.25, "ok"), Stage("check", False, 1.5, "mismatch at [3, 4]")),
         cases=(
             CaseResult("small", False, False, error="y[3, 4]: got 1.0, want 2.0", hidden=True),
-            CaseResult(
-                "big", True, True, 2.0, baseline=timing, candidate=timing, speedup=1.0, within_noise=True
-            ),
+            CaseResult("big", True, True, 2.0, baseline=timing, candidate=timing, speedup=1.0, within_noise=True),
         ),
-        score=Score(
-            points=20.0, speedup=0.0, reward=-1.0, fast_p={"1.0": False, "2.0": False}, noise_floor=0.02
-        ),
+        score=Score(points=20.0, speedup=0.0, reward=-1.0, fast_p={"1.0": False, "2.0": False}, noise_floor=0.02),
         environment=Environment(
             "f" * 64,
             "cuda",

@@ -36,11 +36,21 @@ def refusal(address: str, method: str, request: bytes, token: str = "ops-token")
         ("OpenAttempt", field(1, "tasks/x/" + "y" * MEGABYTE), grpc.StatusCode.NOT_FOUND),
         ("GetAttempt", field(1, "z" * MEGABYTE), grpc.StatusCode.NOT_FOUND),
         ("GetEvaluation", field(1, "z" * MEGABYTE), grpc.StatusCode.NOT_FOUND),
-        ("Evaluate", field(2, field(1, SOFTMAX) + field(2, field(1, "p" * MEGABYTE))), grpc.StatusCode.INVALID_ARGUMENT),
-        ("Evaluate", field(2, field(1, "tasks/x/" + "t" * MEGABYTE) + field(2, field(1, "k.py"))), grpc.StatusCode.NOT_FOUND),
+        (
+            "Evaluate",
+            field(2, field(1, SOFTMAX) + field(2, field(1, "p" * MEGABYTE))),
+            grpc.StatusCode.INVALID_ARGUMENT,
+        ),
+        (
+            "Evaluate",
+            field(2, field(1, "tasks/x/" + "t" * MEGABYTE) + field(2, field(1, "k.py"))),
+            grpc.StatusCode.NOT_FOUND,
+        ),
     ],
 )
-def test_a_megabyte_of_bad_input_gets_a_short_message(repo: Path, make_runner, serve_runner, kit, method, request_bytes, code) -> None:
+def test_a_megabyte_of_bad_input_gets_a_short_message(
+    repo: Path, make_runner, serve_runner, kit, method, request_bytes, code
+) -> None:
     address = serve_runner(make_runner(repo, kit.FakeEvaluate())).address
     error = refusal(address, method, request_bytes)
     details = error.details() or ""

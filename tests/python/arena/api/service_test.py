@@ -109,10 +109,7 @@ def test_status_codes_and_the_server_keeps_serving(repo: Path, make_runner, serv
         evaluations = [alice.evaluate(kit.candidate(f"speedup={i}"), attempt.id) for i in (1, 2, 3)]
         request = evaluate_request(attempt.id, {"kernel.py": b"speedup=4"})
         assert code_of(address, "Evaluate", request) == codes.RESOURCE_EXHAUSTED
-        assert (
-            code_of(address, "GetEvaluation", field(1, evaluations[0].id), "bob-token")
-            == codes.PERMISSION_DENIED
-        )
+        assert code_of(address, "GetEvaluation", field(1, evaluations[0].id), "bob-token") == codes.PERMISSION_DENIED
         assert code_of(address, "GetAttempt", field(1, attempt.id), "bob-token") == codes.PERMISSION_DENIED
         with pytest.raises(BudgetExhausted):
             alice.evaluate(kit.candidate("speedup=4"), attempt.id)
@@ -136,9 +133,7 @@ def test_a_full_queue_refuses_with_resource_exhausted(repo: Path, make_runner, s
             pass
         pending = evaluate(evaluate_request("", {"kernel.py": b"speedup=1"}), metadata=metadata)
         next(pending)  # the one place in the queue
-        refused = evaluate(
-            evaluate_request("", {"kernel.py": b"speedup=9"}), metadata=metadata, timeout=TIMEOUT_S
-        )
+        refused = evaluate(evaluate_request("", {"kernel.py": b"speedup=9"}), metadata=metadata, timeout=TIMEOUT_S)
         with pytest.raises(grpc.RpcError) as caught:
             list(refused)
         error = cast(grpc.RpcError, caught.value)
@@ -200,9 +195,7 @@ def test_twenty_four_agents_at_once(repo: Path, make_runner, serve_runner, kit) 
     try:
         attempts = {agent: clients[agent].open_attempt(SOFTMAX).id for agent in agents}
         threads = [
-            threading.Thread(
-                target=send, args=(clients[agent], agent, attempts[agent], f"{agent} speedup={k + 1}")
-            )
+            threading.Thread(target=send, args=(clients[agent], agent, attempts[agent], f"{agent} speedup={k + 1}"))
             for agent in agents
             for k in range(5)
         ]

@@ -62,7 +62,9 @@ def test_a_client_trusting_another_ca_refuses_the_runner(tls_address: str, tmp_p
 
 
 @pytest.mark.parametrize("address", ["0.0.0.0:0", "[::]:0", ":0"])
-def test_plaintext_beyond_loopback_is_refused_without_the_flag(address: str, repo: Path, make_runner, tokens, kit) -> None:  # type: ignore[no-untyped-def]
+def test_plaintext_beyond_loopback_is_refused_without_the_flag(
+    address: str, repo: Path, make_runner, tokens, kit
+) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(InsecureTransport, match="--insecure-listen"):
         create_server(address, make_runner(repo, kit.FakeEvaluate()), tokens)
 

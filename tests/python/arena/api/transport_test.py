@@ -35,8 +35,16 @@ def test_loopback_addresses(address: str) -> None:
 
 @pytest.mark.parametrize(
     "address",
-    ["0.0.0.0:50051", "[::]:50051", ":50051", "10.0.0.5:50051", "runner.example:50051", "localhost.evil.example:1",
-     "[::ffff:10.0.0.1]:1", "128.0.0.1:1"],  # fmt: skip
+    [
+        "0.0.0.0:50051",
+        "[::]:50051",
+        ":50051",
+        "10.0.0.5:50051",
+        "runner.example:50051",
+        "localhost.evil.example:1",
+        "[::ffff:10.0.0.1]:1",
+        "128.0.0.1:1",
+    ],  # fmt: skip
 )
 def test_addresses_beyond_loopback(address: str) -> None:
     assert not is_loopback(address)

@@ -13,7 +13,9 @@ from arena_testing.candidate_task import make_task
 
 
 def test_a_path_below_another_file_of_the_map_is_refused() -> None:
-    with pytest.raises(InvalidCandidate, match=r"'kernel.py/evil.py' lies below 'kernel.py', which is a file of the candidate"):
+    with pytest.raises(
+        InvalidCandidate, match=r"'kernel.py/evil.py' lies below 'kernel.py', which is a file of the candidate"
+    ):
         accept_candidate(make_task(), {"kernel.py": b"k", "kernel.py/evil.py": b"e"})
 
 

@@ -23,9 +23,7 @@ def test_every_command_module_has_the_protocol() -> None:
 
 def test_help_as_a_module() -> None:
     env = {**os.environ, "PYTHONPATH": str(SRC)}
-    done = subprocess.run(
-        [sys.executable, "-m", "arena.cli.main", "--help"], capture_output=True, text=True, env=env
-    )
+    done = subprocess.run([sys.executable, "-m", "arena.cli.main", "--help"], capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr
     assert "usage: arena" in done.stdout and "tasks" in done.stdout
 

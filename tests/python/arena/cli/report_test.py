@@ -26,7 +26,9 @@ def submissions(folder: Path, kernel: str, name: str = "", cost: float | None = 
     if name:
         (folder / "agent.json").write_text(json.dumps({"name": name, "model": "test-model"}))
     if cost is not None:
-        (folder / "add.agent.json").write_text(json.dumps({"cost_usd": cost, "input_tokens": 900, "output_tokens": 100}))
+        (folder / "add.agent.json").write_text(
+            json.dumps({"cost_usd": cost, "input_tokens": 900, "output_tokens": 100})
+        )
         (folder / "add.transcript.txt").write_text("read kernel.py; widened BLOCK to 512\n")
     return folder
 
@@ -63,7 +65,9 @@ def test_a_report_of_submissions_shows_the_agent_records(add_repo: Path, evaluat
 
 def test_suite_files_of_one_name_are_repeated_runs(add_repo: Path, evaluated: Path, tmp_path: Path) -> None:
     record = tmp_path / "e.json"
-    assert arena(add_repo, "evaluate", "--task", TASK, "--candidate", str(evaluated / "add"), "--json", str(record)) == 0
+    assert (
+        arena(add_repo, "evaluate", "--task", TASK, "--candidate", str(evaluated / "add"), "--json", str(record)) == 0
+    )
     evaluation = json.loads(record.read_text())
     for run in ("r1", "r2"):
         (tmp_path / f"{run}.json").write_text(json.dumps({"evaluations": [dict(evaluation, label=TASK)], "failed": []}))

@@ -119,9 +119,7 @@ def test_timed_speedups_agree_within_their_intervals_and_differ_outside(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr("arena.cli.reproduce.probe_environment", lambda: gpu_machine)
-    stored = evaluate(
-        add_repo, tmp_path, task_file(add_repo, "exemplars/wide/kernel.py")
-    )  # the fake: 2x faster
+    stored = evaluate(add_repo, tmp_path, task_file(add_repo, "exemplars/wide/kernel.py"))  # the fake: 2x faster
     big = next(case for case in stored["cases"] if case["name"] == "big")
     assert big["speedup"] == pytest.approx(2.0, rel=0.05)
     code, report = reproduce(add_repo, tmp_path, stored["id"])
@@ -181,9 +179,7 @@ def test_the_baseline_needs_no_kept_files_and_a_json_file_works_too(
     assert fake_harness[-1][0] is None  # re-run as the baseline
 
 
-def test_an_unknown_id_is_refused(
-    add_repo: Path, cache_dir: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_an_unknown_id_is_refused(add_repo: Path, cache_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["--repo-root", str(add_repo), "reproduce", "0123456789ab"]) == 2
     assert "no evaluation '0123456789ab'" in capsys.readouterr().err
 
@@ -196,14 +192,14 @@ def test_the_case_verdicts() -> None:
     assert compare_case("c", case(2.0, 1.9, 2.1), case(2.15, 2.05, 2.25), 0.0).verdict == "agrees"
     assert compare_case("c", case(2.0, 1.95, 2.05), case(2.2, 2.15, 2.25), 0.0).verdict == "differs"
     assert compare_case("c", case(2.0, 1.95, 2.05), case(2.2, 2.15, 2.25), 0.2).verdict == "agrees"  # noise
-    assert (
-        compare_case("c", case(2.0, 1.9, 2.1), case(2.0, 1.9, 2.1, correct=False), 0.0).verdict == "differs"
-    )
+    assert compare_case("c", case(2.0, 1.9, 2.1), case(2.0, 1.9, 2.1, correct=False), 0.0).verdict == "differs"
     assert compare_case("c", case(2.0, 1.9, 2.1), case(0.0, 0.0, 0.0), 0.0).verdict == "not compared"
     assert compare_case("c", None, case(2.0, 1.9, 2.1), 0.0).verdict == "not compared"
 
 
-def scored(status: Status, compiled: bool, correct: bool, *cases: CaseResult, points: float | None = None) -> Evaluation:
+def scored(
+    status: Status, compiled: bool, correct: bool, *cases: CaseResult, points: float | None = None
+) -> Evaluation:
     """An evaluation whose points follow from its cases, unless `points` says otherwise."""
     score = score_evaluation(compiled, correct, cases)
     if points is not None:

@@ -20,7 +20,14 @@ from arena.executors.local import LocalExecutor
 from arena.executors.remote import RemoteExecutor
 
 # The committed third_party/rocm/image.lock before anyone has resolved it: the tag, no digest.
-UNRESOLVED_LOCK = {'digest': '', 'repository': 'rocm/pytorch', 'resolved': False, 'resolved_date': '', 'resolved_with': '', 'tag': 'rocm7.1.1_ubuntu24.04_py3.12_pytorch_release_2.10.0'}
+UNRESOLVED_LOCK = {
+    "digest": "",
+    "repository": "rocm/pytorch",
+    "resolved": False,
+    "resolved_date": "",
+    "resolved_with": "",
+    "tag": "rocm7.1.1_ubuntu24.04_py3.12_pytorch_release_2.10.0",
+}
 
 BUILD = """
 kernel_task(
@@ -72,13 +79,21 @@ def test_serve_answers_clients_and_stops_on_sigterm(repo: Path, tmp_path: Path, 
         out = tmp_path / "rows.json"
         os.environ["ARENA_TOKEN"] = "a-token"
         try:
-            assert (
-                main(["--repo-root", str(repo), "leaderboard", "--runner", address, "--json", str(out)]) == 0
-            )
+            assert main(["--repo-root", str(repo), "leaderboard", "--runner", address, "--json", str(out)]) == 0
         finally:
             del os.environ["ARENA_TOKEN"]
         assert json.loads(out.read_text()) == []
-        flagged = ["--repo-root", str(repo), "leaderboard", "--runner", address, "--token", "a-token", "--json", str(out)]
+        flagged = [
+            "--repo-root",
+            str(repo),
+            "leaderboard",
+            "--runner",
+            address,
+            "--token",
+            "a-token",
+            "--json",
+            str(out),
+        ]
         assert main(flagged) == 0 and json.loads(out.read_text()) == []  # the token as a flag
         assert main(flagged[:5] + ["--token", "wrong", "--json", str(out)]) == 9  # refused: the flag is used
         child.send_signal(signal.SIGTERM)
@@ -92,9 +107,7 @@ def test_serve_answers_clients_and_stops_on_sigterm(repo: Path, tmp_path: Path, 
 
 def test_serve_refuses_to_start_without_tokens(repo: Path, tmp_path: Path, capsys, monkeypatch) -> None:
     monkeypatch.delenv("ARENA_TOKENS", raising=False)
-    code = main(
-        ["--repo-root", str(repo), "serve", "--listen", "127.0.0.1:0", "--state", str(tmp_path / "s")]
-    )
+    code = main(["--repo-root", str(repo), "serve", "--listen", "127.0.0.1:0", "--state", str(tmp_path / "s")])
     assert code != 0 and "no tokens" in capsys.readouterr().err
 
 

@@ -143,7 +143,9 @@ def test_serve_hands_its_budget_and_limit_flags_to_the_runner_and_the_server(
             "--streams-per-identity", "4", "--calls-per-second", "7.5"]  # fmt: skip
     assert main(argv) != 0 and "stop here" in capsys.readouterr().err
     assert {k: seen["runner"][k] for k in ("max_attempts", "max_refunds", "max_tries")} == {
-        "max_attempts": 5, "max_refunds": 0, "max_tries": 2,
+        "max_attempts": 5,
+        "max_refunds": 0,
+        "max_tries": 2,
     }
     limits = seen["server"]["limits"]
     assert (limits.streams_per_identity, limits.calls_per_second) == (4, 7.5)

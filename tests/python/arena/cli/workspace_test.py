@@ -84,9 +84,7 @@ def test_the_evaluate_command_task_md_gives_accepts_the_workspace(
     assert candidate.files["kernel.py"].endswith(b"# edited\n")
 
 
-def test_the_sdk_over_a_runner_writes_the_same_workspace(
-    add_repo: Path, tmp_path: Path, runner_address: str
-) -> None:
+def test_the_sdk_over_a_runner_writes_the_same_workspace(add_repo: Path, tmp_path: Path, runner_address: str) -> None:
     assert workspace(add_repo, tmp_path / "local") == 0
     with Client(runner_address, "alice-token") as client:
         written = client.workspace(ADD, tmp_path / "sdk")

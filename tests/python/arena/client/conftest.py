@@ -39,9 +39,7 @@ def fake_evaluate(task: Task, candidate: Candidate, root: Path, settings: Any, s
     """PASSED with the speedup the candidate states as its whole text (b"2.5")."""
     speedup = float(candidate.files["kernel.py"])
     score = Score(points=120 + 100 * speedup, speedup=speedup, geomean_speedup=speedup)
-    return Evaluation(
-        "x", task.address, "t", candidate.digest, Status.PASSED, True, True, score=score
-    )
+    return Evaluation("x", task.address, "t", candidate.digest, Status.PASSED, True, True, score=score)
 
 
 @pytest.fixture

@@ -59,7 +59,9 @@ def test_the_bundled_import_path_is_built_from_explicit_roots_never_from_sys_pat
     assert os.path.dirname(os.path.realpath(sys.executable)) in found.folders  # the interpreter's own
 
 
-def test_installed_distributions_outside_site_packages_are_roots(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_installed_distributions_outside_site_packages_are_roots(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # A PEX that is no venv puts each installed wheel's folder on sys.path: a root, found by its
     # .dist-info (a plain folder on sys.path is not).
     wheel = tmp_path / "installed_wheels" / "demo-1.0-py3-none-any.whl"

@@ -126,7 +126,9 @@ def test_status_names_match_the_proto() -> None:
 def test_an_evaluation_whose_status_contradicts_its_flags_cannot_be_built(status, compiled, correct) -> None:
     assert contradiction(status, compiled, correct)
     with pytest.raises(ValueError, match="evaluation e1"):
-        Evaluation(id="e1", task="t", task_digest="d", candidate_digest="c", status=status, compiled=compiled, correct=correct)
+        Evaluation(
+            id="e1", task="t", task_digest="d", candidate_digest="c", status=status, compiled=compiled, correct=correct
+        )
 
 
 def test_consistent_flags_are_accepted() -> None:

@@ -32,9 +32,14 @@ def test_the_parents_no_result_failures_are_faults(message: str) -> None:
     "result",
     [
         HarnessResult("RUNTIME_ERROR", True, False, errors=("first call: the candidate's worker killed by SIGKILL",)),
-        HarnessResult("RUNTIME_ERROR", False, False, errors=("compile: the child was killed by SIGKILL without a result",)),
         HarnessResult(
-            "RUNTIME_ERROR", False, False, stages=(StageLog("compile", False, 1.0),),
+            "RUNTIME_ERROR", False, False, errors=("compile: the child was killed by SIGKILL without a result",)
+        ),
+        HarnessResult(
+            "RUNTIME_ERROR",
+            False,
+            False,
+            stages=(StageLog("compile", False, 1.0),),
             errors=("the child ended without a result",),
         ),
         # The same words without the parent's mark: a message is no proof of who made a result.

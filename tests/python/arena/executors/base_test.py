@@ -23,7 +23,12 @@ OPS = Identity("ops", operator=True)
 
 
 def _runner(
-    scale_repo: Path, scale_task: Task, state: Path, executor: Executor, evaluate: Any = None, lanes: tuple[str, ...] = ("cpu",)
+    scale_repo: Path,
+    scale_task: Task,
+    state: Path,
+    executor: Executor,
+    evaluate: Any = None,
+    lanes: tuple[str, ...] = ("cpu",),
 ) -> Runner:
     def passed(task, candidate, repo_root, settings, store, **options):  # type: ignore[no-untyped-def]
         return Evaluation("e1", task.address, "t", "c", Status.PASSED, True, True)
@@ -51,16 +56,12 @@ def _evaluate_baseline(runner: Runner, scale_repo: Path, scale_task: Task) -> li
         runner.stop()
 
 
-def test_the_runner_evaluates_through_its_executor(
-    scale_repo: Path, scale_task: Task, tmp_path: Path
-) -> None:
+def test_the_runner_evaluates_through_its_executor(scale_repo: Path, scale_task: Task, tmp_path: Path) -> None:
     seen: list[dict[str, Any]] = []
 
     def fake_evaluate(task, candidate, repo_root, settings, store, **options):  # type: ignore[no-untyped-def]
         seen.append(options)
-        return Evaluation(
-            "e1", task.address, "t", "c", Status.PASSED, True, True, environment=options["environment"]
-        )
+        return Evaluation("e1", task.address, "t", "c", Status.PASSED, True, True, environment=options["environment"])
 
     executor: Executor = LocalExecutor(device=4)
     runner = _runner(scale_repo, scale_task, tmp_path / "state", executor, fake_evaluate)

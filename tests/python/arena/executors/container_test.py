@@ -69,9 +69,21 @@ def test_the_child_runs_inside_the_image_and_its_verdicts_come_back(
     assert good.status == "PASSED" and good.correct, good.errors
     # The child reports the interpreter it ran under: the image's Debian Python, not this host's.
     inside = subprocess.run(
-        [*executor.engine, "run", "--rm", "--pull", "never", *executor_limits(executor), executor.image.reference,
-         "python3", "-c", "import platform; print(platform.python_version())"],
-        capture_output=True, text=True, check=True,
+        [
+            *executor.engine,
+            "run",
+            "--rm",
+            "--pull",
+            "never",
+            *executor_limits(executor),
+            executor.image.reference,
+            "python3",
+            "-c",
+            "import platform; print(platform.python_version())",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.strip()
     versions = good.environment["versions"]
     assert isinstance(versions, dict) and versions["python"] == inside

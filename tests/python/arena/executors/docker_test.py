@@ -237,7 +237,9 @@ def test_the_committed_locks_pin_both_images_and_are_refused_until_resolved(
         with pytest.raises(ExecutorError, match=f"not resolved to a digest in {LOCK_PATHS[vendor]}"):
             DockerExecutor.from_repo(repo, vendor=vendor)
     else:
-        assert DockerExecutor.from_repo(repo, vendor=vendor, engine=DOCKER).image == read_lock(repo / LOCK_PATHS[vendor])
+        assert DockerExecutor.from_repo(repo, vendor=vendor, engine=DOCKER).image == read_lock(
+            repo / LOCK_PATHS[vendor]
+        )
 
 
 def fake_docker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, Path]:

@@ -154,8 +154,6 @@ def test_provenance_is_the_pools() -> None:
 
     remote = RemoteExecutor("pool:8980", "MI300X", IMAGE)
     assert remote.describe()["image_digest"] == "sha256:" + "cd" * 32
-    environment = remote.environment(
-        Environment(backend="cpu-interpreter", gpu_name="", versions={"torch": "x"})
-    )
+    environment = remote.environment(Environment(backend="cpu-interpreter", gpu_name="", versions={"torch": "x"}))
     assert (environment.backend, environment.gpu_name) == ("rocm", "MI300X")
     assert environment.versions == {"executor": "remote"} and environment.fingerprint

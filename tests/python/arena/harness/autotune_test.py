@@ -10,5 +10,7 @@ def test_an_autotuned_candidate_passes_on_the_interpreter(run_candidate):
 
 def test_a_wrong_config_among_many_is_still_caught(run_candidate):
     # Every config runs once while tuning; the kept one must still give the right answer.
-    wrong = AUTOTUNED_ADD.replace("tl.load(y_ptr + offsets, mask=mask), mask=mask)", "tl.load(x_ptr + offsets, mask=mask), mask=mask)")
+    wrong = AUTOTUNED_ADD.replace(
+        "tl.load(y_ptr + offsets, mask=mask), mask=mask)", "tl.load(x_ptr + offsets, mask=mask), mask=mask)"
+    )
     assert run_candidate(wrong).status == "INCORRECT"

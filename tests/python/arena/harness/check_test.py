@@ -23,9 +23,7 @@ def test_values_within_tolerance_pass_and_the_first_mismatch_is_reported():
     got = want.clone()
     got[1, 0] = 3.5
     message = find_mismatch("z", got, want, TOL)
-    assert (
-        message is not None and "1 of 4" in message and "[1, 0]" in message and "got 3.5, want 3.0" in message
-    )
+    assert message is not None and "1 of 4" in message and "[1, 0]" in message and "got 3.5, want 3.0" in message
 
 
 @pytest.mark.parametrize(

@@ -42,7 +42,9 @@ def test_tensors_round_trip_bit_for_bit():
     back = unpack_tensors(meta, blobs, torch.device("cpu"))
     for a, b in zip(tensors, back):
         assert a.dtype == b.dtype and a.shape == b.shape
-        assert torch.equal(a.view(-1).view(torch.uint8) if a.numel() else a, b.view(-1).view(torch.uint8) if b.numel() else b)
+        assert torch.equal(
+            a.view(-1).view(torch.uint8) if a.numel() else a, b.view(-1).view(torch.uint8) if b.numel() else b
+        )
 
 
 @pytest.mark.parametrize(

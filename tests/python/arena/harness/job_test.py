@@ -122,9 +122,7 @@ def test_the_screen_passes_the_baseline_when_no_candidate_is_given(task: Task, t
     assert chosen.files == {"kernel.py": (tmp_path / task.task_dir / "kernel.py").read_bytes()}
 
 
-def test_a_refused_candidate_starts_no_child(
-    task: Task, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_refused_candidate_starts_no_child(task: Task, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     def no_child() -> None:
         raise AssertionError("a child was started for a candidate the screen refuses")
 

@@ -26,7 +26,9 @@ def test_a_single_slot_stacks_too():
     layout = judged_timing._Layout.of([torch.empty(10, dtype=torch.float16)], 1)
     data = torch.zeros(layout.nbytes(), dtype=torch.uint8)
     typed_view(data, layout.outputs[0][0]).fill_(2.0)
-    assert torch.equal(judged_timing._stacked(data, layout.outputs, 0, 0, 1), torch.full((1, 10), 2.0, dtype=torch.float16))
+    assert torch.equal(
+        judged_timing._stacked(data, layout.outputs, 0, 0, 1), torch.full((1, 10), 2.0, dtype=torch.float16)
+    )
 
 
 def test_the_bound_counts_samples_around_their_median():
@@ -124,7 +126,13 @@ def test_the_persisting_l2_reset_runs_before_every_timed_chunk_of_either_side(mo
     for index in range(2):
         got = judged_timing.timed_chunks(_Chunks(steps), index, [7], judge.reset_l2, log)
         assert got == ([1.0], 5.0, [0.5], [])
-    assert steps == ["reset", "baseline", "draw", "reset", "candidate"] + ["draw", "reset", "candidate", "reset", "baseline"]
+    assert steps == ["reset", "baseline", "draw", "reset", "candidate"] + [
+        "draw",
+        "reset",
+        "candidate",
+        "reset",
+        "baseline",
+    ]
     assert log == []
 
 

@@ -93,9 +93,7 @@ def test_compile_errors(run_candidate):
     assert run_candidate("def add(x, y)\n    return x\n").status == "COMPILE_ERROR"
     assert run_candidate("def plus(x, y):\n    return x\n").status == "COMPILE_ERROR"
     broken = TRITON_ADD.replace("tl.arange(0, BLOCK)", "tl.arange(0, BLOCK) + undefined_name")
-    result = run_candidate(
-        broken
-    )  # a GPU build reports COMPILE_ERROR; the CPU interpreter meets it at run time
+    result = run_candidate(broken)  # a GPU build reports COMPILE_ERROR; the CPU interpreter meets it at run time
     assert result.status in ("COMPILE_ERROR", "RUNTIME_ERROR") and "undefined_name" in " ".join(result.errors)
 
 

@@ -5,8 +5,10 @@ from arena_testing.gpu import needs_gpu
 
 
 def _sets(count: int, n: int = 1000) -> list[list[torch.Tensor]]:
-    return [[torch.randn(n), torch.arange(n // 3, dtype=torch.int64).reshape(-1, 1), torch.ones(7) > 0]
-            for _ in range(count)]
+    return [
+        [torch.randn(n), torch.arange(n // 3, dtype=torch.int64).reshape(-1, 1), torch.ones(7) > 0]
+        for _ in range(count)
+    ]
 
 
 def test_every_set_is_copied_whole_to_its_own_bytes_of_the_pool():

@@ -19,7 +19,9 @@ def test_only_the_sides_own_lines_are_kept():
 
 
 def test_a_name_whole_after_the_preprocessor_is_found():
-    findings = check_preprocessed(OUTPUT, "/job/candidate", '# 1 "/job/baseline/kernel.hip"\nint a;\n', "/job/baseline", ())
+    findings = check_preprocessed(
+        OUTPUT, "/job/candidate", '# 1 "/job/baseline/kernel.hip"\nint a;\n', "/job/baseline", ()
+    )
     assert [f.what for f in findings] == ["uses dlopen"]
 
 

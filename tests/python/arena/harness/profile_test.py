@@ -71,7 +71,9 @@ def test_the_log_counts_each_distinct_operation_of_the_candidate():
 
 
 def _case(name: str, baseline_us: tuple[float, ...], candidate_us: tuple[float, ...]) -> CaseOutcome:
-    return CaseOutcome(name=name, correct=True, timed=bool(candidate_us), baseline_us=baseline_us, candidate_us=candidate_us)
+    return CaseOutcome(
+        name=name, correct=True, timed=bool(candidate_us), baseline_us=baseline_us, candidate_us=candidate_us
+    )
 
 
 def test_only_a_candidate_measured_faster_is_profiled():

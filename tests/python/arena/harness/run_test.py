@@ -130,14 +130,15 @@ def test_the_baseline_passes_every_case_on_the_interpreter(tmp_path: Path, cpu: 
     result = run.execute()
     assert result.status == "PASSED", result.errors
     assert [(s.name, s.ok) for s in result.stages] == [("setup", True), ("compile", True), ("check", True)]
-    assert [(c.name, c.correct, c.hidden) for c in result.cases] == [
-        (name, True, "~" in name) for name in CASES
-    ]
+    assert [(c.name, c.correct, c.hidden) for c in result.cases] == [(name, True, "~" in name) for name in CASES]
     assert not result.timings_available and not any(c.candidate_us for c in result.cases)
     # The setup log says when the worker was born, had imported torch, was asked and was ready.
     setup = next(s.log for s in result.stages if s.name == "setup")
-    assert re.search(r"worker started \(born [+-]\d+\.\d+s, imported [+-]\d+\.\d+s, asked [+-]\d+\.\d+s, "
-                     r"ready [+-]\d+\.\d+s\)", setup), setup
+    assert re.search(
+        r"worker started \(born [+-]\d+\.\d+s, imported [+-]\d+\.\d+s, asked [+-]\d+\.\d+s, "
+        r"ready [+-]\d+\.\d+s\)",
+        setup,
+    ), setup
     worker = run.worker.process  # the candidate ran in a process of its own, which ends with the run
     assert worker.pid != os.getpid() and worker.poll() is None
     run.close()

@@ -28,7 +28,10 @@ def _site(root: Path) -> Path:
         lambda root: (root / "scores.key").write_bytes(b"k"),
         lambda root: (root / "runner.sqlite").write_bytes(b""),
         lambda root: ((root / "runner").mkdir(), (root / "runner" / "runner.sqlite").write_bytes(b"")),
-        lambda root: ((root / "tasks" / "t" / "add").mkdir(parents=True), (root / "tasks" / "t" / "add" / "BUILD").write_text("")),
+        lambda root: (
+            (root / "tasks" / "t" / "add").mkdir(parents=True),
+            (root / "tasks" / "t" / "add" / "BUILD").write_text(""),
+        ),
     ],
     ids=["checkout", "dot-arena", "score-cache", "cache-key", "runner-database", "state-folder", "task-tree"],
 )

@@ -101,7 +101,7 @@ def test_outputs_of_two_float_dtypes_each_get_their_own_comparison_s_tolerance(c
     [
         (
             RUNNER,
-            f"            {COMPARE_Q}\n                return False, f\"Shape {{i + 1}}: quantized values differ\"\n",
+            f'            {COMPARE_Q}\n                return False, f"Shape {{i + 1}}: quantized values differ"\n',
             "",
             "`mod.quantize_rows` returns 2 tensors and the test compares 1 of them (scales); arena checks every output",
         ),

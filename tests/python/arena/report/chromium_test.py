@@ -48,7 +48,11 @@ def browse(page: Path, out: Path) -> Browsed:
     environment = {**os.environ, "HOME": str(out)}  # a profile and caches of its own, not the caller's
     screenshot = out / "report.png"
     dumped = subprocess.run(
-        [*common, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=BROWSER_TIMEOUT_S, env=environment
+        [*common, "--dump-dom", page.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=BROWSER_TIMEOUT_S,
+        env=environment,
     )
     shot = subprocess.run(
         [*common, f"--screenshot={screenshot}", page.as_uri()],
@@ -67,7 +71,9 @@ def keep(path: Path) -> None:
 
 def test_the_console_check_catches_a_script_error(tmp_path: Path) -> None:
     broken = tmp_path / "broken.html"
-    broken.write_text('<!DOCTYPE html><html><body><script>console.error("drawn wrong"); notDefined();</script></body></html>')
+    broken.write_text(
+        '<!DOCTYPE html><html><body><script>console.error("drawn wrong"); notDefined();</script></body></html>'
+    )
     browsed = browse(broken, tmp_path / "browser")
     assert any("drawn wrong" in message for message in browsed.console)
     assert any(message.startswith('"Uncaught ReferenceError') for message in browsed.console)

@@ -129,7 +129,9 @@ class Elements(HTMLParser):
         self.text.append(data)
 
     def having(self, tag: str, **attributes: str) -> list[Element]:
-        return [e for e in self.elements if e.tag == tag and all(e.attributes.get(k) == v for k, v in attributes.items())]
+        return [
+            e for e in self.elements if e.tag == tag and all(e.attributes.get(k) == v for k, v in attributes.items())
+        ]
 
 
 @pytest.fixture
@@ -141,7 +143,9 @@ def two_sets(add_repo):  # type: ignore[no-untyped-def]
 
     def run(candidate: Candidate, ratio: float, seed: int, record: AgentRecord | None = None) -> Run:
         evaluation = add_repo.evaluation(candidate.digest, ratio, seed=seed)
-        return Run(evaluation, "triton2triton", evaluation.task, "test", candidate=candidate, agent=record or AgentRecord())
+        return Run(
+            evaluation, "triton2triton", evaluation.task, "test", candidate=candidate, agent=record or AgentRecord()
+        )
 
     sets = [
         ResultSet("baselines", (run(baseline, 1.0, 1),)),

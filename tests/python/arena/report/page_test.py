@@ -29,7 +29,11 @@ def test_plotly_js_is_inline_and_nothing_links_out(two_sets, elements) -> None: 
     scripts = re.findall(r"<script[^>]*>(.*?)</script>", page, flags=re.S)
     assert any("plotly.js v" in script[:200] and len(script) > 1_000_000 for script in scripts)
     parsed = elements(page)
-    assert not [e for e in parsed.elements if e.tag in ("script", "link", "img") and ("src" in e.attributes or "href" in e.attributes)]
+    assert not [
+        e
+        for e in parsed.elements
+        if e.tag in ("script", "link", "img") and ("src" in e.attributes or "href" in e.attributes)
+    ]
     assert all(e.attributes["href"].startswith("#") for e in parsed.having("a"))
     assert not parsed.having("section", id="comparison")  # none asked for
 

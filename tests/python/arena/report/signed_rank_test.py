@@ -16,7 +16,10 @@ DARWIN = (6, 8, 14, 16, 23, 24, 28, 29, 41, -48, 49, 56, 60, -67, 75)
 
 def brute_force_p(ranks: list[float], w_plus: float) -> float:
     """Two-sided p by listing all 2^n sign patterns."""
-    sums = [sum(r for r, positive in zip(ranks, signs) if positive) for signs in itertools.product((0, 1), repeat=len(ranks))]
+    sums = [
+        sum(r for r, positive in zip(ranks, signs) if positive)
+        for signs in itertools.product((0, 1), repeat=len(ranks))
+    ]
     lower = sum(1 for s in sums if s <= w_plus + 1e-9)
     upper = sum(1 for s in sums if s >= w_plus - 1e-9)
     return min(1.0, 2 * min(lower, upper) / len(sums))

@@ -126,7 +126,11 @@ def test_the_score_cache_as_sets_of_baselines_exemplars_and_other_candidates(add
     store.put("o", add_repo.evaluation("someone's candidate", 1.4, seed=3))
     store.put("stale", add_repo.evaluation("stale candidate", 5.0, seed=4, task_digest="the task before an edit"))
     sets = cache_sets(add_repo.library(), [add_repo.task.address])
-    assert [s.name for s in sets] == ["baselines (score cache)", "exemplars (score cache)", "other candidates (score cache)"]
+    assert [s.name for s in sets] == [
+        "baselines (score cache)",
+        "exemplars (score cache)",
+        "other candidates (score cache)",
+    ]
     assert [len(s.runs) for s in sets] == [1, 1, 1]  # the stale evaluation is of another task
     assert sets[0].runs[0].candidate == baseline and sets[1].runs[0].candidate == exemplar
     assert sets[2].runs[0].candidate is None  # its files were never kept

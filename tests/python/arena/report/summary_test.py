@@ -76,7 +76,8 @@ def test_the_task_interval_combines_the_case_intervals_as_the_speedups_are(score
 
 def test_speed_of_light_is_shown_as_the_range_over_cases_that_have_it(scored) -> None:  # type: ignore[no-untyped-def]
     evaluation = replace(
-        scored("t", 2.0, seed=1), cases=(_case("a", 2, 1, 3, sol=0.4), _case("b", 2, 1, 3, sol=0.7), _case("c", 2, 1, 3))
+        scored("t", 2.0, seed=1),
+        cases=(_case("a", 2, 1, 3, sol=0.4), _case("b", 2, 1, 3, sol=0.7), _case("c", 2, 1, 3)),
     )
     assert sol_range(evaluation) == (0.4, 0.7)
     assert sol_range(replace(evaluation, cases=(_case("c", 2, 1, 3),))) == (0.0, 0.0)

@@ -29,7 +29,9 @@ def test_attempts_per_agent_and_task_are_capped(repo: Path, make_runner, kit) ->
     runner = make_runner(repo, kit.FakeEvaluate(), max_attempts=2)
     runner.open_attempt(ALICE, SOFTMAX)
     runner.open_attempt(ALICE, "tasks/triton2triton/softmax")  # the same task by another spelling
-    with pytest.raises(BudgetExhausted, match=r"opened 2 attempts on tasks/triton2triton/softmax:softmax.*max_attempts=2"):
+    with pytest.raises(
+        BudgetExhausted, match=r"opened 2 attempts on tasks/triton2triton/softmax:softmax.*max_attempts=2"
+    ):
         runner.open_attempt(ALICE, SOFTMAX)
     # Other agents and other tasks are untouched.
     assert runner.open_attempt(BOB, SOFTMAX).iterations_left == 3

@@ -53,8 +53,9 @@ def test_a_check_spends_no_iteration_runs_untimed_without_hidden_cases_and_is_it
     assert scored.id != checked.id and not evaluate.settings[-1].check_only
     assert evaluate.settings[-1].hidden_seeds == 2
     assert runner.get_attempt(ALICE, attempt.id).iterations_left == 2
-    assert checked.id == job_id("alice", attempt.id, kit.candidate("speedup=2"), runner.get_task(ALICE, SOFTMAX).digest,
-                                check=True)
+    assert checked.id == job_id(
+        "alice", attempt.id, kit.candidate("speedup=2"), runner.get_task(ALICE, SOFTMAX).digest, check=True
+    )
 
 
 def test_a_check_cannot_be_submitted(repo: Path, make_runner, kit) -> None:

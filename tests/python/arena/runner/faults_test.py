@@ -79,7 +79,9 @@ def test_a_fault_then_a_signed_result_gives_the_signed_one(real_runner, kit) -> 
 
 def test_a_signed_failure_is_the_candidates_and_is_cached(real_runner, kit) -> None:
     """A crash the harness reported (signed, with its stage) is a verdict: charged and cached."""
-    signed = HarnessResult("RUNTIME_ERROR", True, False, errors=("first call: the candidate's worker killed by SIGKILL",))
+    signed = HarnessResult(
+        "RUNTIME_ERROR", True, False, errors=("first call: the candidate's worker killed by SIGKILL",)
+    )
     executor = FakeExecutor([signed])
     runner, _ = real_runner(executor)
     attempt = runner.open_attempt(ALICE, SOFTMAX)

@@ -162,9 +162,7 @@ def test_a_restart_runs_the_jobs_a_dead_process_left_running(tmp_path: Path) -> 
         second.close()
 
 
-def test_a_late_result_from_before_a_restart_does_not_overwrite_the_rerun(
-    database: Database, make_queue
-) -> None:
+def test_a_late_result_from_before_a_restart_does_not_overwrite_the_rerun(database: Database, make_queue) -> None:
     release = threading.Event()
 
     def stuck(job: Job, lane: str) -> Evaluation:
@@ -192,9 +190,7 @@ def test_a_late_result_from_before_a_restart_does_not_overwrite_the_rerun(
     assert done.lane == "new"
 
 
-def test_each_lane_runs_one_job_at_a_time_and_the_lanes_run_side_by_side(
-    database: Database, make_queue
-) -> None:
+def test_each_lane_runs_one_job_at_a_time_and_the_lanes_run_side_by_side(database: Database, make_queue) -> None:
     lock, running, overlaps, lanes_used = threading.Lock(), set(), [], []
     both_lanes = threading.Barrier(2, timeout=WAIT_S)  # passes only when two jobs run at once
 
@@ -222,9 +218,7 @@ def test_each_lane_runs_one_job_at_a_time_and_the_lanes_run_side_by_side(
     assert {queue.read(name).lane for name in ("j1", "j2")} == {"a", "b"}
 
 
-def test_a_failed_job_raises_its_error_to_watchers_and_calls_the_refund_hook(
-    database: Database, make_queue
-) -> None:
+def test_a_failed_job_raises_its_error_to_watchers_and_calls_the_refund_hook(database: Database, make_queue) -> None:
     refunded: list[tuple[str, bool]] = []
 
     def refuse(job: Job, lane: str) -> Evaluation:

@@ -49,9 +49,7 @@ def test_views_hide_exemplars_wrong_and_reference(repo: Path, make_runner, kit) 
     assert [view.address for view in runner.list_tasks(ALICE, "hip2hip")] == [SCAN]
     view = runner.get_task(ALICE, "tasks/triton2triton/softmax")
     assert set(view.baseline_files) == {"kernel.py"}
-    assert all(
-        kit.SECRET not in content and b"REFERENCE" not in content for content in view.baseline_files.values()
-    )
+    assert all(kit.SECRET not in content and b"REFERENCE" not in content for content in view.baseline_files.values())
     assert len(view.digest) == 64 and view.iterations == 3
     with pytest.raises(UnknownTask):
         runner.get_task(ALICE, "tasks/triton2triton/nope")
@@ -325,8 +323,13 @@ def test_agents_candidates_need_isolation_unless_the_operator_allows_none(repo: 
 def test_a_sandboxed_or_allowed_runner_takes_agents_candidates(repo: Path, tmp_path: Path, kit) -> None:
     for executor, required in ((_Executor("bwrap 0.8.0"), True), (_Executor(""), False)):
         runner = Runner(
-            repo, tmp_path / f"state-{required}", _evaluate_with(kit.FakeEvaluate()), tasks=load_tasks(repo), durable=False,
-            executor=executor, require_isolation=required,  # type: ignore[arg-type]
+            repo,
+            tmp_path / f"state-{required}",
+            _evaluate_with(kit.FakeEvaluate()),
+            tasks=load_tasks(repo),
+            durable=False,
+            executor=executor,  # type: ignore[arg-type]
+            require_isolation=required,
         ).start()
         try:
             attempt = runner.open_attempt(ALICE, SOFTMAX)

@@ -55,9 +55,7 @@ def test_editable_files_go_to_candidate_and_other_baseline_files_to_context(tmp_
 
 
 def test_task_md_states_scalars_and_overridden_tolerances(tmp_path: Path) -> None:
-    text = render_task_md(
-        add_view(tmp_path, scalars={"alpha": 0.5, "n": "N"}, tolerances={"float32": {"atol": 1e-4}})
-    )
+    text = render_task_md(add_view(tmp_path, scalars={"alpha": 0.5, "n": "N"}, tolerances={"float32": {"atol": 1e-4}}))
     assert "`alpha` = 0.5" in text and "`n` = the dim N" in text
     assert "| float32 | 0.0001 | 1e-05 |" in text
     assert "Reference platform: AMD Instinct MI300X (gfx942) with ROCm 7.1.1" in text

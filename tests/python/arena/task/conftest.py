@@ -81,9 +81,7 @@ def triton_task(tmp_path: Path) -> WriteTask:
 
     def write(files: dict[str, str] | None = None, drop: tuple[str, ...] = (), **overrides: Any) -> Path:
         fields = {k: v for k, v in {**TRITON_FIELDS, **overrides}.items() if k not in drop}
-        return write_task(
-            tmp_path, fields, TRITON_FILES if files is None else files, "tasks/triton2triton/softmax"
-        )
+        return write_task(tmp_path, fields, TRITON_FILES if files is None else files, "tasks/triton2triton/softmax")
 
     return write
 
@@ -92,9 +90,7 @@ def triton_task(tmp_path: Path) -> WriteTask:
 def hip_task(tmp_path: Path) -> WriteTask:
     def write(files: dict[str, str] | None = None, drop: tuple[str, ...] = (), **overrides: Any) -> Path:
         fields = {k: v for k, v in {**HIP_FIELDS, **overrides}.items() if k not in drop}
-        return write_task(
-            tmp_path, fields, HIP_FILES if files is None else files, "tasks/hip2hip/softmax_hip"
-        )
+        return write_task(tmp_path, fields, HIP_FILES if files is None else files, "tasks/hip2hip/softmax_hip")
 
     return write
 

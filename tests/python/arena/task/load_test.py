@@ -79,9 +79,7 @@ def test_find_repo_root(tmp_path: Path) -> None:
         find_repo_root(Path("/"))
 
 
-def test_load_tasks_sorted_and_skips_other_targets(
-    triton_task: WriteTask, hip_task: WriteTask, tmp_path: Path
-) -> None:
+def test_load_tasks_sorted_and_skips_other_targets(triton_task: WriteTask, hip_task: WriteTask, tmp_path: Path) -> None:
     triton_task()
     hip_task()
     (tmp_path / "tasks" / "hip2hip" / "BUILD").write_text('kernel_task_suite(name="all")\n')
@@ -343,13 +341,9 @@ def test_symlink_escaping_task_folder(triton_task: WriteTask, tmp_path: Path) ->
     (tmp_path / "secret.py").write_text("x = 1\n")
     os.symlink(tmp_path / "secret.py", folder / "leak.py")
     (folder / "BUILD").write_text(
-        (folder / "BUILD")
-        .read_text()
-        .replace("sources=['reference.py']", "sources=['reference.py', 'leak.py']")
+        (folder / "BUILD").read_text().replace("sources=['reference.py']", "sources=['reference.py', 'leak.py']")
     )
-    with pytest.raises(
-        TaskDeclarationError, match="field 'sources': path 'leak.py' leads outside the task folder"
-    ):
+    with pytest.raises(TaskDeclarationError, match="field 'sources': path 'leak.py' leads outside the task folder"):
         load_tasks(tmp_path)
 
 
@@ -384,9 +378,7 @@ def test_scalars(hip_task: WriteTask, tmp_path: Path) -> None:
         load_tasks(tmp_path)
 
 
-def test_repository_entry_need_not_be_editable(
-    triton_task: WriteTask, triton_files: dict, tmp_path: Path
-) -> None:
+def test_repository_entry_need_not_be_editable(triton_task: WriteTask, triton_files: dict, tmp_path: Path) -> None:
     files = triton_files | {
         "lib/core.py": "x = 1\n",
         "exemplars/fast/lib/core.py": "x = 2\n",

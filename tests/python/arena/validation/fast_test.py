@@ -87,7 +87,9 @@ def test_a_task_that_does_not_load_is_a_failure(tmp_path: Path, broken: str) -> 
 def test_a_child_that_cannot_start_fails_every_task_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     repo = _repo(tmp_path, {"other": {}})
     # A child that exits before its first task (a broken environment, say).
-    monkeypatch.setattr("arena.validation.fast._child_command", lambda root, fd, addresses: (
-        ["python3", "-c", "import sys; sys.exit(7)"], {}))
+    monkeypatch.setattr(
+        "arena.validation.fast._child_command",
+        lambda root, fd, addresses: (["python3", "-c", "import sys; sys.exit(7)"], {}),
+    )
     found = check_tasks_fast(repo, [ADD, _address("other")])
     assert all("could not start (exit 7)" in f.failures[0] for f in found.values())

@@ -57,7 +57,7 @@ def test_left_out_fields_take_their_defaults(rule_runner: RuleRunner) -> None:
         ({"api_key_env": '"sk-ant-api03-abc"'}, "must name an environment variable"),
         ({"prices": '{"tokens": 1}'}, "maps input, output, cached to prices of at least 0"),
         ({"prices": '{"input": -1}'}, "maps input, output, cached to prices of at least 0"),
-        ({"prices": '[1, 2]'}, "must be a dict"),
+        ({"prices": "[1, 2]"}, "must be a dict"),
     ],
 )
 def test_a_bad_field_fails(rule_runner: RuleRunner, fields: dict[str, str], message: str) -> None:
@@ -67,7 +67,9 @@ def test_a_bad_field_fails(rule_runner: RuleRunner, fields: dict[str, str], mess
 
 
 def test_the_adapter_and_the_template_are_required(rule_runner: RuleRunner) -> None:
-    rule_runner.write_files({"agents/BUILD": 'agent_config(name="claude", prompt_template="prompts/mcp.md")\n', **PROMPT})
+    rule_runner.write_files(
+        {"agents/BUILD": 'agent_config(name="claude", prompt_template="prompts/mcp.md")\n', **PROMPT}
+    )
     with engine_error(InvalidTargetException, contains="The 'adapter' field in target agents:claude must be defined"):
         rule_runner.get_target(ADDRESS)
     rule_runner.write_files({"agents/BUILD": 'agent_config(name="claude", adapter="codex")\n'})

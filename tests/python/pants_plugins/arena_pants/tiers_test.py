@@ -92,7 +92,9 @@ def test_the_partitions_follow_the_record(rule_runner: RuleRunner) -> None:
     ]
 
     def partitions(record: dict[str, str], *options: str) -> dict[str, list[str]]:
-        rule_runner.write_files({"tasks/validated.json": json.dumps({"tasks": {k: {"hash": v} for k, v in record.items()}})})
+        rule_runner.write_files(
+            {"tasks/validated.json": json.dumps({"tasks": {k: {"hash": v} for k, v in record.items()}})}
+        )
         rule_runner.set_options(list(options))
         found = rule_runner.request(Partitions, [KernelTaskTestRequest.PartitionRequest(tuple(field_sets))])
         tiers: dict[str, list[str]] = {}

@@ -31,8 +31,21 @@ def compile_commands(source: Path, library: Path, backend: str, arch: str) -> li
             ["hipcc", "-shared", "-fPIC", f"--offload-arch={arch}", "-o", str(library), obj],
         ]
     return [
-        ["nvcc", "-O3", "-Xcompiler", "-fPIC", f"-arch={arch}", "-include", str(HEADER), "-x", "cu", "-c", "-o", obj,
-         str(source)],
+        [
+            "nvcc",
+            "-O3",
+            "-Xcompiler",
+            "-fPIC",
+            f"-arch={arch}",
+            "-include",
+            str(HEADER),
+            "-x",
+            "cu",
+            "-c",
+            "-o",
+            obj,
+            str(source),
+        ],
         ["nvcc", "-shared", f"-arch={arch}", "-o", str(library), obj],
     ]
 

@@ -7,9 +7,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import torch
 
-Invoke = Callable[
-    [Sequence[torch.Tensor], Mapping[str, Any], Sequence[torch.Tensor], Mapping[str, int]], object
-]
+Invoke = Callable[[Sequence[torch.Tensor], Mapping[str, Any], Sequence[torch.Tensor], Mapping[str, int]], object]
 
 
 @dataclass(frozen=True)

@@ -38,8 +38,13 @@ def run_repository_bench(directory: Path, command: str, timeout_s: float = BENCH
     apart = [sys.executable, "-I", str(Path(__file__).resolve().parent.parent / "apart.py"), "/bin/sh", "-c", command]
     try:
         process = subprocess.Popen(
-            apart, cwd=directory, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            env=command_env(), start_new_session=True,
+            apart,
+            cwd=directory,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=command_env(),
+            start_new_session=True,
         )
     except OSError as error:
         return False, f"$ {command}\ncannot run: {error}"

@@ -22,8 +22,21 @@ FAMILIES: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("a vendor BLAS or DNN library", (), ("cublas", "cudnn", "cutlass", "rocblas", "hipblas", "miopen", "rocsolver")),
     (
         "threads or processes",
-        ("pthread_create", "fork", "vfork", "clone", "clone3", "execve", "execv", "execvp", "execl", "system",
-         "popen", "posix_spawn", "posix_spawnp"),
+        (
+            "pthread_create",
+            "fork",
+            "vfork",
+            "clone",
+            "clone3",
+            "execve",
+            "execv",
+            "execvp",
+            "execl",
+            "system",
+            "popen",
+            "posix_spawn",
+            "posix_spawnp",
+        ),
         ("_ZNSt6thread",),  # std::thread
     ),
 )

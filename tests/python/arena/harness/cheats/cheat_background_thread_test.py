@@ -9,9 +9,7 @@ from arena_testing.harness_tasks import TRITON_ADD
 
 
 def test_threading_import_is_caught_statically(run_candidate):
-    result = run_candidate(
-        "import threading\nimport torch\n\ndef add(x, y):\n    return torch.empty_like(x)\n"
-    )
+    result = run_candidate("import threading\nimport torch\n\ndef add(x, y):\n    return torch.empty_like(x)\n")
     assert result.status == "CHEAT_DETECTED"
 
 

@@ -81,7 +81,11 @@ def test_nothing_outside_the_job_is_reachable_and_nothing_outlives_it(run_candid
     listener.settimeout(0.5)
     token = f"arena-daemon-{os.getpid()}-{id(tmp_path)}"
     escapes = ESCAPES.format(
-        token=token, key=str(secrets / "scores.key"), repo=str(repo), harness=str(harness), port=listener.getsockname()[1]
+        token=token,
+        key=str(secrets / "scores.key"),
+        repo=str(repo),
+        harness=str(harness),
+        port=listener.getsockname()[1],
     )
     source = TRITON_ADD.replace("\ndef add(x, y):", textwrap.dedent(escapes) + "\n\ndef _unused(x, y):") + ADD
     result = run_candidate(source)
@@ -108,7 +112,9 @@ def test_the_same_candidate_without_the_sandbox_would_escape(run_candidate, tmp_
     secrets.mkdir()
     (secrets / "scores.key").write_bytes(b"k" * 32)
     token = f"arena-daemon-control-{os.getpid()}"
-    escapes = ESCAPES.format(token=token, key=str(secrets / "scores.key"), repo=str(tmp_path), harness="/nonexistent/x", port=1)
+    escapes = ESCAPES.format(
+        token=token, key=str(secrets / "scores.key"), repo=str(tmp_path), harness="/nonexistent/x", port=1
+    )
     source = TRITON_ADD.replace("\ndef add(x, y):", textwrap.dedent(escapes) + "\n\ndef _unused(x, y):") + ADD
     try:
         result = run_candidate(source)

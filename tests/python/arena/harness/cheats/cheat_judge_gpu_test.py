@@ -16,16 +16,21 @@ from arena_testing.harness_tasks import TRITON_ADD, build_task
 
 pytestmark = needs_gpu
 
-FORGE_SAMPLES = TRITON_ADD + '''
+FORGE_SAMPLES = (
+    TRITON_ADD
+    + """
 import os
 
 _timing = getattr(os, "sy" + "s").modules["arena.harness.tim" + "ing"]
 _function = getattr(_timing, "elapsed" + "_us")
 _forged = getattr(lambda start, end: _elapsed_ms(start, end) * 250.0, "__co" + "de__")
 getattr(type(_function), "__co" + "de__").__set__(_function, _forged)
-'''
+"""
+)
 
-DONE_EARLY = FORGE_SAMPLES + '''
+DONE_EARLY = (
+    FORGE_SAMPLES
+    + """
 # Code swapped in place (the functions' identities, which the worker's snapshot watches, stay);
 # the new code runs with shared_gpu's globals, where the list of opened events is put.
 _shared = getattr(os, "sy" + "s").modules["arena.harness.shared_g" + "pu"]
@@ -60,9 +65,12 @@ def _swap(function, replacement):
 _swap(getattr(_event, "op" + "en").__func__, _open_and_keep)
 _swap(getattr(_event, "wa" + "it"), _wait_then_done)
 _swap(getattr(_event, "rec" + "ord"), _record_nothing)
-'''
+"""
+)
 
-BUSY_WHILE_FROZEN = TRITON_ADD + '''
+BUSY_WHILE_FROZEN = (
+    TRITON_ADD
+    + '''
 import os
 
 _modules = getattr(os, "sy" + "s").modules
@@ -85,6 +93,7 @@ for _ in range(600):  # the import waits until the GPU is busy (the compile stag
         break
     _modules["ti" + "me"].sleep(0.1)
 '''
+)
 
 
 def _task(tmp_path):
@@ -104,8 +113,9 @@ def test_forged_samples_are_caught_by_the_judges_clock(run_candidate, tmp_path):
 
 
 def test_gpu_work_left_running_while_frozen_is_caught(run_candidate, tmp_path):
-    result = run_candidate(BUSY_WHILE_FROZEN, task=_task(tmp_path), backend="auto", budget_s_per_case=0.3,
-                           timeout_s=300)
+    result = run_candidate(
+        BUSY_WHILE_FROZEN, task=_task(tmp_path), backend="auto", budget_s_per_case=0.3, timeout_s=300
+    )
     # Caught first by the process count after the checked calls; without it by the probe when its
     # queue outlives the freeze, or by the chunk clock when the contexts' time slices land in the
     # candidate's own chunk (bench/results/2026-11-30.md, "Harness v2 on the H200").

@@ -45,4 +45,3 @@ def test_a_library_call_hidden_from_the_recorder_is_caught_by_its_kernels(run_ca
     result = run_candidate(honest, task=task, backend="auto", budget_s_per_case=0.3)
     assert result.status == "PASSED", (result.status, result.errors)
     assert any(stage.name == "profile" for stage in result.stages)  # it was faster, so it was profiled
-

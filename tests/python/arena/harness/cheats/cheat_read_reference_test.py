@@ -4,7 +4,7 @@
 # Now the judge holds them and the candidate runs in a worker of its own: there is nothing to find.
 # Expected verdict: INCORRECT (what it found is not the answer), never PASSED.
 
-FIND_REFERENCE = '''
+FIND_REFERENCE = """
 import os
 import torch
 
@@ -15,7 +15,7 @@ def add(x, y):
             if thing.data_ptr() not in (x.data_ptr(), y.data_ptr()) and bool(thing.abs().sum() > 0):
                 return thing.clone()
     return torch.zeros_like(x)
-'''
+"""
 
 
 def test_the_references_are_not_in_the_candidates_process(run_candidate):

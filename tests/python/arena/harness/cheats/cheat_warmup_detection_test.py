@@ -9,9 +9,9 @@ from arena_testing.harness_tasks import TRITON_ADD
 
 
 def _wrong_after(calls: int) -> str:
-    return TRITON_ADD.replace(
-        "def add(x, y):\n", "_calls = [0]\n\n\ndef add(x, y):\n    _calls[0] += 1\n"
-    ).replace("    return z", f"    return z if _calls[0] <= {calls} else z * 0")
+    return TRITON_ADD.replace("def add(x, y):\n", "_calls = [0]\n\n\ndef add(x, y):\n    _calls[0] += 1\n").replace(
+        "    return z", f"    return z if _calls[0] <= {calls} else z * 0"
+    )
 
 
 def test_wrong_after_the_first_calls(run_candidate):
