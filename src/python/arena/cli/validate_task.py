@@ -59,7 +59,7 @@ def _pick(args: argparse.Namespace) -> list[str] | None:
     except ArenaError as error:
         print(f"FAIL  the declarations do not load: {error}")
         return None
-    addresses = [t.address for t in tasks] if args.all else list(args.task)
+    addresses = [t.address for t in tasks] if args.all else [_canonical(args.repo_root, a) for a in args.task]
     if args.changed:
         record = read_record(args.repo_root)
         dirs = {t.address: t.task_dir for t in tasks}
@@ -67,6 +67,14 @@ def _pick(args: argparse.Namespace) -> list[str] | None:
             a for a in addresses if not is_recorded(args.repo_root, dirs.get(a) or _task_dir(args.repo_root, a), record)
         ]
     return addresses
+
+
+def _canonical(repo_root: Path, address: str) -> str:
+    """The address as the task declares it (folder:name); as given when it does not load."""
+    try:
+        return load_task(repo_root, address).address
+    except ArenaError:
+        return address  # its error is reported when it is validated
 
 
 def _task_dir(repo_root: Path, address: str) -> str:
