@@ -7,6 +7,9 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 out="$(mktemp -d)"
 trap 'rm -rf "${out}"' EXIT
+# Its own runner state and workspaces: the machine's default ones keep every earlier run's attempts,
+# and a runner allows 3 attempts per agent and task.
+export XDG_STATE_HOME="${out}/state"
 
 if ! ./pants run //agents:script -- --tasks tasks/triton2triton/softmax --out "${out}"; then
   echo "FAIL ./pants run //agents:script exited non-zero"

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ast
 import os
+import tempfile
+import time
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +39,7 @@ class Plan:
     tasks: tuple[str, ...] = ()
     runs: int = 1
     out: Path | None = None  # default: <repo>/dist/agents/<name>-<digest12>
-    work: Path | None = None  # workspaces; default: $XDG_STATE_HOME/arena/workspaces/<name>-<digest12>
+    work: Path | None = None  # workspaces; default: a new folder in $XDG_STATE_HOME/arena/workspaces/<name>-<digest12>
     allow_unisolated: bool = False  # run the agent without a sandbox where none can be made
     grace_s: float = GRACE_S
     runner: str = ""  # HOST:PORT; "" (and no ARENA_RUNNER): a runner in this process
@@ -115,6 +117,13 @@ def connect(plan: Plan, config: AgentConfig, stack: ExitStack) -> Connection:
     return Connection(address, agent, agent_token, operator)
 
 
+def fresh_workspaces(base: Path) -> Path:
+    """A new folder under `base` for this invocation's workspaces: a second run of one
+    configuration must not find the first one's files (nor refuse to start over them)."""
+    base.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=time.strftime("%Y%m%dT%H%M%S-"), dir=base))
+
+
 def sandbox_for(plan: Plan, out: Path, work: Path) -> AgentSandbox | None:
     """The agents' sandbox, which hides the repository, the runner's state, the caches, the
     runner user's HOME, the submissions and every other workspace; None where this machine
@@ -152,7 +161,7 @@ def run_plan(plan: Plan) -> int:
     template = read_template(config, plan.repo_root)
     digest = config_digest(config, template)
     out = plan.out or (plan.repo_root or Path.cwd()) / "dist" / "agents" / f"{config.name}-{digest[:12]}"
-    work = plan.work or agent_workspaces() / f"{config.name}-{digest[:12]}"
+    work = plan.work or fresh_workspaces(agent_workspaces() / f"{config.name}-{digest[:12]}")
     sandbox = sandbox_for(plan, out, work)
     with ExitStack() as stack:
         connection = connect(plan, config, stack)

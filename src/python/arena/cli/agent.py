@@ -36,7 +36,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--out", type=Path, help="where the submissions folders go (default: dist/agents/NAME-DIGEST)")
     run.add_argument(
         "--work", type=Path, metavar="DIR",
-        help="where the workspaces go (default: $XDG_STATE_HOME/arena/workspaces/NAME-DIGEST, outside the repository)",
+        help="where the workspaces go (default: a new folder in $XDG_STATE_HOME/arena/workspaces/NAME-DIGEST, "
+        "outside the repository)",
     )  # fmt: skip
     run.add_argument(
         "--allow-unisolated", action="store_true",
