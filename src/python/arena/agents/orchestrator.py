@@ -161,8 +161,9 @@ def run_plan(plan: Plan) -> int:
     template = read_template(config, plan.repo_root)
     digest = config_digest(config, template)
     out = plan.out or (plan.repo_root or Path.cwd()) / "dist" / "agents" / f"{config.name}-{digest[:12]}"
-    work = plan.work or fresh_workspaces(agent_workspaces() / f"{config.name}-{digest[:12]}")
-    sandbox = sandbox_for(plan, out, work)
+    base = plan.work or agent_workspaces() / f"{config.name}-{digest[:12]}"
+    sandbox = sandbox_for(plan, out, base)  # before any folder is made: a refused run leaves none
+    work = plan.work or fresh_workspaces(base)
     with ExitStack() as stack:
         connection = connect(plan, config, stack)
         tasks = select_tasks(connection.agent.list_tasks(), plan.repo_root, plan.suite, list(plan.tasks))

@@ -129,8 +129,9 @@ def agent_run(repo: Path, address: str, tmp_path: Path, *extra: str) -> int:
 
 
 def workspace_of(run: int) -> Path:
-    (work,) = (path for path in agent_workspaces().iterdir() if path.name.startswith("prober-"))
-    return work / f"run-{run}" / "triton2triton" / "softmax" / "workspace"
+    (config,) = (path for path in agent_workspaces().iterdir() if path.name.startswith("prober-"))
+    (invocation,) = config.iterdir()  # each `arena agent run` gets a new folder under its configuration's
+    return invocation / f"run-{run}" / "triton2triton" / "softmax" / "workspace"
 
 
 def test_the_agent_sees_its_workspace_and_the_runner_and_nothing_it_must_not(
