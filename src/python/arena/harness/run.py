@@ -14,25 +14,54 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import subprocess
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Optional, Sequence
 
-from arena.harness.families import Member, case_outcome, make_families
-from arena.harness.loading import LOG_LIMIT, cut  # noqa: F401 - LOG_LIMIT: the cap callers read here
+import torch
+
+from arena.harness import guard
+from arena.harness.backends.hip import compile_hip, preprocess_hip
+from arena.harness.backends.interpreter import allow_autotune
+from arena.harness.backends.kernel import Kernel
+from arena.harness.backends.python_entry import load_python_entry
+from arena.harness.backends.repository import run_repository_bench
+from arena.harness.backends.symbols import refused_symbols, undefined_symbols
+from arena.harness.candidate_worker import CandidateFailed, CandidateWorker
+from arena.harness.check import check_output_type, find_mismatch, poison_, same_bits, split_outputs
+from arena.harness.device import device_arch, open_device, read_clock_sample, select_backend, start_clock_sample
+from arena.harness.environment import probe_environment
+from arena.harness.families import Member, case_outcome, fresh_seeds, make_families
+from arena.harness.forbidden import check_preprocessed
+from arena.harness.frames import WorkerError, WorkerGone, unpack_tensors
+from arena.harness.inputs import make_scalars, spec_dtype, spec_shape, torch_dtype
+from arena.harness.job import Job
+from arena.harness.judged_timing import Judge
+from arena.harness.loading import (  # noqa: F401 - LOG_LIMIT: the cap callers read here
+    LOG_LIMIT,
+    BuildFailed,
+    build_side,
+    cut,
+    library_path,
+    load_side,
+)
+from arena.harness.profile import GpuOperation, describe, first_faster_case, library_kernels, off_stream, profile_call
+from arena.harness.result import CaseOutcome, HarnessResult, StageLog
+from arena.harness.settings import HarnessSettings
+from arena.harness.shared_gpu import SharedBlock, runtime, slot_places, typed_view
+from arena.harness.timing import measure_event_overhead
 from arena.harness.verdict import Verdict
+from arena.task.codec import task_from_dict
+from arena.task.tolerance import tolerance_for
 
-if TYPE_CHECKING:
-    from arena.harness.job import Job
+ClockSample = Optional[subprocess.Popen]  # type: ignore[type-arg]  # device.start_clock_sample's
 
 
 class Run:
     """The job's state as the stages fill it in: stage logs, case outcomes, environment."""
 
-    def __init__(self, job: Job, worker: Any = None) -> None:
-        from arena.harness.settings import HarnessSettings
-        from arena.task.codec import task_from_dict
-
+    def __init__(self, job: Job, worker: CandidateWorker | None = None) -> None:
         self.task_dict = dict(job.task)
         self.task = task_from_dict(self.task_dict)
         settings = dict(job.settings)
@@ -42,44 +71,76 @@ class Run:
         self.dirs = {name: Path(path) for name, path in job.dirs.items()}
         self.stage = "setup"
         self.compiled = False
-        self.stages: list[Any] = []
-        self.cases: list[Any] = []
+        self.stages: list[StageLog] = []
+        self.cases: list[CaseOutcome] = []
         self.environment: dict[str, object] = {}
         self.timings_available = False
         self._stage_start = time.perf_counter()
         self._marks: list[str] = []
-        self.worker: Any = worker  # started ahead by the child, or by _start_worker
-        self.judge: Any = None
+        self._worker = worker  # started ahead by the child, or by _start_worker
+        self.judge: Judge | None = None
         self._allowed: set[str] | None = None
-        self._check_block: Any = None  # on a GPU: where the worker puts a checked call's outputs
-        self._lent_views: list[Any] = []
+        self._check_block: SharedBlock | None = None  # on a GPU: where the worker puts a checked call's outputs
+        self._lent_views: list[torch.Tensor] = []
         self.on_candidate: Callable[[], None] = lambda: None  # candidate code may run from its call on
+
+    @property
+    def worker(self) -> CandidateWorker:
+        """The candidate's worker (started by _start_worker, or ahead by the child)."""
+        if self._worker is None:
+            raise RuntimeError("the candidate's worker has not been started")
+        return self._worker
 
     def _mark(self, label: str) -> None:
         """Note how far into the current stage `label` was reached (goes into the stage's log)."""
         self._marks.append(f"{time.perf_counter() - self._stage_start:7.3f}s {label}")
 
     # -- the pipeline -------------------------------------------------------------------------
-    def execute(self) -> Any:
-        from arena.harness.device import open_device, read_clock_sample, select_backend, start_clock_sample
-
-        backend = select_backend(self.settings.backend)
-        if backend == "cpu":
-            os.environ["TRITON_INTERPRET"] = "1"  # before triton is first imported
-            if not self.task.category.is_hip:
-                from arena.harness.backends.interpreter import allow_autotune
-
-                allow_autotune()
-        from arena.harness.environment import probe_environment
-
-        self._mark("backend chosen")
-        self.device = open_device(backend, self.settings.device)
-        clock_sample = start_clock_sample(self.device)
-        self._mark("device opened")
+    def execute(self) -> HarnessResult:
+        backend, clock_sample = self._open_device()
         if self.task.category.is_hip and backend == "cpu":
             self.environment = probe_environment(self.device)
             return self._compile_only()
         self.timed = self.device.timings_available and not self.settings.check_only
+        families, baseline = self._setup(backend, clock_sample)
+        self.stage = "compile"
+        self.on_candidate()  # the parent learns that a judge ending from here on is the candidate's (child.py)
+        self._load_candidate()
+        self.compiled = True
+        self.stage = "first call"
+        self._candidate_call(families[0][0], record=False)
+        # Thread pools a library makes on its first use exist now: threads beyond these after the
+        # checked calls are the candidate's, left running (counted by the kernel, not by Python).
+        self.worker_threads = self.worker.threads()
+        self._end_stage("compile", True, "loaded, built and called once")
+        outcomes = self._check(families)
+        if not all(o.correct for o in outcomes):
+            return self.finish("INCORRECT", [o.error for o in outcomes if o.error][:5])
+        if self.timed and baseline is not None:  # timed: the baseline was loaded (_load_trusted)
+            self.stage = "time"
+            self._time(families, baseline)
+            self._guard()
+            self._profile(families, baseline)
+            if self.task.category.value == "repository" and self.task.bench:
+                self._run_own_bench()
+        return self.finish("PASSED", [])
+
+    def _open_device(self) -> tuple[str, ClockSample]:
+        """The backend chosen and its device opened: (backend, a clock sample started on it)."""
+        backend = select_backend(self.settings.backend)
+        if backend == "cpu":
+            os.environ["TRITON_INTERPRET"] = "1"  # before triton is first imported
+            if not self.task.category.is_hip:
+                allow_autotune()
+        self._mark("backend chosen")
+        self.device = open_device(backend, self.settings.device)
+        clock_sample = start_clock_sample(self.device)
+        self._mark("device opened")
+        return backend, clock_sample
+
+    def _setup(self, backend: str, clock_sample: ClockSample) -> tuple[list[list[Member]], Kernel | None]:
+        """Before any candidate code: the worker started, the inputs drawn, the trusted code loaded
+        and its reference outputs computed, and (timing) the judge calibrated: (families, baseline)."""
         self._start_worker(backend)
         families = self._make_families()
         self._mark("inputs drawn")
@@ -99,75 +160,53 @@ class Run:
         apart = str(started.get("apart") or "")
         self._mark(f"worker in namespaces of its own ({apart})" if apart else "worker in the judge's namespaces")
         if self.timed:
-            from arena.harness.judged_timing import Judge
-
-            self.judge = Judge(self.device, self.worker, self.task, self.settings.warm_inputs)
-            self._mark("judge calibrated")
-            for family in families:  # before the candidate exists: only harness code in the worker
-                if family[0].case.timed:
-                    self.judge.measure_empty(family[0].case, family[0].references)
-                    self._mark(
-                        f"empty calls measured for {family[0].case.name} "
-                        f"({self.judge.empty_phases.get(family[0].case.name, '')})"
-                    )
-            self.environment["switch_us"] = round(self.judge.switch_us, 1)
-            self.environment["warm_inputs_bytes"] = self.judge.warm_bytes
+            self._calibrate(families)
         self._end_stage("setup", True, f"{sum(len(f) for f in families)} input sets, references computed")
-        self.stage = "compile"
-        self.on_candidate()  # the parent learns that a judge ending from here on is the candidate's (child.py)
-        self._load_candidate()
-        self.compiled = True
-        self.stage = "first call"
-        self._candidate_call(families[0][0], record=False)
-        # Thread pools a library makes on its first use exist now: threads beyond these after the
-        # checked calls are the candidate's, left running (counted by the kernel, not by Python).
-        self.worker_threads = self.worker.threads()
-        self._end_stage("compile", True, "loaded, built and called once")
+        return families, baseline
+
+    def _calibrate(self, families: list[list[Member]]) -> None:
+        """The judge made, and each timed case's empty calls measured: only harness code in the worker."""
+        self.judge = judge = Judge(self.device, self.worker, self.task, self.settings.warm_inputs)
+        self._mark("judge calibrated")
+        for case, references in ((f[0].case, f[0].references) for f in families if f[0].case.timed):
+            judge.measure_empty(case, references)
+            self._mark(f"empty calls measured for {case.name} ({judge.empty_phases.get(case.name, '')})")
+        self.environment["switch_us"] = round(judge.switch_us, 1)
+        self.environment["warm_inputs_bytes"] = judge.warm_bytes
+
+    def _check(self, families: list[list[Member]]) -> list[CaseOutcome]:
+        """Every case checked (every call recorded), then the guards: the outcomes, also in self.cases."""
         self.stage = "check"
         outcomes = []
         for family in families:
-            outcomes += self._check_family(family)  # every checked call is recorded
+            outcomes += self._check_family(family)
             self._mark(f"checked {family[0].case.name}")
         self.cases = outcomes  # recorded before the guards, so a verdict keeps the checked cases
         self._guard()
         self._mark("guards")
         correct = all(o.correct for o in outcomes)
         self._end_stage("check", correct, f"{sum(o.correct for o in outcomes)} of {len(outcomes)} cases correct")
-        if not correct:
-            return self.finish("INCORRECT", [o.error for o in outcomes if o.error][:5])
-        if self.timed:
-            self.stage = "time"
-            self._time(families, baseline)
-            self._guard()
-            self._profile(families, baseline)
-            if self.task.category.value == "repository" and self.task.bench:
-                self._run_own_bench()
-        return self.finish("PASSED", [])
+        return outcomes
 
     # -- the candidate, through its worker --------------------------------------------------------
     def _start_worker(self, backend: str) -> None:
         """Started early (it imports torch while the judge draws inputs); its `start` reply is read
         once the setup is done."""
-        from arena.harness.candidate_worker import CandidateWorker
-
-        if self.worker is None:
-            self.worker = CandidateWorker()
+        if self._worker is None:
+            self._worker = CandidateWorker()
         dirs = {name: str(path) for name, path in self.dirs.items()}
         start = {"task": self.task_dict, "dirs": dirs, "backend": backend, "device": self.settings.device}
         self.worker.send("start", start)
 
     def _ask(
-        self, op: str, header: dict[str, Any] | None = None, blobs: Any = ()
-    ) -> tuple[dict[str, Any], list[bytes]]:
+        self, op: str, header: dict[str, Any] | None = None, blobs: Sequence[bytes] = ()
+    ) -> tuple[dict[str, Any], list[bytearray]]:
         """A request to the worker; a failure of the candidate's code becomes this stage's verdict."""
         with self._worker_faults():
             return self.worker.request(op, header, blobs)
 
     @contextlib.contextmanager
     def _worker_faults(self) -> Iterator[None]:
-        from arena.harness.candidate_worker import CandidateFailed
-        from arena.harness.frames import WorkerError, WorkerGone
-
         try:
             yield
         except CandidateFailed as failure:
@@ -185,9 +224,6 @@ class Run:
             ) from None
 
     def _load_candidate(self) -> None:
-        from arena.harness.device import device_arch
-        from arena.harness.loading import library_path
-
         try:
             self._ask("build", {"arch": device_arch(self.device)})
         except Verdict as verdict:
@@ -203,8 +239,6 @@ class Run:
     def _candidate_call(self, member: Member, record: bool, family: str = "") -> tuple[Any, list[str]]:
         """The candidate called once in its worker on `member`'s inputs: (outputs here or an error
         string, the torch functions it ran when recorded)."""
-        from arena.harness.frames import WorkerError, unpack_tensors
-
         request = dict(self._drawn(member), record=record, family=family)
         lent = self._lend_outputs(request["outputs"])
         if lent is not None:
@@ -230,9 +264,6 @@ class Run:
         worker maps (shared_gpu), poisoned; the outputs then stay on the device, since the pipe
         is slow for large outputs (bench/results/harness-history.md, "A checked call's outputs
         through a lent block"). None on the CPU: the pipe it is."""
-        import torch
-
-        from arena.harness.shared_gpu import SharedBlock, runtime, slot_places, typed_view
 
         if self.device.backend == "cpu":
             return None
@@ -252,8 +283,6 @@ class Run:
     def _drawn(self, member: Member) -> dict[str, Any]:
         """What the worker needs to draw `member`'s inputs itself (the same set the judge drew: same
         task, case, seed and device) and to call on them."""
-        from arena.harness.inputs import make_scalars
-
         return {
             "case": member.case.name.split("~", 1)[0],
             "seed": member.case.seed,
@@ -263,26 +292,15 @@ class Run:
         }
 
     def _output_specs(self, member: Member) -> list[dict[str, Any]]:
-        from arena.harness.inputs import spec_dtype, spec_shape
-
         return [
             {"dtype": spec_dtype(s, member.case), "shape": list(spec_shape(s, member.case))} for s in self.task.outputs
         ]
 
-    def _profile(self, families: list[list[Member]], baseline: Any) -> None:
+    def _profile(self, families: list[list[Member]], baseline: Kernel) -> None:
         """One more call of the candidate under the profiler, when it was measured faster than the
         baseline on some timed case: all of its GPU work must be on our stream, and none of its
         kernels may come from a vendor library the baseline does not use (so the baseline's call
         is profiled too)."""
-        from arena.harness.profile import (
-            GpuOperation,
-            describe,
-            first_faster_case,
-            library_kernels,
-            off_stream,
-            profile_call,
-        )
-
         faster = first_faster_case(self.cases)
         if faster is None:
             return
@@ -325,15 +343,11 @@ class Run:
 
     def _run_own_bench(self) -> None:
         """A repository's own benchmark, once on the candidate after timing: recorded, not scored."""
-        from arena.harness.backends.repository import run_repository_bench
-
         self.stage = "bench"
         ok, log = run_repository_bench(self.dirs["candidate"], self.task.bench)
         self._end_stage("bench", ok, log)
 
-    def finish(self, status: str, errors: list[str]) -> Any:
-        from arena.harness.result import HarnessResult
-
+    def finish(self, status: str, errors: list[str]) -> HarnessResult:
         stage = "compile" if self.stage == "first call" else self.stage
         if status != "PASSED" and stage not in {s.name for s in self.stages}:
             self._end_stage(stage, False, "\n".join(errors))
@@ -350,17 +364,13 @@ class Run:
 
     # -- steps ----------------------------------------------------------------------------------
     def _end_stage(self, name: str, ok: bool, log: str) -> None:
-        from arena.harness.result import StageLog
-
         now = time.perf_counter()
         log = "\n".join(self._marks + [log])
         self.stages.append(StageLog(name=name, ok=ok, seconds=round(now - self._stage_start, 4), log=cut(log)))
         self._stage_start, self._marks = now, []
 
-    def _compile_only(self) -> Any:
+    def _compile_only(self) -> HarnessResult:
         """HIP on a machine without a GPU: prove the candidate compiles; checking needs a device."""
-        from arena.harness.backends.hip import compile_hip
-
         self.stage = "compile"
         arch = next((a for a in self.task.archs if a.startswith("sm_")), "sm_90")
         source = self.dirs["candidate"] / self.task.entry.file
@@ -376,8 +386,6 @@ class Run:
         """A candidate's built library may not reach dlopen, Python, vendor libraries, threads or
         processes unless the baseline's does too (backends/symbols.py): the toolchain's own runtime
         (CUDA's static cudart uses dlopen and threads) shows up in both."""
-        from arena.harness.backends.symbols import refused_symbols, undefined_symbols
-
         if label != "candidate":
             return
         refused = refused_symbols(undefined_symbols(library.with_suffix(".o")), self._baseline_symbols(backend, arch))
@@ -388,9 +396,6 @@ class Run:
     def _check_preprocessed(self, backend: str, arch: str) -> None:
         """The static native rules again on what the compiler's preprocessor made of the sources:
         a name built by token pasting or a macro is whole there (forbidden.check_preprocessed)."""
-        from arena.harness.backends.hip import preprocess_hip
-        from arena.harness.forbidden import check_preprocessed
-
         texts = {}
         for side in ("candidate", "baseline"):
             ok, text = preprocess_hip(self.dirs[side] / self.task.entry.file, backend, arch)
@@ -409,9 +414,6 @@ class Run:
 
     def _baseline_symbols(self, backend: str, arch: str) -> set[str]:
         """The undefined symbols of the baseline's object file (built here if it was not loaded)."""
-        from arena.harness.backends.hip import compile_hip
-        from arena.harness.backends.symbols import undefined_symbols
-
         if self._allowed is None:
             baseline = self.dirs["work"] / "baseline.so"
             if not baseline.exists():
@@ -424,22 +426,16 @@ class Run:
     def _make_families(self) -> list[list[Member]]:
         return make_families(self.task, self.secret_seed, self.settings.hidden_seeds, self.device, self.timed)
 
-    def _load_trusted(self) -> tuple[Any, Any]:
+    def _load_trusted(self) -> tuple[Kernel, Kernel | None]:
         """(oracle, baseline): the reference (or the baseline as oracle) and, when timing, the baseline."""
-        from arena.harness.backends.python_entry import load_python_entry
-
-        baseline = (
-            self._load_kernel(self.dirs["baseline"], "baseline") if self.timed or self.task.reference is None else None
-        )
         if self.task.reference is None:
-            return baseline, baseline
+            oracle = self._load_kernel(self.dirs["baseline"], "baseline")
+            return oracle, oracle
+        baseline = self._load_kernel(self.dirs["baseline"], "baseline") if self.timed else None
         return load_python_entry(self.dirs["task"], self.task.reference, "reference"), baseline
 
-    def _load_kernel(self, directory: Path, label: str) -> Any:
+    def _load_kernel(self, directory: Path, label: str) -> Kernel:
         """A trusted side (the baseline), built and loaded in the judge."""
-        from arena.harness.device import device_arch
-        from arena.harness.loading import BuildFailed, build_side, library_path, load_side
-
         try:
             build_side(self.task, directory, self.dirs["work"], label, self.device.backend, device_arch(self.device))
         except BuildFailed as failed:
@@ -455,10 +451,6 @@ class Run:
         return kernel
 
     def _outputs(self, member: Member) -> list:
-        import torch
-
-        from arena.harness.inputs import spec_dtype, spec_shape, torch_dtype
-
         return [
             torch.empty(
                 spec_shape(s, member.case),
@@ -468,12 +460,8 @@ class Run:
             for s in self.task.outputs
         ]
 
-    def _call(self, kernel: Any, member: Member, working: list, record: bool = False) -> tuple[Any, set[str]]:
+    def _call(self, kernel: Kernel, member: Member, working: list, record: bool = False) -> tuple[Any, set[str]]:
         """Call `kernel` once on `working`; (outputs or an error string, torch calls when recorded)."""
-        from arena.harness import guard
-        from arena.harness.check import poison_, split_outputs
-        from arena.harness.inputs import make_scalars
-
         outputs = self._outputs(member) if kernel.harness_outputs else []
         for out in outputs:
             poison_(out)
@@ -490,19 +478,15 @@ class Run:
             return (tuple(outputs) if result == 0 else f"the launcher returned error {result}"), ops
         return split_outputs(result, len(self.task.outputs)), ops
 
-    def _call_trusted(self, kernel: Any, member: Member) -> list:
+    def _call_trusted(self, kernel: Kernel, member: Member) -> list:
         got, _ = self._call(kernel, member, [t.clone() for t in member.inputs])
         if isinstance(got, str):
             raise RuntimeError(f"the {kernel.label} failed on case {member.case.name}: {got}")
         return [t.contiguous() for t in got]
 
-    def _check_family(self, family: list[Member]) -> list[Any]:
+    def _check_family(self, family: list[Member]) -> list[CaseOutcome]:
         """Every member called in the worker and its outputs compared here with the reference; then
         the first member again: the outputs must be bitwise identical."""
-        from arena.harness import guard
-        from arena.harness.check import check_output_type, find_mismatch, same_bits
-        from arena.task.tolerance import tolerance_for
-
         outcomes, first = [], None
         name = family[0].case.name
         for index, member in enumerate(family):
@@ -534,8 +518,6 @@ class Run:
         return outcomes
 
     def _synchronize(self) -> None:
-        import torch
-
         if self.device.backend != "cpu":
             torch.cuda.synchronize()
 
@@ -563,18 +545,13 @@ class Run:
                 f"the candidate left {started} process(es) running beside its calls (work the timer does not see)",
             )
 
-    def _time(self, families: list[list[Member]], baseline: Any) -> None:
-        import dataclasses as dc
-
-        from arena.harness.device import read_clock_sample, start_clock_sample
-        from arena.harness.families import fresh_seeds
-        from arena.harness.inputs import make_scalars
-        from arena.harness.timing import measure_event_overhead
-        from arena.task.tolerance import tolerance_for
-
+    def _time(self, families: list[list[Member]], baseline: Kernel) -> None:
+        judge = self.judge
+        if judge is None:
+            raise RuntimeError("timing without a calibrated judge")
         clock_sample = start_clock_sample(self.device)  # sampled while the GPU is under load
-        event_overhead_us = measure_event_overhead(self.judge.flusher)
-        self.environment.update(flush_bytes=self.judge.flusher.nbytes, event_overhead_us=event_overhead_us)
+        event_overhead_us = measure_event_overhead(judge.clock.flusher)
+        self.environment.update(flush_bytes=judge.clock.flusher.nbytes, event_overhead_us=event_overhead_us)
         for family in families:
             case = family[0].case
             if not case.timed:
@@ -583,7 +560,7 @@ class Run:
             tolerances = [tolerance_for(self.task, str(r.dtype).removeprefix("torch.")) for r in references]
             with self._worker_faults():
                 try:
-                    timing = self.judge.time_case(
+                    timing = judge.time_case(
                         baseline,
                         case,
                         fresh_seeds(self.secret_seed, case.name),
@@ -598,7 +575,7 @@ class Run:
                     raise Verdict(verdict.status, f"case {case.name}: {verdict}") from None
             self._mark(f"case {case.name}: {timing.log}")
             index = next(i for i, o in enumerate(self.cases) if o.name == case.name)
-            self.cases[index] = dc.replace(
+            self.cases[index] = dataclasses.replace(
                 self.cases[index],
                 baseline_us=timing.baseline_us,
                 candidate_us=timing.candidate_us,
@@ -611,8 +588,8 @@ class Run:
 
     def close(self) -> None:
         """The worker ends with the run (in a sandbox, its PID namespace ends whatever it started)."""
-        if self.worker is not None:
-            self.worker.close()
+        if self._worker is not None:
+            self._worker.close()
         if self._check_block is not None:
             self._check_block.close()
             self._check_block = None

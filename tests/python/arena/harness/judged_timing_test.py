@@ -2,33 +2,31 @@
 
 import torch
 
-from arena.harness import judged_timing
+from arena.harness import judged_timing, lent
 from arena.harness.device import Device
 from arena.harness.shared_gpu import typed_view
 
 
 def test_every_slot_of_an_output_is_one_strided_view():
     outputs = [torch.empty(3, 5, dtype=torch.float32), torch.empty(7, dtype=torch.int64)]
-    layout = judged_timing._Layout.of(outputs, 4)
+    layout = lent.Layout.of(outputs, 4)
     data = torch.zeros(layout.nbytes(), dtype=torch.uint8)
     slots = [[typed_view(data, p) for p in row] for row in layout.outputs]
     for k, (a, b) in enumerate(slots):
         a.fill_(k + 0.5)
         b.fill_(-k)
     assert all(p["offset"] % 256 == 0 for row in layout.outputs for p in row)
-    first = judged_timing._stacked(data, layout.outputs, 0, 0, 4)
+    first = lent.stacked(data, layout.outputs, 0, 0, 4)
     assert first.shape == (4, 15) and torch.equal(first[:, 0], torch.tensor([0.5, 1.5, 2.5, 3.5]))
-    second = judged_timing._stacked(data, layout.outputs, 1, 1, 3)
+    second = lent.stacked(data, layout.outputs, 1, 1, 3)
     assert second.shape == (3, 7) and torch.equal(second[:, 3], torch.tensor([-1, -2, -3]))
 
 
 def test_a_single_slot_stacks_too():
-    layout = judged_timing._Layout.of([torch.empty(10, dtype=torch.float16)], 1)
+    layout = lent.Layout.of([torch.empty(10, dtype=torch.float16)], 1)
     data = torch.zeros(layout.nbytes(), dtype=torch.uint8)
     typed_view(data, layout.outputs[0][0]).fill_(2.0)
-    assert torch.equal(
-        judged_timing._stacked(data, layout.outputs, 0, 0, 1), torch.full((1, 10), 2.0, dtype=torch.float16)
-    )
+    assert torch.equal(lent.stacked(data, layout.outputs, 0, 0, 1), torch.full((1, 10), 2.0, dtype=torch.float16))
 
 
 def test_the_bound_counts_samples_around_their_median():
@@ -89,7 +87,7 @@ def test_no_empty_kernels_at_all_is_no_kernel():
 
 
 class _Chunks:
-    """A _Lent stand-in that records the order of a chunk's steps."""
+    """A lent.Lent stand-in that records the order of a chunk's steps."""
 
     def __init__(self, steps: list[str]) -> None:
         self.steps = steps

@@ -1,0 +1,347 @@
+"""One case's lent block: the output slots the judge lends the worker for the case's timed
+calls, and the steps of one chunk on each side (the baseline's in the judge, the candidate's in
+its worker, behind `go`), with the judge's references and its snapshot of the slots
+(docs/harness.md, "A timed chunk"). judged_timing.py orders the steps and judges the samples."""
+
+from __future__ import annotations
+
+import collections
+import math
+import statistics
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence, TypeVar
+
+import torch
+
+from arena.harness.backends.kernel import Kernel
+from arena.harness.check import mismatch_mask, split_outputs
+from arena.harness.chunk_clock import ChunkClock
+from arena.harness.families import inputs_for
+from arena.harness.shared_gpu import SharedBlock, slot_places, typed_view
+from arena.harness.timing import elapsed_us, empty_launches, run_calls
+from arena.harness.verdict import Verdict
+from arena.task.task import Case, Tolerance
+
+_QUEUE_SPIN_MS = (5.0, 2000.0)  # the judge's wait for the worker to queue a chunk: floor, ceiling
+_T = TypeVar("_T")
+Seeds = Callable[[int], list[int]]  # seeds(count): seeds of fresh input sets
+Pairs = tuple[torch.cuda.Event, torch.cuda.Event]  # a timed call's start and end events
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where the output slots of B calls lie in the lent block."""
+
+    outputs: list[list[dict[str, Any]]]  # per slot: (offset, dtype, shape, nbytes) of each output
+    count: int
+
+    @classmethod
+    def of(cls, outputs: Sequence[torch.Tensor], count: int) -> Layout:
+        return cls(slot_places(outputs, count), count)
+
+    def nbytes(self) -> int:
+        return max([p["offset"] + p["nbytes"] for s in self.outputs for p in s] + [1])
+
+
+def stacked(data: torch.Tensor, places: list[list[dict[str, Any]]], index: int, first: int, count: int) -> torch.Tensor:
+    """Output `index` of slots first..first+count-1 as one (count, numel) view: every slot has the
+    same layout, at a constant stride, and offsets are multiples of 256."""
+    place = places[first][index]
+    dtype = getattr(torch, place["dtype"])
+    item = torch.empty((), dtype=dtype).element_size()
+    stride = (places[1][index]["offset"] - places[0][index]["offset"]) if len(places) > 1 else place["nbytes"]
+    typed = data[: data.numel() // item * item].view(dtype)
+    return torch.as_strided(typed, (count, place["nbytes"] // item), (stride // item, 1), place["offset"] // item)
+
+
+class Lent:
+    """The output slots lent to the worker for one case, and the steps of one chunk."""
+
+    def __init__(
+        self,
+        clock: ChunkClock,
+        case: Case,
+        layout: Layout,
+        baseline: Kernel | None,  # None: the empty procedure only (Judge.measure_empty)
+        scalars: dict[str, Any],
+        dims: dict[str, Any],
+        spin: int,
+        queue_us: float = 0.0,
+        warm: bool = False,
+    ) -> None:
+        self.clock, self.case, self.layout, self.baseline, self.spin = clock, case, layout, baseline, spin
+        self.warm = warm  # inputs read back into the cache before each call, on both sides
+        self.scalars, self.dims = scalars, dims
+        self.queue_us = queue_us  # the worker's host time a call, from the warm-up
+        self.sets: list[list[torch.Tensor]] = []
+        self.spins_us: list[float] = []  # per chunk: the spin's cost, with the worker frozen
+        # The judge's own lead (ahead()), first sized as the worker's wait in clocked().
+        self.lead_ms = max(_QUEUE_SPIN_MS[0], 1.5 * layout.count * queue_us / 1000 + 2)
+        self.late_chunks = 0  # the judge's chunks whose GPU caught up with its host
+        self.was_late = False  # the last of them
+        self.waits_ms: dict[int, float] = {}  # clocked(): by a chunk's calls, the worker's wait that last sufficed
+        self.phases: dict[str, float] = collections.defaultdict(float)
+
+    def __enter__(self) -> Lent:
+        self.outputs = SharedBlock.allocate(self.clock.rt, self.layout.nbytes())
+        # The references, and the snapshot of the slots taken inside the span: the judge's own
+        # memory, laid out like the slots (never lent).
+        self.reference_bytes = torch.empty(self.outputs.nbytes, dtype=torch.uint8, device=self.outputs.bytes.device)
+        self.snapshot_bytes = torch.empty_like(self.reference_bytes)
+        self.references = [[typed_view(self.reference_bytes, p) for p in s] for s in self.layout.outputs]
+        self.clock.worker.request(
+            "bind",
+            {
+                "case": self.case.name,
+                "outputs": {
+                    "handle": self.outputs.handle.hex(),
+                    "nbytes": self.outputs.nbytes,
+                    "slots": self.layout.outputs,
+                },
+                "go": self.clock.go.handle.hex(),
+                "done": self.clock.done.handle.hex(),
+                "spin_cycles": self.spin,
+                "scalars": self.scalars,
+                "dims": self.dims,
+                "warm": self.warm,
+            },
+        )
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        worker = self.clock.worker
+        if worker.frozen:
+            worker.thaw()
+        try:
+            worker.request("unbind")  # the worker lets go of the block before the judge frees it
+        finally:
+            torch.cuda.synchronize()
+            self.outputs.close()
+
+    def draw(self, seeds: list[int]) -> None:
+        """The judge's own copies of the chunk's input sets (the worker draws its own: worker_draw)."""
+        self.sets = []
+        drawn = [inputs_for(self.clock.task, self.case, s, self.clock.device.torch_device, True) for s in seeds]
+        self.sets = self.clock.scatter.place(drawn)
+        del drawn
+        torch.cuda.synchronize()  # drawn before anything is timed
+
+    def empty_pairs(self, count: int, rounds: int, launches: Sequence[int] = (0,)) -> list[float]:
+        """`rounds` of `count` empty calls of the judge's own, as the worker's empty chunk runs them
+        (one drawn set touched when warm, harness outputs poisoned for HIP, call k's slots (k
+        modulo the slots) written with zeros; launches[k % len] empty kernels between the events)
+        with this lent's spin: the time of each empty call's event pair, us, in order."""
+        slots = self.references[0]
+        sets = [inputs_for(self.clock.task, self.case, 0, self.clock.device.torch_device, True) if self.warm else []]
+        outputs = [torch.empty_like(t) for t in slots] if self.clock.task.category.is_hip else []
+        blank = [torch.zeros_like(t) for t in slots]
+
+        def after(k: int, j: int, result: object) -> None:
+            for slot, zero in zip(self.references[k % len(self.references)], blank):
+                slot.copy_(zero)
+
+        pairs: list[Pairs] = []
+        self.clock.worker.freeze()  # the GPU the judge's alone, as when the baseline is timed
+        try:
+            # A round the GPU reached before it was queued read the host-fed pair: done again,
+            # behind a longer lead (the first round's lead is a guess), a few times at most.
+            for attempt in range(rounds + 4):
+                got = self.ahead(
+                    lambda: run_calls(
+                        empty_launches(launches),
+                        list(range(count)),
+                        sets * count,
+                        None,
+                        outputs,
+                        after,
+                        self.clock.flusher,
+                        self.spin,
+                        {},
+                        {},
+                        warm=self.warm,
+                    )[0]
+                )
+                if not self.was_late or (not pairs and attempt == rounds + 3):
+                    pairs += got
+                if len(pairs) >= rounds * count:
+                    break
+        finally:
+            self.clock.worker.thaw()
+        times = [elapsed_us(start, end) for start, end in pairs]
+        if not all(math.isfinite(t) and t >= 0 for t in times):
+            raise Verdict("RUNTIME_ERROR", "the judge's empty calls did not time")
+        return times
+
+    def worker_draw(self, seeds: list[int]) -> None:
+        began = time.perf_counter()
+        self.clock.worker.request("draw", {"seeds": seeds})
+        self.phases["draw"] += time.perf_counter() - began
+
+    def warm_up(self, seeds: Seeds) -> tuple[list[float], list[float]]:
+        """Both sides run the timed procedure (discarded), long enough to size n and the spin:
+        (wall per call of each side, host us per invoke of each side), from the second of two
+        rounds, since the first pays what a case pays once (bench/results/2026-11-30.md, session 6)."""
+        count = self.layout.count
+        worker = self.clock.worker
+        for _ in range(2):
+            drawn = seeds(count)
+            self.draw(drawn)
+            begin = time.perf_counter()
+            _, base_host = self._baseline_calls(count, ahead=False)  # a wall with no lead in it
+            torch.cuda.synchronize()
+            base_wall = (time.perf_counter() - begin) / count
+            self.worker_draw(drawn)
+            begin = time.perf_counter()
+            self.clock.go.record()
+            worker.send("chunk", {"count": count})
+            worker.receive()  # queued
+            reply, _ = worker.receive()
+            cand_wall = (time.perf_counter() - begin) / count
+        cand_host = [float(h) for h in reply.get("host_us", [])][:count] or [0.0]
+        return [base_wall, cand_wall], [statistics.median(base_host or [0.0]), min(statistics.median(cand_host), 1e5)]
+
+    def _baseline_calls(self, count: int, ahead: bool = True) -> tuple[list[Pairs], list[float]]:
+        if self.baseline is None:
+            raise RuntimeError("no baseline was lent for this case's timed calls")
+        baseline: Kernel = self.baseline
+        outputs = [torch.empty_like(t) for t in self.references[0]] if baseline.harness_outputs else []
+
+        def keep(k: int, j: int, result: object) -> None:
+            got = outputs if baseline.harness_outputs else split_outputs(result, len(self.references[k]))
+            if isinstance(got, str):
+                raise RuntimeError(f"the baseline failed in a timed call: {got}")
+            for ref, g in zip(self.references[k], got):
+                ref.copy_(g)  # type: ignore[arg-type]
+
+        def queue() -> tuple[list[Pairs], list[float]]:
+            return run_calls(
+                baseline,
+                list(range(count)),
+                self.sets,
+                None,
+                outputs,
+                keep,
+                self.clock.flusher,
+                self.spin,
+                self.scalars,
+                self.dims,
+                warm=self.warm,
+            )
+
+        return self.ahead(queue) if ahead else queue()
+
+    def ahead(self, queue: Callable[[], _T]) -> _T:
+        """`queue` (one chunk of the judge's calls) queued whole behind a spin, then run, as the
+        worker's chunk waits behind `go`: the GPU then meets both sides' calls already queued, not
+        fed call by call by the host (bench/results/2026-12-01.md, session 10). A chunk the GPU
+        reached before its host had queued it is counted (late_chunks, and `was_late` says so of
+        this one) and the next one waits twice as long."""
+        head = torch.cuda.Event()
+        torch.cuda._sleep(int(self.lead_ms * 1000 * self.clock.cycles))
+        head.record()
+        began = time.perf_counter()
+        queued = queue()
+        queued_ms = (time.perf_counter() - began) * 1000
+        self.was_late = head.query() or queued_ms > 0.8 * self.lead_ms
+        if self.was_late:
+            self.late_chunks += 1
+            self.lead_ms = min(_QUEUE_SPIN_MS[1], 2 * max(self.lead_ms, queued_ms))
+        torch.cuda.synchronize()
+        return queued
+
+    def baseline_chunk(self, drawn: list[int]) -> list[float]:
+        """The baseline's timed calls on the sets of seeds `drawn`, with the worker frozen."""
+        worker = self.clock.worker
+        began = time.perf_counter()
+        worker.freeze()
+        self.clock.quiet()
+        self.spins_us.append(self.clock.spin_cost(self.spin))
+        probed = time.perf_counter()
+        self.draw(drawn)
+        drew = time.perf_counter()
+        pairs, _ = self._baseline_calls(self.layout.count)
+        if self.was_late:  # timed while its host fed it: again, behind the longer lead (the same sets)
+            pairs, _ = self._baseline_calls(self.layout.count)
+        torch.cuda.synchronize()
+        timed = time.perf_counter()
+        worker.thaw()
+        self.phases["freeze+probe"] += probed - began
+        self.phases["draw"] += drew - probed
+        self.phases["baseline"] += timed - drew
+        return [elapsed_us(s, e) for s, e in pairs]
+
+    def clocked(self, count: int, calls: bool = True, launches: Sequence[int] = (0,)) -> tuple[float, dict[str, Any]]:
+        """The chunk clock around the worker's `count` calls (call k on set k), or its empty calls
+        (`calls` False: call k with launches[k % len] empty kernels): (span us, reply). A chunk the
+        worker took too long to queue is clocked again behind a longer wait, which this lent's
+        later chunks of as many calls start from (empty calls have no warm-up to size it)."""
+        worker = self.clock.worker
+        wait_ms = min(_QUEUE_SPIN_MS[1], max(_QUEUE_SPIN_MS[0], 1.5 * count * self.queue_us / 1000 + 2))
+        wait_ms = max(wait_ms, self.waits_ms.get(count, 0.0))
+        while True:
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            torch.cuda._sleep(int(wait_ms * 1000 * self.clock.cycles))
+            launched = time.perf_counter()
+            start.record()
+            self.clock.go.record()
+            worker.send(
+                "chunk",
+                {
+                    "count": count,
+                    "calls": calls,
+                    "launches": list(launches),
+                    "poison": self.clock.task.category.is_hip,
+                },
+            )
+            worker.receive()  # queued: every call is behind `go`
+            queued_ms = (time.perf_counter() - launched) * 1000
+            self.clock.done.wait()
+            # The outputs judged are the ones in the slots now, before `end`: a worker that records
+            # `done` ahead of its work (or not at all) leaves poison here, not a shorter span.
+            self.snapshot_bytes.copy_(self.outputs.bytes)
+            end.record()
+            torch.cuda.synchronize()
+            header, _ = worker.receive()
+            if queued_ms < 0.8 * wait_ms:
+                self.waits_ms[count] = wait_ms
+                return elapsed_us(start, end), header
+            if wait_ms >= _QUEUE_SPIN_MS[1]:  # the GPU may have idled inside the span: no bound
+                raise Verdict(
+                    "RUNTIME_ERROR",
+                    f"the candidate's worker took {queued_ms:.0f} ms to queue {count} calls (the judge waits "
+                    f"at most {_QUEUE_SPIN_MS[1]:.0f} ms)",
+                )
+            wait_ms = min(_QUEUE_SPIN_MS[1], 2 * max(wait_ms, queued_ms))
+
+    def candidate_chunk(self) -> tuple[float, list[float], list[str]]:
+        began = time.perf_counter()
+        self.outputs.bytes.fill_(0xFF)  # poison every slot: NaN for floats, -1 for integers
+        span, reply = self.clocked(self.layout.count)
+        times = reply.get("times_us")
+        if (
+            not isinstance(times, list)
+            or len(times) != self.layout.count
+            or not all(isinstance(t, (int, float)) and math.isfinite(t) and t >= 0 for t in times)
+        ):
+            raise Verdict("CHEAT_DETECTED", "the worker's reply does not hold one finite sample per timed call")
+        errors = [str(e)[:2000] for e in reply.get("errors", [])][:5] if isinstance(reply.get("errors"), list) else []
+        self.phases["candidate"] += time.perf_counter() - began
+        return span, [float(t) for t in times], errors
+
+    def bad_calls(self, tolerances: Sequence[Tolerance]) -> int:
+        """How many of the chunk's calls have an output off its reference (every slot compared, a
+        group of slots at a time so the comparison's double copies stay near 1 GiB)."""
+        began = time.perf_counter()
+        places, count = self.layout.outputs, self.layout.count
+        bad = torch.zeros(count, dtype=torch.bool, device=self.reference_bytes.device)
+        for index, tol in enumerate(tolerances):
+            group = max(1, (1 << 30) // max(1, places[0][index]["nbytes"] * 4))
+            for first in range(0, count, group):
+                n = min(group, count - first)
+                got = stacked(self.snapshot_bytes, places, index, first, n)
+                want = stacked(self.reference_bytes, places, index, first, n)
+                bad[first : first + n] |= mismatch_mask(got, want, tol).any(dim=1)
+        result = int(bad.sum())
+        self.phases["validate"] += time.perf_counter() - began
+        return result
