@@ -320,6 +320,14 @@ def exceeds_bound(judged: float, claimed: float, empty: float, calls: int, spans
     return judged - claimed > bound_slack(claimed, empty, calls, spans)
 
 
+def largest_hidden_gain(true_us: float, calls: int, empty_us: float) -> float:
+    """How much faster than its truth (`true_us` a call) a forger's samples may claim a kernel is,
+    over chunks of `calls` calls whose empty procedure costs `empty_us` a call, and still pass the
+    bound: the truth over the lowest claim that passes (inf when any claim passes)."""
+    lowest = (true_us * calls - bound_slack(0.0, empty_us * calls, calls, 1)) / ((1 + _BOUND_RATIO) * calls)
+    return true_us / lowest if lowest > 0 else math.inf
+
+
 class ChunkSides(Protocol):
     """The steps of one chunk on each side, as timed_chunks orders them (lent.Lent)."""
 

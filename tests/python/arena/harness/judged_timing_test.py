@@ -166,3 +166,16 @@ def test_a_claim_2x_better_than_the_judges_clock_is_caught_from_a_few_us_a_call(
     calls = 48
     assert judged_timing.exceeds_bound(8.0 * calls, 4.0 * calls, 2.0 * calls, calls, 1)
     assert not judged_timing.exceeds_bound(1.0 * calls, 0.5 * calls, 2.0 * calls, calls, 1)  # too small to tell
+
+
+def test_the_largest_hidden_gain_is_the_edge_of_the_bound():
+    calls, empty = 48, 100.0
+    for true in (3.0, 10.0, 50.0, 500.0):
+        gain = judged_timing.largest_hidden_gain(true, calls, empty)
+        lowest = true / gain
+        args = (empty * calls, calls, 1)
+        assert not judged_timing.exceeds_bound(true * calls, lowest * 1.0001 * calls, *args)  # passes
+        assert judged_timing.exceeds_bound(true * calls, lowest * 0.999 * calls, *args)  # caught
+    # The fixed part of the slack is about 1 us a call at 48 calls: a 3 us kernel may claim 1.66x.
+    assert 1.6 < judged_timing.largest_hidden_gain(3.0, calls, empty) < 1.7
+    assert judged_timing.largest_hidden_gain(0.5, calls, empty) == float("inf")
