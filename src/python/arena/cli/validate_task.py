@@ -5,8 +5,10 @@ from the record of full validations (tasks/validated.json). Full, the default: p
 reference against float64, then the baseline, every exemplar and the wrong candidate evaluated
 through the harness (arena.validation.full). `--fast`: every picked task's declaration, reference,
 baseline and wrong candidate on its untimed cases, all through one child (arena.validation.fast).
-`--record` writes the tasks whose full validation passed into the record. Exit 0 when every task
-is valid, 1 when any is not.
+`--record` writes the tasks whose full validation passed into the record. `--quality --timings
+FILE`: the checks that need a GPU's timings, read from the product's own JSON (`arena suite
+--exemplars --json FILE`): a strawman baseline and timed cases under 2 us (arena.validation.timings).
+Exit 0 when every task is valid, 1 when any is not.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from arena.cli.evaluate import settings_from_args
+from arena.cli.evaluate import caller_error, settings_from_args
 from arena.errors import ArenaError
 from arena.executors.local import LocalExecutor
 from arena.harness.settings import BACKENDS, HarnessSettings
@@ -26,6 +28,7 @@ from arena.validation.fast import TASK_TIMEOUT_S, check_tasks_fast
 from arena.validation.findings import Findings
 from arena.validation.full import validate
 from arena.validation.record import is_recorded, read_record, write_record
+from arena.validation.timings import CaseTiming, check_timings, read_timings
 
 HELP = "check that tasks are well formed: reference precision, baseline, exemplars, wrong candidate"
 
@@ -42,6 +45,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--fast", action="store_true", help="the fast tier: untimed cases, one process for all tasks")
     mode.add_argument("--record", action="store_true", help="record the tasks whose full validation passes")
+    mode.add_argument(
+        "--quality",
+        action="store_true",
+        help="the checks that need timings (a strawman baseline, timed cases under 2 us), from --timings",
+    )
+    parser.add_argument(
+        "--timings",
+        action="append",
+        type=Path,
+        metavar="FILE",
+        help="with --quality: the JSON of `arena suite --exemplars --json FILE` from a GPU (repeatable)",
+    )
     parser.add_argument("--backend", choices=BACKENDS, default="auto", help="where to run (default: auto)")
     parser.add_argument(
         "--timeout",
@@ -111,14 +126,35 @@ def validate_full(args: argparse.Namespace, address: str, executor: LocalExecuto
     return validate(task, args.repo_root, settings, runner=executor.run)
 
 
+def validate_quality(repo_root: Path, address: str, timings: list[CaseTiming]) -> Findings:
+    try:
+        task = load_task(repo_root, address)
+    except ArenaError as error:
+        return Findings(failures=[f"the declaration does not load: {error}"])
+    return check_timings(task, timings, repo_root)
+
+
 def run(args: argparse.Namespace) -> int:
+    if bool(args.quality) != bool(args.timings):
+        return caller_error("--quality and --timings FILE go together")
+    timings: list[CaseTiming] = []
+    if args.quality:
+        try:
+            timings = read_timings(args.timings)
+        except ArenaError as error:
+            return caller_error(str(error))
     addresses = _pick(args)
     if addresses is None:
         return 1
     if not addresses:
         print("nothing to validate: every task is as tasks/validated.json records it")
         return 0
-    if args.fast:
+    if args.quality:
+        found = {}
+        for address in addresses:
+            found[address] = validate_quality(args.repo_root, address, timings)
+            _report(address, found[address])
+    elif args.fast:
         found = check_tasks_fast(args.repo_root, addresses, args.timeout or TASK_TIMEOUT_S, progress=_report)
     else:
         found = {}
