@@ -5,6 +5,10 @@ past the row's count, so each query block does the work of dense attention. Here
 at the row's count; programs are ordered head-fastest so the global query blocks (whose rows list
 every key block) start first instead of trailing the launch, and the softmax runs in base 2 with
 the scale folded into one multiply.
+
+Headroom: the layout is sparse by design (at S=8192 a query block lists about 8 of its 128 key
+blocks; only the global block lists all), and the baseline computes every slot of the table and
+masks the padding, so visiting only the listed blocks cuts the attention work about 16x.
 """
 
 import torch
