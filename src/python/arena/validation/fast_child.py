@@ -5,9 +5,11 @@ line {"start": ADDR} as it begins each task and one {"task": ADDR, "findings": .
 when it is done (fast.py reads them). Per task, on its untimed cases: the reference against itself
 in float64; the baseline and the wrong candidate screened by the static rules, built, called with
 the torch functions they use recorded, and compared with the reference through the harness's own
-checks (check.py); the baseline twice, bitwise. These are the repository's own trusted files, so
-they run here, not in the judge and worker a candidate gets (full.py runs those, for the tasks
-fast.py's caller picks). HIP without a GPU is compiled only.
+checks (check.py); the baseline twice, bitwise. Then the task's quality: a loosened tolerance
+must still refuse a lower-precision reference (precision.py), and the baseline must match the
+reference on undeclared variants of the cases, new seeds and sizes (variants.py). These are the
+repository's own trusted files, so they run here, not in the judge and worker a candidate gets
+(full.py runs those, for the tasks fast.py's caller picks). HIP without a GPU is compiled only.
 """
 
 from __future__ import annotations
@@ -129,6 +131,56 @@ def _check_reference(task: Task, reference: Any, cases: Sequence[Case], findings
             findings.passed.append(f"reference agrees with float64 on case {case.name!r}")
 
 
+HIDDEN_CASES = 2  # untimed cases the hidden-case check redraws: each costs a baseline call (+20% CPU at 2)
+
+
+def _call_or_why(kernel: Any, task: Task, case: Case, inputs: Sequence[Any], device: Device) -> Any:
+    """The outputs of one call, or why there are none (an undeclared size may be one the code
+    refuses: that is said, not raised)."""
+    try:
+        got, _ = call(kernel, task, case, inputs, device)
+    except Exception as raised:  # the task's own code
+        return f"{type(raised).__name__}: {raised}"
+    return got
+
+
+def _check_hidden(
+    task: Task, side: _Side, oracle: Any, cases: Sequence[Case], device: Device, findings: Findings
+) -> None:
+    """Check d: the baseline matches the reference on undeclared variants of HIDDEN_CASES untimed
+    cases (variants.py): a new seed, and nearby odd sizes of the dims the task leaves free."""
+    from arena.harness.inputs import make_inputs
+    from arena.validation.variants import pick_cases
+
+    checked = []
+    for case, variants in pick_cases(task, cases, HIDDEN_CASES):
+        for variant in variants:
+            try:
+                inputs = make_inputs(task, variant, device.torch_device)
+            except Exception as raised:  # a distribution that needs the declared sizes
+                findings.notes.append(f"hidden-case check: no inputs for {variant.name!r}: {raised}")
+                continue
+            want = _call_or_why(oracle, task, variant, inputs, device)
+            if isinstance(want, str):
+                findings.notes.append(f"hidden-case check: the reference fails on {variant.name!r}: {want[:300]}")
+                continue
+            want = [t.contiguous() for t in want]
+            got = _call_or_why(side.kernel, task, variant, inputs, device)
+            error = mismatch(task, got, want)
+            if error is None:
+                checked.append(variant.name)
+                break
+            if isinstance(got, str) and variant.dims != case.dims:
+                findings.notes.append(f"hidden-case check: the baseline does not run on {variant.name!r}: {got[:300]}")
+                continue
+            findings.failures.append(
+                f"baseline differs from the reference on an undeclared case, {variant.name!r} (seed "
+                f"{variant.seed}, dims {dict(variant.dims)}): {error}"
+            )
+    if checked:
+        findings.passed.append(f"baseline matches the reference on undeclared case(s) {', '.join(map(repr, checked))}")
+
+
 def _answers(task: Task, oracle: Any, cases: Sequence[Case], device: Device) -> dict[str, tuple[list, Any]]:
     """Per case: (inputs, the oracle's outputs or why it failed)."""
     from arena.harness.inputs import make_inputs
@@ -190,6 +242,7 @@ def _check_wrong(task: Task, side: _Side, answers: dict, device: Device, finding
 def check_task(task: Task, repo_root: Path, device: Device, scratch: Path) -> Findings:
     """The fast tier's checks of one loaded task (see the module's docstring)."""
     from arena.harness.backends.python_entry import load_python_entry
+    from arena.validation.precision import check_tolerance
     from arena.validation.reference_check import load_reference
 
     findings = Findings()
@@ -199,6 +252,11 @@ def check_task(task: Task, repo_root: Path, device: Device, scratch: Path) -> Fi
         return findings
     reference = load_reference(task, repo_root / task.task_dir) if task.reference else None
     _check_reference(task, reference, cases, findings)
+    if reference is not None:  # check c (precision.py)
+        failures, passed, notes = check_tolerance(task, reference, cases)
+        findings.failures.extend(failures)
+        findings.passed.extend(passed)
+        findings.notes.extend(notes)
     baseline = _Side(task, baseline_candidate(task, repo_root), repo_root, scratch / "baseline", device)
     try:
         wrong_files = wrong_candidate(task, repo_root)
@@ -213,6 +271,8 @@ def check_task(task: Task, repo_root: Path, device: Device, scratch: Path) -> Fi
     if wrong_files is None and not findings.failures:
         findings.notes.append("no wrong candidate declared")
     if baseline.kernel is None:
+        if task.category.is_hip and device.backend == "cpu":
+            findings.notes.append("hidden-case check: skipped, running the HIP baseline needs a GPU")
         return findings
     oracle = baseline.kernel
     if task.reference is not None:
@@ -222,6 +282,10 @@ def check_task(task: Task, repo_root: Path, device: Device, scratch: Path) -> Fi
         if isinstance(want, str):
             findings.failures.append(f"the reference fails on case {name!r}: {want}")
     _check_baseline(task, baseline, answers, device, findings)
+    if task.reference is None:
+        findings.notes.append("hidden-case check: skipped, the baseline is the oracle")
+    elif not any(line.startswith("baseline on case") for line in findings.failures):
+        _check_hidden(task, baseline, oracle, cases, device, findings)
     if wrong is not None and wrong.kernel is not None:
         _check_wrong(task, wrong, answers, device, findings)
     return findings
