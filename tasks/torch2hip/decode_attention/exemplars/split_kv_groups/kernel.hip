@@ -11,8 +11,9 @@
 // blocks to fill the GPU, every warp is a long chain of dependent loads (latency-bound, the
 // larger the n the worse), and each KV head is read once per query head of its group (G times),
 // 2 bytes per lane per access. Here a block takes one chunk of 512 positions and the G query
-// heads of one KV head: each K and V row is loaded once, 16 bytes per lane, by 16 lanes, and
-// scored against all G queries; 16 rows are in flight per block step. Chunks write their running
+// heads of one KV head (4 at most per block): each K and V row is loaded once per block, 16 bytes
+// per lane, by 16 lanes, and scored against its queries; 16 rows per block step, and the next
+// step's rows are loaded before this step's arithmetic. Chunks write their running
 // (maximum, sum, weighted values) to a scratch buffer, and a second kernel merges the chunks of
 // each head, rescaling each by exp(its maximum - the overall maximum).
 #include <cmath>
@@ -26,8 +27,7 @@ constexpr int kSlots = kThreads / kLanes;         // rows in flight per block st
 constexpr int kChunk = 512;                       // positions per block
 constexpr int kMaxWarps = kThreads / 32;
 
-__device__ inline void load8(const bf16* p, float* out) {
-  const uint4 raw = *reinterpret_cast<const uint4*>(p);
+__device__ inline void unpack8(const uint4& raw, float* out) {
   const bf16* h = reinterpret_cast<const bf16*>(&raw);
 #pragma unroll
   for (int j = 0; j < 8; ++j) out[j] = __bfloat162float(h[j]);
@@ -59,7 +59,7 @@ __global__ void __launch_bounds__(kThreads)
   float qv[kG][8], acc[kG][8], run_max[kG], run_sum[kG];
 #pragma unroll
   for (int g = 0; g < kG; ++g) {
-    load8(q + (b * H + h0 + g) * kD + sub * 8, qv[g]);
+    unpack8(*reinterpret_cast<const uint4*>(q + (b * H + h0 + g) * kD + sub * 8), qv[g]);
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
       qv[g][j] *= scale;
@@ -72,18 +72,21 @@ __global__ void __launch_bounds__(kThreads)
   const bf16* v_rows = v_cache + (b * KV + kv) * S * kD + sub * 8;
 
   // Every lane runs the same number of steps (the shuffles need all of them); a slot past the
-  // end of the chunk computes nothing into its state.
+  // end of the chunk computes nothing into its state. The next step's rows are loaded before
+  // this step's arithmetic, so two steps of loads are in flight.
+  const uint4 zero = make_uint4(0u, 0u, 0u, 0u);
+  int64_t s = start + slot;
+  bool live = s < end;
+  uint4 k_raw = live ? *reinterpret_cast<const uint4*>(k_rows + s * kD) : zero;
+  uint4 v_raw = live ? *reinterpret_cast<const uint4*>(v_rows + s * kD) : zero;
   for (int64_t base = start; base < end; base += kSlots) {
-    const int64_t s = base + slot;
-    const bool live = s < end;
+    const int64_t s_next = s + kSlots;
+    const bool live_next = s_next < end;
+    const uint4 k_next = live_next ? *reinterpret_cast<const uint4*>(k_rows + s_next * kD) : zero;
+    const uint4 v_next = live_next ? *reinterpret_cast<const uint4*>(v_rows + s_next * kD) : zero;
     float kf[8], vf[8];
-    if (live) {
-      load8(k_rows + s * kD, kf);
-      load8(v_rows + s * kD, vf);
-    } else {
-#pragma unroll
-      for (int j = 0; j < 8; ++j) kf[j] = vf[j] = 0.0f;
-    }
+    unpack8(k_raw, kf);
+    unpack8(v_raw, vf);
 #pragma unroll
     for (int g = 0; g < kG; ++g) {
       float dot = 0.0f;
@@ -101,6 +104,10 @@ __global__ void __launch_bounds__(kThreads)
         run_max[g] = new_max;
       }
     }
+    s = s_next;
+    live = live_next;
+    k_raw = k_next;
+    v_raw = v_next;
   }
 
   // Merge the slots of a warp (lanes kLanes, 2 * kLanes, ... apart), then the warps.
@@ -191,10 +198,7 @@ extern "C" int decode_attention(const bf16* q, const bf16* k_cache, const bf16* 
   float* part_stats = g_scratch + parts * kD;
   const int64_t G = H / KV;
   const float s = (float)scale;
-  if (G % 8 == 0) {
-    hipLaunchKernelGGL(chunk_kernel<8>, dim3(chunks, (unsigned)(H / 8), (unsigned)B), dim3(kThreads), 0, stream, q,
-                       k_cache, v_cache, lengths, part_acc, part_stats, H, KV, S, chunks, s);
-  } else if (G % 4 == 0) {
+  if (G % 4 == 0) {  // larger groups take several blocks of 4 heads (more would spill registers)
     hipLaunchKernelGGL(chunk_kernel<4>, dim3(chunks, (unsigned)(H / 4), (unsigned)B), dim3(kThreads), 0, stream, q,
                        k_cache, v_cache, lengths, part_acc, part_stats, H, KV, S, chunks, s);
   } else if (G % 2 == 0) {
