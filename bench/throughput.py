@@ -51,7 +51,7 @@ def arena(*argv: str, env: dict[str, str] | None = None) -> tuple[float, subproc
 
 
 def evaluate_part(tasks: list[str], repeats: int, backend: str) -> list[dict[str, Any]]:
-    rows = []
+    rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as scratch:
         for task in tasks:
             for repeat in range(repeats):
@@ -81,7 +81,7 @@ def evaluate_part(tasks: list[str], repeats: int, backend: str) -> list[dict[str
 
 
 def suite_part(category: str, devices: list[str], backend: str) -> list[dict[str, Any]]:
-    rows = []
+    rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as scratch:
         for device in devices:
             out = Path(scratch) / f"suite-{device}.json"
@@ -92,7 +92,7 @@ def suite_part(category: str, devices: list[str], backend: str) -> list[dict[str
             if not out.exists():
                 raise SystemExit(f"suite on {device}: wrote nothing (exit {done.returncode}):\n{done.stderr[-2000:]}")
             document = json.loads(out.read_text())
-            evaluations = document.get("evaluations", document if isinstance(document, list) else [])
+            evaluations = document.get("evaluations", [])
             rows.append({"devices": device, "wall_s": round(wall, 1), "evaluations": len(evaluations)})
             print(f"suite {category} on {device}: {wall:.1f} s, {len(evaluations)} evaluations", flush=True)
     for row in rows:
@@ -132,8 +132,9 @@ def pool_part(jobs: int, workers: int, gpu: str) -> dict[str, Any]:
         remote = RemoteExecutor(endpoint, gpu, backend="cpu" if gpu == "cpu" else "cuda", path=path)
         local = LocalExecutor()
         walls: dict[str, list[float]] = {"local": [], "pool": []}
+        executors: dict[str, LocalExecutor | RemoteExecutor] = {"local": local, "pool": remote}
         for _ in range(jobs):
-            for name, executor in (("local", local), ("pool", remote)):
+            for name, executor in executors.items():
                 began = time.perf_counter()
                 result = executor.run(task, None, REPO, settings)
                 walls[name].append(time.perf_counter() - began)
