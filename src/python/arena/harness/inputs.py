@@ -25,6 +25,7 @@ _DEFAULTS: Mapping[str, Mapping[str, float]] = {
     "uniform": {"low": 0.0, "high": 1.0},
     "wide": {"low": -3.0, "high": 3.0},
     "large": {"scale": 1000.0},
+    "arange": {"start": 0, "step": 1},
 }
 
 
@@ -110,6 +111,16 @@ def _draw(
     if dist.kind == "randint":
         high = dims[p["high"]] if isinstance(p["high"], str) else int(p["high"])
         return torch.randint(int(p["low"]), high, shape, generator=gen, device=on, dtype=torch.int64)
+    if dist.kind == "permutation":  # distinct values: slots a scatter writes once each
+        low, high = int(p["low"]), dims[p["high"]] if isinstance(p["high"], str) else int(p["high"])
+        count = math.prod(shape)
+        if count > high - low:
+            raise ValueError(f"a permutation of [{low}, {high}) has fewer than {count} distinct values")
+        order = torch.randperm(high - low, generator=gen, device=on, dtype=torch.int64)
+        return (order[:count] + low).reshape(shape)
+    if dist.kind == "arange":
+        ramp = torch.arange(math.prod(shape), device=on, dtype=torch.float64)  # exact to 2**53
+        return (ramp * float(p["step"]) + float(p["start"])).reshape(shape)
     if dist.kind == "wide":
         sign = torch.randint(0, 2, shape, generator=gen, device=on).to(work) * 2 - 1
         exponent = torch.rand(shape, generator=gen, device=on, dtype=work) * (

@@ -24,8 +24,11 @@ DISTRIBUTION_PARAMS: Mapping[str, tuple[str, ...]] = {
     "wide": ("low", "high"),
     "large": ("scale",),
     "constant": ("value",),
+    "permutation": ("low", "high"),  # distinct ints: the first numel of a shuffled [low, high)
+    "arange": ("start", "step"),  # start + step * i over the flattened tensor; no draw
 }
-_REQUIRED = {"randint": ("low", "high"), "constant": ("value",)}
+_REQUIRED = {"randint": ("low", "high"), "constant": ("value",), "permutation": ("low", "high")}
+_INTEGER_KINDS = ("randint", "permutation")  # their bounds are ints, and high may name a dim
 
 
 def parse_distribution(field: str, raw: Any, what: str) -> Distribution:
@@ -36,9 +39,9 @@ def parse_distribution(field: str, raw: Any, what: str) -> Distribution:
     require_keys(field, raw, f"{what} ({kind})", ("kind",) + _REQUIRED.get(kind, ()), DISTRIBUTION_PARAMS[kind])
     params = {key: value for key, value in raw.items() if key != "kind"}
     for key, value in params.items():
-        if kind == "randint" and key == "high" and isinstance(value, str):
+        if kind in _INTEGER_KINDS and key == "high" and isinstance(value, str):
             require_identifier(field, value, f"{what} high (a dim name)")
-        elif kind == "randint":
+        elif kind in _INTEGER_KINDS:
             require_int(field, value, f"{what} {key}")
         else:
             require_number(field, value, f"{what} {key}")
@@ -47,6 +50,8 @@ def parse_distribution(field: str, raw: Any, what: str) -> Distribution:
         raise FieldError(field, f"{what} needs low < high, got {low} and {high}")
     if kind == "normal" and params.get("std", 1) <= 0:
         raise FieldError(field, f"{what} needs std > 0")
+    if kind == "arange" and params.get("step", 1) == 0:
+        raise FieldError(field, f"{what} needs a step other than 0")
     return Distribution(kind=kind, params=params)
 
 
@@ -129,19 +134,43 @@ def parse_cases(raw: Any, input_names: set[str]) -> tuple[Case, ...]:
 
 
 def check_dims_defined(cases: tuple[Case, ...], tensors: tuple[TensorSpec, ...], scalars: Mapping[str, Any]) -> None:
-    """Every dim a shape, a randint bound or a scalar names is set in every case."""
+    """Every dim a shape, a randint or permutation bound or a scalar names is set in every case, and
+    a permutation's range holds as many distinct values as its tensor has elements."""
     for case in cases:
         for spec in tensors:
             dists = [spec.dist, case.dists.get(spec.name)]
-            bounds = [d.params["high"] for d in dists if d and d.kind == "randint"]
+            bounds = [d.params["high"] for d in dists if d and d.kind in _INTEGER_KINDS]
             bounds = [b for b in bounds if isinstance(b, str)]
             for dim in [d for d in spec.shape if isinstance(d, str)] + bounds:
                 if dim not in case.dims:
                     raise FieldError(
                         "cases", f"case {case.name!r} uses dim {dim!r} not set in its dims (by {spec.name!r})"
                     )
+        check_permutations(case, tensors)
         for name, value in scalars.items():
             if isinstance(value, str) and value not in case.dims:
                 raise FieldError(
                     "cases", f"case {case.name!r} uses dim {value!r} not set in its dims (by scalar {name!r})"
                 )
+
+
+def check_permutations(case: Case, tensors: tuple[TensorSpec, ...]) -> None:
+    """Each permutation-drawn tensor of `case` has no more elements than its range has values."""
+
+    def value(v: Any) -> int:
+        return case.dims[v] if isinstance(v, str) else int(v)
+
+    for spec in tensors:
+        dist = case.dists.get(spec.name, spec.dist)
+        if dist.kind != "permutation":
+            continue
+        numel = 1
+        for d in spec.shape:
+            numel *= value(d)
+        span = value(dist.params["high"]) - value(dist.params["low"])
+        if numel > span:
+            raise FieldError(
+                "cases",
+                f"case {case.name!r}: {spec.name!r} has {numel} elements, more than the {span} distinct values "
+                "its permutation can draw",
+            )

@@ -16,7 +16,9 @@ import hashlib
 import math
 from typing import Sequence
 
+from arena.task.checks import FieldError
 from arena.task.task import Case, Task
+from arena.task.vectors import check_permutations
 
 _SALT = "arena-validation-hidden"
 
@@ -42,6 +44,10 @@ def hidden_variants(task: Task, case: Case) -> tuple[Case, ...]:
     free = free_dims(task)
     dims = {dim: value + 2 if dim in free and value > 1 and value % 2 else value for dim, value in case.dims.items()}
     if dims == dict(case.dims):
+        return (reseeded,)
+    try:  # a permutation drawing more distinct values than its range holds: the sizes stay
+        check_permutations(dataclasses.replace(case, dims=dims), task.inputs)
+    except FieldError:
         return (reseeded,)
     moved = ", ".join(f"{dim}={value}" for dim, value in dims.items() if value != case.dims[dim])
     return (dataclasses.replace(reseeded, name=f"{case.name}~{moved}", dims=dims), reseeded)

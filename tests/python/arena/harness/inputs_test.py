@@ -1,3 +1,4 @@
+import pytest
 import torch
 
 from arena.harness.inputs import derive_seed, hidden_cases, make_inputs, make_scalars
@@ -58,6 +59,27 @@ def test_every_distribution_kind(tmp_path):
     )
     x = make_inputs(int_task, Case("c", {"N": 100}, "float32", 1), CPU)[0]
     assert x.dtype == torch.int32 and int(x.min()) >= -3 and int(x.max()) < 3
+
+
+def test_a_permutation_draws_distinct_values_in_its_range_and_an_arange_counts(tmp_path):
+    from dataclasses import replace
+
+    task = replace(
+        build_task(tmp_path),
+        inputs=(
+            TensorSpec("slots", ("T",), "int64", Distribution("permutation", {"low": 3, "high": "S"})),
+            TensorSpec("ramp", ("T",), "float32", Distribution("arange", {"start": 1.5, "step": -2})),
+        ),
+    )
+    case = Case("c", {"T": 900, "S": 1000}, "float32", 4)
+    slots, ramp = make_inputs(task, case, CPU)
+    assert slots.dtype == torch.int64 and len(set(slots.tolist())) == 900
+    assert int(slots.min()) >= 3 and int(slots.max()) < 1000
+    assert torch.equal(slots, make_inputs(task, case, CPU)[0])
+    assert not torch.equal(slots, make_inputs(task, replace(case, seed=5), CPU)[0])
+    assert ramp.tolist()[:3] == [1.5, -0.5, -2.5] and float(ramp[-1]) == 1.5 - 2 * 899
+    with pytest.raises(ValueError, match="fewer than 900 distinct values"):
+        make_inputs(task, replace(case, dims={"T": 900, "S": 800}), CPU)
 
 
 def test_scalars_take_dims_by_name(tmp_path):

@@ -203,6 +203,24 @@ BAD = [
         "case 'small' uses dim 'V' not set in its dims",
     ),
     (
+        "permutation-range",
+        dict(inputs=[{"name": "x", "shape": ["M", "N"], "dist": {"kind": "permutation", "low": 0, "high": 100}}]),
+        None,
+        "more than the 100 distinct values its permutation can draw",
+    ),
+    (
+        "permutation-float-bound",
+        dict(inputs=[{"name": "x", "shape": ["M", "N"], "dist": {"kind": "permutation", "low": 0, "high": 1.5}}]),
+        None,
+        "must be an integer",
+    ),
+    (
+        "arange-step",
+        dict(inputs=[{"name": "x", "shape": ["M", "N"], "dist": {"kind": "arange", "step": 0}}]),
+        None,
+        "needs a step other than 0",
+    ),
+    (
         "case-dist-input",
         dict(cases=[{**BIG, "dists": {"z": {"kind": "normal"}}}]),
         None,

@@ -91,6 +91,21 @@ def test_variants_move_only_dims_some_untimed_case_sets_odd(tmp_path: Path) -> N
     assert free_dims(task) == set() and [v.name for v in hidden_variants(task, task.cases[0])] == ["small~reseeded"]
 
 
+def test_a_variant_keeps_the_sizes_a_permutation_could_not_fill(tmp_path: Path) -> None:
+    import dataclasses
+
+    from arena.task.task import Distribution
+
+    write_add_task(tmp_path, cases=ODD_CASES)
+    task = load_task(tmp_path, ADD)
+    x = dataclasses.replace(task.inputs[0], dtype="int64", dist=Distribution("permutation", {"low": 0, "high": 1002}))
+    task = dataclasses.replace(task, inputs=(x, *task.inputs[1:]))
+    assert [v.dims for v in hidden_variants(task, task.cases[0])] == [{"N": 1001}]  # 1003 > 1002 values
+    x = dataclasses.replace(x, dist=Distribution("permutation", {"low": 0, "high": 1003}))
+    task = dataclasses.replace(task, inputs=(x, *task.inputs[1:]))
+    assert [v.dims for v in hidden_variants(task, task.cases[0])] == [{"N": 1003}, {"N": 1001}]
+
+
 def test_the_lowered_reference_accumulates_in_the_case_dtype() -> None:
     generator = torch.Generator().manual_seed(0)
     x = torch.randn(8, 4096, generator=generator).half()
