@@ -1,97 +1,133 @@
 // Index add (the operation in reference.py): for src of shape (N, D), float32, and index (N,),
 // int64, each in [0, I), the (I, D) float32 output is
 //   out[i, :] = sum over the rows n with index[n] == i of src[n, :]   (0 for an i no row names)
-// accumulated in float32, in any order.
-// Exemplar: with few output rows, the baseline's one global atomic per element queues thousands
-// of atomics on every output address (N / I of them), and the L2 atomic units, not memory, set
-// its pace. Here each block owns a slice of columns and a range of rows, sums its rows into a
-// private copy of the output slice in shared memory (shared atomics: cheap, and rarely
-// contended), then adds that copy to the output with one global atomic per address it touched:
-// an address takes one global atomic per block of rows (about 1024 blocks in all) instead of one
-// per row that names it. src is read 16 bytes at a time. Outputs too tall for a useful slice in
-// shared memory (I > 2048) keep one global atomic per element.
+// accumulated in float32, in a fixed order (every call gives the same bits).
+// Exemplar: the baseline's threads add each row into a partial slice in global memory (a load
+// and a store through the cache per element, each waiting on the one before), one slice of
+// I x D partials per 512 rows (tens of MB cleared, written and read again), and only half the
+// GPU's threads walk the rows. Here a block owns a slice of columns and a range of rows and keeps
+// its private sums in shared memory: each thread owns one column and walks the rows in order,
+// 16 loads in flight, adding into its own column of the shared slice (no atomics, no barrier);
+// about 1024 blocks in all, so the per-block partials are a few MB to a few tens of MB, not
+// cleared first. A second kernel sums the blocks' partials of each output in a fixed tree (8
+// lanes over the chunks, then the lanes in order). Outputs too tall for a slice of 32 columns in
+// shared memory (I > 256) keep the partials in global memory.
 
-constexpr int kThreads = 256;
-constexpr int kShared = 8192;  // floats of private output slice (32 KiB)
-constexpr int kMaxSlice = 1024;
+constexpr int kShared = 8192;       // floats of a block's private slice (32 KiB)
+constexpr int kMaxCols = 256;       // columns (threads) per block
+constexpr int kTile = 32;           // columns per slice step and per combine block
+constexpr int kUnroll = 16;         // rows loaded ahead by each thread
+constexpr int kTargetBlocks = 1024;
+constexpr int kMinRows = 64;
+constexpr int kLanes = 8;           // combine: lanes over the chunks
 
-// Block (x, y): columns [x * slice, x * slice + slice), rows [y * rows, y * rows + rows).
-template <int kVec>
-__global__ void __launch_bounds__(kThreads)
-    private_kernel(const float* __restrict__ src, const int64_t* __restrict__ index, float* __restrict__ out,
-                   int64_t N, int64_t D, int64_t I, int slice, int64_t rows) {
-  __shared__ float acc[kShared];
-  const int64_t d0 = (int64_t)blockIdx.x * slice;
-  const int64_t n0 = (int64_t)blockIdx.y * rows;
-  const int64_t n_end = n0 + rows < N ? n0 + rows : N;
-  const int cells = (int)I * slice;
-  for (int k = threadIdx.x; k < cells; k += kThreads) acc[k] = 0.0f;
-  __syncthreads();
+static float* g_partial = nullptr;
+static size_t g_partial_bytes = 0;
 
-  const int groups = slice / kVec;  // column groups of kVec per row of the slice
-  const int work = (int)(n_end - n0) * groups;
-  for (int e = threadIdx.x; e < work; e += kThreads) {
-    const int r = e / groups, g = e % groups;
-    const int64_t n = n0 + r, d = d0 + (int64_t)g * kVec;
-    if (d < D) {
-      float* row = acc + (int)index[n] * slice + g * kVec;
-      if (kVec == 4) {
-        const float4 v = *reinterpret_cast<const float4*>(src + n * D + d);
-        atomicAdd(row + 0, v.x);
-        atomicAdd(row + 1, v.y);
-        atomicAdd(row + 2, v.z);
-        atomicAdd(row + 3, v.w);
-      } else {
-        atomicAdd(row, src[n * D + d]);
-      }
+// Block (x, y): columns [x C, x C + C) (C = blockDim.x), rows [y rows, y rows + rows). Thread t
+// owns column x C + t and acc[i * C + t] for every i: it alone reads and writes them.
+__global__ void __launch_bounds__(kMaxCols)
+    shared_chunk_kernel(const float* __restrict__ src, const int64_t* __restrict__ index,
+                        float* __restrict__ partial, int64_t N, int64_t D, int64_t I, int64_t rows) {
+  extern __shared__ float acc[];
+  const int C = blockDim.x, t = threadIdx.x;
+  const int64_t d = (int64_t)blockIdx.x * C + t;
+  if (d >= D) return;
+  const int64_t chunk = blockIdx.y;
+  const int64_t n0 = chunk * rows;
+  const int64_t n1 = n0 + rows < N ? n0 + rows : N;
+  for (int i = 0; i < (int)I; ++i) acc[i * C + t] = 0.0f;
+  const float* col = src + d;
+  int64_t n = n0;
+  for (; n + kUnroll <= n1; n += kUnroll) {
+    int idx[kUnroll];
+    float v[kUnroll];
+#pragma unroll
+    for (int k = 0; k < kUnroll; ++k) {
+      idx[k] = (int)index[n + k];
+      v[k] = col[(n + k) * D];
     }
+#pragma unroll
+    for (int k = 0; k < kUnroll; ++k) acc[idx[k] * C + t] += v[k];
   }
-  __syncthreads();
-
-  for (int k = threadIdx.x; k < cells; k += kThreads) {
-    const int i = k / slice, c = k % slice;
-    const float v = acc[k];
-    if (v != 0.0f && d0 + c < D) atomicAdd(&out[(int64_t)i * D + d0 + c], v);
-  }
+  for (; n < n1; ++n) acc[(int)index[n] * C + t] += col[n * D];
+  float* p = partial + chunk * I * D + d;
+  for (int i = 0; i < (int)I; ++i) p[(int64_t)i * D] = acc[i * C + t];
 }
 
-// Tall outputs: one global atomic per element, 4 per thread.
-__global__ void direct_kernel(const float* src, const int64_t* index, float* out, int64_t N, int64_t D) {
-  const int64_t e = ((int64_t)blockIdx.x * kThreads + threadIdx.x) * 4;
-  for (int j = 0; j < 4; ++j) {
-    if (e + j < N * D) {
-      const int64_t n = (e + j) / D, d = (e + j) % D;
-      atomicAdd(&out[index[n] * D + d], src[e + j]);
-    }
+// Tall outputs: thread (chunk, d) adds its chunk's rows, in order, into its own column of the
+// chunk's partial slice in global memory (cleared first).
+__global__ void __launch_bounds__(kMaxCols)
+    global_chunk_kernel(const float* __restrict__ src, const int64_t* __restrict__ index, float* partial,
+                        int64_t N, int64_t D, int64_t I, int64_t rows) {
+  const int64_t d = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (d >= D) return;
+  const int64_t chunk = blockIdx.y;
+  const int64_t n1 = (chunk + 1) * rows < N ? (chunk + 1) * rows : N;
+  float* p = partial + chunk * I * D + d;
+  for (int64_t n = chunk * rows; n < n1; ++n) p[index[n] * D] += src[n * D + d];
+}
+
+// Block b: output row b / tiles, columns (b % tiles) * kTile + [0, kTile). Lane l sums chunks l,
+// l + kLanes, ... in order; lane 0 then adds the lanes' sums in lane order.
+__global__ void __launch_bounds__(kTile * kLanes)
+    combine_kernel(const float* __restrict__ partial, float* __restrict__ out, int64_t chunks, int64_t I,
+                   int64_t D) {
+  __shared__ float sums[kLanes][kTile];
+  const int64_t tiles = (D + kTile - 1) / kTile;
+  const int64_t i = blockIdx.x / tiles;
+  const int c = threadIdx.x % kTile, lane = threadIdx.x / kTile;
+  const int64_t d = blockIdx.x % tiles * kTile + c;
+  float s = 0.0f;
+  if (d < D)
+    for (int64_t k = lane; k < chunks; k += kLanes) s += partial[(k * I + i) * D + d];
+  sums[lane][c] = s;
+  __syncthreads();
+  if (lane == 0 && d < D) {
+    float total = 0.0f;
+    for (int l = 0; l < kLanes; ++l) total += sums[l][c];
+    out[i * D + d] = total;
   }
 }
 
 extern "C" int index_add(const float* src, const int64_t* index, float* out, int64_t N, int64_t D, int64_t I,
                          hipStream_t stream) {
   if (I == 0 || D == 0) return hipSuccess;
-  hipError_t err = hipMemsetAsync(out, 0, (size_t)(I * D) * sizeof(float), stream);
-  if (err != hipSuccess || N == 0) return err;
-  const int vec = D % 4 == 0 ? 4 : 1;
-  int64_t slice = (kShared / I) / 4 * 4;  // columns per block: a multiple of 4
-  if (slice > kMaxSlice) slice = kMaxSlice;
-  if (slice > (D + 3) / 4 * 4) slice = (D + 3) / 4 * 4;
-  if (slice < 4) {
-    const int64_t threads = (N * D + 3) / 4;
-    hipLaunchKernelGGL(direct_kernel, dim3((unsigned)((threads + kThreads - 1) / kThreads)), dim3(kThreads), 0,
-                       stream, src, index, out, N, D);
-    return hipGetLastError();
+  if (N == 0) return hipMemsetAsync(out, 0, (size_t)(I * D) * sizeof(float), stream);
+  // Columns per block: as many as the shared slice holds for I rows, a multiple of kTile.
+  int64_t cols = kShared / I / kTile * kTile;
+  if (cols > kMaxCols) cols = kMaxCols;
+  const int64_t d_tiles = (D + kTile - 1) / kTile * kTile;
+  if (cols > d_tiles) cols = d_tiles;
+  const bool shared = cols >= kTile;
+  if (!shared) cols = kMaxCols;
+  const int64_t slices = (D + cols - 1) / cols;
+  int64_t chunks = kTargetBlocks / slices;
+  if (chunks > (N + kMinRows - 1) / kMinRows) chunks = (N + kMinRows - 1) / kMinRows;
+  if (chunks < 1) chunks = 1;
+  const int64_t rows = (N + chunks - 1) / chunks;
+  chunks = (N + rows - 1) / rows;
+
+  const size_t bytes = (size_t)(chunks * I * D) * sizeof(float);
+  if (bytes > g_partial_bytes) {
+    if (g_partial != nullptr) hipFree(g_partial);
+    g_partial = nullptr;
+    g_partial_bytes = 0;
+    hipError_t err = hipMalloc((void**)&g_partial, bytes);
+    if (err != hipSuccess) return err;
+    g_partial_bytes = bytes;
   }
-  const int64_t slices = (D + slice - 1) / slice;
-  // About 1024 blocks in all, at least 128 rows each.
-  int64_t rows = (N * slices + 1023) / 1024;
-  if (rows < 128) rows = 128;
-  const dim3 grid((unsigned)slices, (unsigned)((N + rows - 1) / rows));
-  if (vec == 4) {
-    hipLaunchKernelGGL(private_kernel<4>, grid, dim3(kThreads), 0, stream, src, index, out, N, D, I, (int)slice,
-                       rows);
+  const dim3 grid((unsigned)slices, (unsigned)chunks);
+  if (shared) {
+    hipLaunchKernelGGL(shared_chunk_kernel, grid, dim3((unsigned)cols), (size_t)(I * cols) * sizeof(float), stream,
+                       src, index, g_partial, N, D, I, rows);
   } else {
-    hipLaunchKernelGGL(private_kernel<1>, grid, dim3(kThreads), 0, stream, src, index, out, N, D, I, (int)slice,
+    hipError_t err = hipMemsetAsync(g_partial, 0, bytes, stream);
+    if (err != hipSuccess) return err;
+    hipLaunchKernelGGL(global_chunk_kernel, grid, dim3((unsigned)cols), 0, stream, src, index, g_partial, N, D, I,
                        rows);
   }
+  hipLaunchKernelGGL(combine_kernel, dim3((unsigned)(I * ((D + kTile - 1) / kTile))), dim3(kTile * kLanes), 0, stream,
+                     g_partial, out, chunks, I, D);
   return hipGetLastError();
 }
