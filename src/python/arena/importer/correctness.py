@@ -29,6 +29,11 @@ _COMPARISONS = {
 # Methods that move or copy a compared tensor without changing its values, and those that cast it.
 _MOVES = frozenset(("cpu", "cuda", "contiguous", "clone", "detach", "to"))
 _CASTS = frozenset(("float", "double", "half", "bfloat16"))
+# Statements before the last comparison that are kept as they are: loops and branches that compute
+# the reference (or prepare an input, which task_fields then refuses by name), in-place updates.
+_FOLLOWED = (ast.For, ast.While, ast.If, ast.With, ast.AugAssign, ast.Expr, ast.Assert)
+# Methods that change the object they are called on (a list the reference collects into).
+_MUTATORS = frozenset(("append", "extend", "insert", "update", "copy_", "fill_", "zero_"))
 
 
 @dataclass(frozen=True)
@@ -191,8 +196,8 @@ def _read_body(
             _check_kernel_call(node, module_name, call)
             call = node  # type: ignore[assignment]
             statements.append(node)
-        elif isinstance(node, (ast.Assign, ast.Import, ast.ImportFrom)):
-            statements.append(node)
+        elif isinstance(node, (ast.Assign, ast.Import, ast.ImportFrom) + _FOLLOWED):
+            statements.append(node)  # an input a compound statement writes is refused where it is read
         else:
             first = ast.unparse(node).splitlines()[0]
             raise NotImportable(
@@ -206,6 +211,31 @@ def _read_body(
             f"({', '.join(found)}); arena checks every output"
         )
     raise NotImportable(f"{TEST_FUNCTION}() never compares the kernel's output with a reference")
+
+
+def written_names(statement: ast.stmt) -> set[str]:
+    """The names a statement binds or writes into: plain targets, the tensors behind `x[i] = ...`
+    and `x.data = ...`, receivers of in-place methods (`x.fill_(0)`, `ref.append(v)`) and of
+    `out=`, anywhere inside it (the body of a loop or a branch too)."""
+    names: set[str] = set()
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, (ast.Subscript, ast.Attribute)) and isinstance(node.ctx, ast.Store):
+            names.add(_base(node))
+        elif isinstance(node, ast.Call):
+            method = node.func.attr if isinstance(node.func, ast.Attribute) else ""
+            if method in _MUTATORS or (method.endswith("_") and not method.startswith("_")):
+                names.add(_base(node.func.value))  # type: ignore[attr-defined]
+            names |= {_base(k.value) for k in node.keywords if k.arg == "out"}
+    return names - {""}
+
+
+def _base(node: ast.expr) -> str:
+    """`x` for `x`, `x[i]`, `x.data`, `x[i][j]`; "" for anything else."""
+    while isinstance(node, (ast.Subscript, ast.Attribute)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else ""
 
 
 def _between_comparisons(node: ast.stmt, found: dict[str, Comparison], module_name: str) -> ast.stmt:

@@ -1,9 +1,12 @@
 """How a test draws an input tensor, as an arena distribution (docs/task-format.md, "Inputs").
 
-Recognised: torch.randn / rand / randint / zeros / ones / full, scaled and shifted by constants
-(`torch.randn(...) * 0.1` is normal with std 0.1, `torch.rand(...) * 2 + 0.1` uniform on
-[0.1, 2.1)), optionally followed by .to(dtype), .contiguous() or .clone(). Anything else (arange,
-randperm, cumsum, values built in a loop) matches no distribution, and the task is not imported.
+Recognised: torch.randn / rand / randint / zeros / ones / full / arange, scaled, negated and
+shifted by constants (`torch.randn(...) * 0.1` is normal with std 0.1, `torch.rand(...) * 2 + 0.1`
+uniform on [0.1, 2.1), `-torch.rand(...) * 0.5` uniform on [-0.5, 0), `torch.arange(n) * 2 + 1`
+an arange from 1 by 2), and `torch.randperm(n)[:k]` (a permutation of [0, n), its first k),
+optionally followed by .to(dtype), .contiguous() or .clone(). Anything else (cumsum, `.abs()` of
+a normal draw: half-normal, values built in a loop) matches no distribution, and the task is not
+imported.
 """
 
 from __future__ import annotations
@@ -14,7 +17,9 @@ from typing import Any, Callable
 
 from arena.importer.outcome import NotImportable
 
-_DRAWS = ("randn", "rand", "randint", "zeros", "ones", "full")
+_DRAWS = ("randn", "rand", "randint", "zeros", "ones", "full", "arange", "randperm")
+# torch.<kind>_like(x[, value]): x's shape and dtype (read elsewhere), the draw of <kind>.
+_LIKE = ("randn", "rand", "zeros", "ones", "full")
 _PASS_THROUGH = ("contiguous", "clone", "to")
 _KEYWORDS = {"dtype", "device"}  # what else a draw is given changes its values or is not modelled
 
@@ -29,6 +34,8 @@ class Draw:
     offset: ast.expr | None  # `+ offset` (or `- offset`, negated when read), or None
     negate_offset: bool
     size_args: list[ast.expr]  # the size, one expression per axis or one tuple expression
+    negate: bool = False  # `-torch.rand(...)`: the draw is negated before it is scaled
+    first: ast.expr | None = None  # `torch.randperm(n)[:k]`: k, the elements kept
 
 
 def find_draw(name: str, value: ast.expr) -> Draw:
@@ -36,9 +43,9 @@ def find_draw(name: str, value: ast.expr) -> Draw:
     node = _strip_methods(value)
     scale: ast.expr | None = None
     offset: ast.expr | None = None
-    negate = False
+    negate_offset = False
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
-        offset, negate = node.right, isinstance(node.op, ast.Sub)
+        offset, negate_offset = node.right, isinstance(node.op, ast.Sub)
         node = _strip_methods(node.left)
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
         product = node
@@ -46,30 +53,54 @@ def find_draw(name: str, value: ast.expr) -> Draw:
             node, scale = _strip_methods(product.right), product.left
         else:
             node, scale = _strip_methods(product.left), product.right
+    negate = False
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node, negate = _strip_methods(node.operand), True
+    first: ast.expr | None = None
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
+        cut = node.slice
+        if cut.lower is None and cut.step is None and cut.upper is not None and _torch_call(_strip_methods(node.value)):
+            node, first = _strip_methods(node.value), cut.upper
     call = _torch_call(node)
     if call is None:
         raise NotImportable(f"input {name!r} is `{_short(value)}`, which no arena distribution matches")
-    kind = call.func.attr  # type: ignore[attr-defined]
+    kind = call.func.attr.removesuffix("_like")  # type: ignore[attr-defined]
+    like = call.func.attr.endswith("_like")  # type: ignore[attr-defined]
     unknown = sorted({k.arg or "**" for k in call.keywords} - _KEYWORDS)
     if unknown:
         raise NotImportable(f"input {name!r} is drawn with {', '.join(unknown)}=, which arena does not model")
-    if kind == "randint" and (scale is not None or offset is not None):
+    if kind in ("randint", "randperm") and (scale is not None or offset is not None or negate):
         raise NotImportable(f"input {name!r} scales or shifts random integers, which no distribution matches")
-    # torch.full(size, value) and torch.randint([low,] high, size): the size is one argument.
-    size_args = list(call.args[:1] if kind == "full" else call.args[-1:] if kind == "randint" else call.args)
-    return Draw(call, kind, scale, offset, negate, size_args)
+    if (first is not None) != (kind == "randperm"):
+        shown = "a slice of a draw" if first is not None else "a whole torch.randperm"
+        raise NotImportable(f"input {name!r} is {shown} (`{_short(value)}`), which no arena distribution matches")
+    # torch.full(size, value) and torch.randint([low,] high, size): the size is one argument;
+    # torch.arange(end) is its own size; torch.randperm(n)[:k] has k elements.
+    if like:  # the other tensor's shape (torch.full_like(x, v) has v where torch.full has it)
+        size_args = []
+    elif kind == "full":
+        size_args = list(call.args[:1])
+    elif kind == "randint":
+        size_args = list(call.args[-1:])
+    elif kind == "arange":
+        size_args = list(call.args[:1]) if len(call.args) == 1 else []
+    elif first is not None:
+        size_args = [first]
+    else:
+        size_args = list(call.args)
+    return Draw(call, kind, scale, offset, negate_offset, size_args, negate, first)
 
 
 def distribution(draw: Draw, name: str, constant: Callable[[ast.expr], Any]) -> dict[str, Any]:
     """The arena distribution of `draw`; `constant` reads an expression that must be the same
     number in every case (NotImportable otherwise). A randint bound that varies by case is
     returned as the expression, for the caller to turn into a dim."""
-    scale = 1.0 if draw.scale is None else _number(constant(draw.scale), name)
+    scale = (1.0 if draw.scale is None else _number(constant(draw.scale), name)) * (-1 if draw.negate else 1)
     offset = 0.0 if draw.offset is None else _number(constant(draw.offset), name) * (-1 if draw.negate_offset else 1)
-    if draw.kind == "randn":
-        if scale <= 0:
-            raise NotImportable(f"input {name!r} scales a normal draw by {scale}")
-        return _without_defaults({"kind": "normal", "mean": offset, "std": scale}, mean=0.0, std=1.0)
+    if draw.kind == "randn":  # a normal draw negated is the same distribution: std is |scale|
+        if scale == 0:
+            raise NotImportable(f"input {name!r} scales a normal draw by 0")
+        return _without_defaults({"kind": "normal", "mean": offset, "std": abs(scale)}, mean=0.0, std=1.0)
     if draw.kind == "rand":
         low, high = sorted((offset, offset + scale))
         if low == high:
@@ -81,6 +112,12 @@ def distribution(draw: Draw, name: str, constant: Callable[[ast.expr], Any]) -> 
             raise NotImportable(f"input {name!r}: torch.randint without its bounds as arguments")
         low = 0 if len(bounds) == 1 else _integer(constant(bounds[0]), name)
         return {"kind": "randint", "low": low, "high": bounds[-1]}
+    if draw.kind == "randperm":  # torch.randperm(n)[:k]: k distinct integers of [0, n)
+        if len(draw.call.args) != 1:
+            raise NotImportable(f"input {name!r}: torch.randperm without its one bound as an argument")
+        return {"kind": "permutation", "low": 0, "high": draw.call.args[0]}
+    if draw.kind == "arange":
+        return _arange(draw, name, constant, scale, offset)
     fill = {"zeros": 0.0, "ones": 1.0}.get(draw.kind)
     if fill is None:  # torch.full(size, value)
         if len(draw.call.args) < 2:
@@ -89,11 +126,27 @@ def distribution(draw: Draw, name: str, constant: Callable[[ast.expr], Any]) -> 
     return {"kind": "constant", "value": fill * scale + offset}
 
 
+def _arange(draw: Draw, name: str, constant: Callable[[ast.expr], Any], scale: float, offset: float) -> dict[str, Any]:
+    """torch.arange([start,] end[, step]) * scale + offset: start + step * i, scaled and shifted."""
+    arguments = draw.call.args
+    if not 1 <= len(arguments) <= 3:
+        raise NotImportable(f"input {name!r}: torch.arange without its bounds as arguments")
+    if any(k.arg in ("start", "end", "step") for k in draw.call.keywords):
+        raise NotImportable(f"input {name!r}: torch.arange with its bounds given by keyword")
+    start = 0.0 if len(arguments) == 1 else _number(constant(arguments[0]), name)
+    step = 1.0 if len(arguments) < 3 else _number(constant(arguments[2]), name)
+    first, stride = start * scale + offset, step * scale
+    if stride == 0:
+        return {"kind": "constant", "value": first}
+    whole = {key: int(v) if v.is_integer() else v for key, v in (("start", first), ("step", stride))}
+    return _without_defaults({"kind": "arange", **whole}, start=0.0, step=1.0)
+
+
 def _torch_call(node: ast.expr) -> ast.Call | None:
     if (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
-        and node.func.attr in _DRAWS
+        and (node.func.attr in _DRAWS or node.func.attr.removesuffix("_like") in _LIKE)
         and isinstance(node.func.value, ast.Name)
         and node.func.value.id == "torch"
     ):

@@ -17,7 +17,7 @@ import builtins
 from dataclasses import dataclass
 from typing import Mapping
 
-from arena.importer.correctness import TestLoop
+from arena.importer.correctness import TestLoop, written_names
 from arena.importer.follow import FollowedCase
 from arena.importer.outcome import NotImportable
 from arena.importer.task_fields import TaskFields
@@ -79,10 +79,12 @@ def _slice(loop: TestLoop, fields: TaskFields) -> tuple[list[ast.stmt], set[str]
     chosen: list[ast.stmt] = []
     for statement in reversed(loop.statements):
         assigned = _stored(statement)
+        if not isinstance(statement, (ast.Assign, ast.Import, ast.ImportFrom)):
+            assigned = written_names(statement)  # a loop filling the reference writes into it
         if statement is loop.call or not assigned & needed or assigned <= inputs and not _after(statement, loop):
             continue  # the kernel call, an unused statement, or an input's draw (a parameter now)
         chosen.insert(0, statement)
-        needed = (needed - assigned) | _loaded(statement)
+        needed = (needed - assigned) | _free(statement)
     return chosen, needed
 
 
@@ -215,6 +217,37 @@ def _after(statement: ast.stmt, loop: TestLoop) -> bool:
     """Whether `statement` comes after the kernel call in the loop."""
     order: Mapping[int, int] = {id(node): index for index, node in enumerate(loop.statements)}
     return order[id(statement)] > order[id(loop.call)]
+
+
+def _free(statement: ast.stmt) -> set[str]:
+    """The names a statement reads before it binds them: a loop's own variable and the names its
+    body assigns before reading them are not needed from outside it."""
+    if not isinstance(statement, (ast.For, ast.While, ast.If, ast.With)):
+        return _loaded(statement)
+    free: set[str] = set()
+    bound: set[str] = set()
+
+    def walk(body: list[ast.stmt]) -> None:
+        for node in body:
+            if isinstance(node, ast.For):
+                free.update(_loaded(node.iter) - bound)
+                bound.update(_stored(node.target))
+                walk(node.body + node.orelse)
+            elif isinstance(node, (ast.While, ast.If)):
+                free.update(_loaded(node.test) - bound)
+                walk(node.body + node.orelse)
+            elif isinstance(node, ast.With):
+                for item in node.items:
+                    free.update(_loaded(item.context_expr) - bound)
+                    if item.optional_vars is not None:
+                        bound.update(_stored(item.optional_vars))
+                walk(node.body)
+            else:
+                free.update(_loaded(node) - bound)
+                bound.update(name for name in _stored(node) if not isinstance(node, ast.AugAssign))
+
+    walk([statement])
+    return free
 
 
 def _loaded(node: ast.AST) -> set[str]:

@@ -12,7 +12,7 @@ import ast
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from arena.importer.correctness import Comparison, TestLoop
+from arena.importer.correctness import Comparison, TestLoop, written_names
 from arena.importer.draws import distribution, find_draw
 from arena.importer.follow import FollowedCase, constant_reader, same_in_every_case
 from arena.importer.outcome import NotImportable
@@ -169,12 +169,13 @@ def _input(
         raise NotImportable(f"input {shown!r} is not drawn inside the test loop")
     if isinstance(assignment, ast.stmt):
         first = ast.unparse(assignment).splitlines()[0][:70]
-        raise NotImportable(f"input {shown!r} comes from `{first}`, which no arena distribution matches")
+        how = "comes from" if isinstance(assignment, ast.Assign) else f"is written by line {assignment.lineno},"
+        raise NotImportable(f"input {shown!r} {how} `{first}`, which no arena distribution matches")
     draw = find_draw(node.id, assignment)
     tensors = _tensors(values, f"input {shown!r}")
     reader = constant_reader(cases, f"input {shown!r}:")
     dist = distribution(draw, node.id, reader)
-    if dist["kind"] == "randint":
+    if dist["kind"] in ("randint", "permutation"):
         dist["high"] = _bound(cases, dims, dist["high"], f"{node.id}_high")
     axes = draw.size_args
     if len(axes) == 1 and isinstance(axes[0], (ast.Tuple, ast.List)):
@@ -183,7 +184,10 @@ def _input(
     for position in range(len(tensors[0].shape)):
         per_case = [tensor.shape[position] for tensor in tensors]
         named = dims.named(axes[position], per_case) if len(axes) == len(tensors[0].shape) else None
-        shape.append(named if named is not None else dims.new(f"{node.id}_{position}", per_case))
+        if named is None:  # no size expression per axis (zeros_like, arange(a, b)): a dim of those values
+            base = f"{node.id}_{position}"
+            named = dims.matching(per_case, base, avoid=shape) if not axes else dims.new(base, per_case)
+        shape.append(named)
     return TensorField(node.id, tuple(shape), _dtype(tensors, f"input {shown!r}"), dist)
 
 
@@ -371,8 +375,10 @@ def _last_assignment(loop: TestLoop, name: str) -> ast.expr | ast.stmt | None:
         if isinstance(statement, ast.Assign) and [getattr(t, "id", "") for t in statement.targets] == [name]:
             if not _same_values(statement.value, name):  # `x = x.contiguous()` keeps the draw of x
                 found = statement.value
-        elif name in _stored_names(statement):
-            found = statement
+        elif name in _stored_names(statement) or (
+            not isinstance(statement, ast.Assign) and name in written_names(statement)
+        ):
+            found = statement  # an unpacking, or a loop, branch or in-place call that writes into it
         elif isinstance(statement, ast.Assign) and any(_base_name(t) == name for t in statement.targets):
             first = ast.unparse(statement).splitlines()[0][:60]
             raise NotImportable(f"input {name!r} is changed after it is drawn (line {statement.lineno}: `{first}`)")

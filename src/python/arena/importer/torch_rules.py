@@ -322,6 +322,11 @@ def call_torch(path: str, args: Args, kwargs: Kwargs) -> Any:
     if name == "randint":
         sizes = args[-1] if args else kwargs.get("size")
         return Tensor(as_shape((sizes,), "a size"), dtype_kwarg(kwargs, "int64"))
+    if name == "randperm":
+        count = as_number(args[0]) if len(args) == 1 else None
+        if not isinstance(count, int) or isinstance(count, bool):
+            raise CannotRead("torch.randperm without one integer bound")
+        return Tensor((count,), dtype_kwarg(kwargs, "int64"))
     if name == "arange":
         numbers = [as_number(value) for value in args]
         length = len(range(*[int(n) for n in numbers])) if all(isinstance(n, int) for n in numbers) else None

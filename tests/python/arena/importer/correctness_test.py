@@ -47,7 +47,7 @@ def _reason_after(checkout: Path, old: str, new: str) -> str:
         (
             DRAW_X,
             f"{DRAW_X}\n            for r in range(rows):\n                x[r] = r",
-            "line 47: `for r in range(rows):` prepares the case with code the importer does not follow",
+            "input 'x' is written by line 47, `for r in range(rows):`, which no arena distribution matches",
         ),
         (DRAW_X, f"{DRAW_X}\n            x[0] = 0", "input 'x' is changed after it is drawn (line 47: `x[0] = 0`)"),
         (
@@ -85,6 +85,41 @@ def test_a_test_the_importer_cannot_read_says_why(checkout: Path, old: str, new:
     assert reason in _reason_after(checkout, old, new)
 
 
+def test_a_loop_that_computes_the_reference_is_repeated_in_it(checkout: Path) -> None:
+    runner = checkout / RUNNER
+    old = "            ref = reference_scale(x, w, ALPHA)\n"
+    new = (
+        "            ref = torch.zeros_like(x)\n"
+        "            for r in range(rows):\n"
+        "                ref[r] = reference_scale(x[r], w, ALPHA)\n"
+    )
+    runner.write_text(runner.read_text().replace(old, new))
+    reference = _read_scale_task(checkout)["reference.py"].decode()
+    assert "    for r in range(rows):\n        ref[r] = reference_scale(x[r], w, ALPHA)\n" in reference
+    assert "    rows = x.shape[0]\n" in reference  # the loop's bound, read from the input; `r` is its own
+
+
+@pytest.mark.parametrize(
+    "draw, declared",
+    [
+        (
+            "torch.arange(cols, device=device, dtype=torch.float32) * 0.5 + 1",
+            "{'name': 'w', 'shape': ['cols'], 'dtype': 'float32', 'dist': {'kind': 'arange', 'start': 1, 'step': 0.5}}",
+        ),
+        (
+            "torch.randperm(cols * 4, device=device)[:cols].to(torch.float32)",
+            "{'name': 'w', 'shape': ['cols'], 'dtype': 'float32', "
+            "'dist': {'kind': 'permutation', 'low': 0, 'high': 'w_high'}}",
+        ),
+    ],
+)
+def test_an_arange_and_a_permutation_input_are_declared(checkout: Path, draw: str, declared: str) -> None:
+    runner = checkout / RUNNER
+    old = "w = torch.rand(cols, device=device, dtype=torch.float32) * 2 + 0.5"
+    runner.write_text(runner.read_text().replace(old, f"w = {draw}"))
+    assert declared in _read_scale_task(checkout)["BUILD"].decode()
+
+
 def test_the_kernel_default_is_not_passed_and_a_compared_cast_is_kept(checkout: Path) -> None:
     runner = checkout / RUNNER
     text = runner.read_text().replace("alpha=ALPHA)", "alpha=1.0)")
@@ -103,12 +138,21 @@ def test_the_kernel_default_is_not_passed_and_a_compared_cast_is_kept(checkout: 
         ("torch.zeros(n, n)", {"kind": "constant", "value": 0.0}),
         ("torch.full((n,), 3, dtype=torch.int32)", {"kind": "constant", "value": 3.0}),
         ("torch.randint(0, 256, (n, n)).to(torch.uint8)", {"kind": "randint", "low": 0, "high": "256"}),
+        ("-torch.rand(n, device=d) * 0.5", {"kind": "uniform", "low": -0.5, "high": 0.0}),
+        ("-torch.randn(n) * 0.5", {"kind": "normal", "std": 0.5}),
+        ("torch.arange(n, dtype=torch.int32)", {"kind": "arange"}),
+        ("torch.arange(2, n) * 3 + 1", {"kind": "arange", "start": 7, "step": 3}),
+        ("torch.arange(0, n, 0.5)", {"kind": "arange", "step": 0.5}),
+        ("torch.randperm(64, dtype=torch.int32)[:n]", {"kind": "permutation", "low": 0, "high": "64"}),
+        ("torch.zeros_like(y)", {"kind": "constant", "value": 0.0}),
+        ("torch.full_like(y, 2.5)", {"kind": "constant", "value": 2.5}),
+        ("torch.randn_like(y) * 3", {"kind": "normal", "std": 3.0}),
     ],
 )
 def test_draws_become_arena_distributions(source: str, dist: dict) -> None:
     draw = find_draw("x", ast.parse(source, mode="eval").body)
     found = distribution(draw, "x", lambda node: ast.literal_eval(node))
-    if found["kind"] == "randint":
+    if found["kind"] in ("randint", "permutation"):
         found["high"] = ast.unparse(found["high"])  # a bound is left as the expression, to be read per case
     assert found == dist
 
@@ -119,6 +163,9 @@ def test_draws_become_arena_distributions(source: str, dist: dict) -> None:
         ("torch.randn(n).abs()", "`torch.randn(n).abs()`, which no arena distribution matches"),
         ("torch.randint(0, 9, (n,)) * 2", "scales or shifts random integers"),
         ("torch.randn(n, generator=g)", "is drawn with generator=, which arena does not model"),
+        ("torch.randperm(n)", "is a whole torch.randperm"),
+        ("torch.randn(n)[:4]", "is a slice of a draw"),
+        ("-torch.randint(0, 9, (n,))", "scales or shifts random integers"),
     ],
 )
 def test_draws_no_distribution_matches_are_refused(source: str, reason: str) -> None:
