@@ -7,12 +7,13 @@
 // only 32 or 64 blocks busy on a GPU with over a hundred compute units, and each reads its
 // group as short strided runs of C/32 channels, 2 bytes per access, three times. Here the work is
 // split three ways: (1) about 512 blocks each read a contiguous range of pixels of one image
-// (all channels, 16-byte loads) and add each group's shifted sum and sum of squares (shifted by
-// the group's first value, so the variance does not cancel) into shared memory; (2) a small
+// (all channels, 16-byte loads) and sum each group's shifted values and their squares (shifted
+// by the group's first value, so the variance does not cancel); (2) a small
 // kernel combines the ranges into each group's mean and 1/std; (3) a grid-stride kernel
 // normalises 8 channels per thread with 16-byte loads and stores. x is read twice, y written once.
-// The per-range sums live in a fixed module-level buffer (batches of up to 64 images; larger
-// batches take the baseline's kernel).
+// In (1) each thread keeps per-channel sums in registers and the block adds them in a fixed order
+// (no atomics: every call gives the same bits). The per-range sums live in a fixed module-level
+// buffer (batches of up to 64 images and C up to 2048; others take the baseline's kernel).
 // Headroom: the baseline runs 32 blocks for one image (a quarter of an H200's SMs, each
 // latency-bound); splitting the pixels gives every SM work, an order of magnitude more bandwidth.
 
@@ -28,47 +29,65 @@ constexpr int kMaxRanges = 1024;        // image x range pairs: ranges per image
 __device__ float g_partials[kMaxRanges * kGroups * 2];  // (shifted sum, shifted sum of squares)
 __device__ float g_stats[kMaxImages * kGroups * 2];     // (mean, 1 / std)
 
-// (1) Block (s, n): pixels [s HW / S, (s + 1) HW / S) of image n, every channel.
+// (1) Block (s, n): pixels [s HW / S, (s + 1) HW / S) of image n, every channel. With P = C / 8
+// 16-byte vectors a pixel, thread t < lanes * P (lanes = kBlock / P) owns vector slot t % P of
+// the pixels t / P, t / P + lanes, ...: always the same 8 channels, so it keeps a shifted sum and
+// sum of squares per channel in registers (shifted by the channel's group's first value, so the
+// variance does not cancel). The block then adds them up in a fixed order: per group, its
+// channels in order, each over the lanes in order (no atomics: every call gives the same bits).
 __global__ void __launch_bounds__(kBlock) group_stats_kernel(const bf16* __restrict__ x, int64_t HW, int64_t C,
                                                              int64_t S) {
-  __shared__ float s_sum[kGroups], s_sq[kGroups], s_shift[kGroups];
+  __shared__ float s_shift[kGroups];
+  __shared__ float s_sum[kBlock * kVec], s_sq[kBlock * kVec];  // [lane][channel]: lanes * C <= kBlock * kVec
   const int64_t s = blockIdx.x, n = blockIdx.y;
   const int64_t cg = C / kGroups;
+  const int P = (int)(C / kVec);
+  const int lanes = kBlock / P;
   const bf16* xn = x + n * HW * C;
-  if (threadIdx.x < kGroups) {
-    s_sum[threadIdx.x] = 0.0f;
-    s_sq[threadIdx.x] = 0.0f;
-    s_shift[threadIdx.x] = __bfloat162float(xn[threadIdx.x * cg]);
-  }
+  if (threadIdx.x < kGroups) s_shift[threadIdx.x] = __bfloat162float(xn[threadIdx.x * cg]);
   __syncthreads();
-  const int64_t v_end = (s + 1) * HW / S * C / kVec;
-  for (int64_t v = s * HW / S * C / kVec + threadIdx.x; v < v_end; v += kBlock) {
-    const uint4 raw = reinterpret_cast<const uint4*>(xn)[v];
-    const bf16* h = reinterpret_cast<const bf16*>(&raw);
-    const int64_t c0 = v * kVec % C;
-    int g = (int)(c0 / cg);
-    float a = 0.0f, q = 0.0f;
+  const int t = threadIdx.x;
+  if (t < lanes * P) {
+    const int slot = t % P, lane = t / P;
+    const int64_t c0 = (int64_t)slot * kVec;
+    float shift[kVec], a[kVec], q[kVec];
 #pragma unroll
     for (int j = 0; j < kVec; ++j) {
-      const int gj = (int)((c0 + j) / cg);
-      if (gj != g) {  // the 8 channels cross into the next group (C/32 not a multiple of 8)
-        atomicAdd(&s_sum[g], a);
-        atomicAdd(&s_sq[g], q);
-        a = q = 0.0f;
-        g = gj;
-      }
-      const float d = __bfloat162float(h[j]) - s_shift[g];
-      a += d;
-      q += d * d;
+      shift[j] = s_shift[(c0 + j) / cg];
+      a[j] = q[j] = 0.0f;
     }
-    atomicAdd(&s_sum[g], a);
-    atomicAdd(&s_sq[g], q);
+    const uint4* xv = reinterpret_cast<const uint4*>(xn);
+    const int64_t p_end = (s + 1) * HW / S;
+#pragma unroll 4
+    for (int64_t p = s * HW / S + lane; p < p_end; p += lanes) {
+      const uint4 raw = xv[p * P + slot];
+      const bf16* h = reinterpret_cast<const bf16*>(&raw);
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) {
+        const float d = __bfloat162float(h[j]) - shift[j];
+        a[j] += d;
+        q[j] += d * d;
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) {
+      s_sum[lane * C + c0 + j] = a[j];
+      s_sq[lane * C + c0 + j] = q[j];
+    }
   }
   __syncthreads();
   if (threadIdx.x < kGroups) {
-    float* out = g_partials + ((n * S + s) * kGroups + threadIdx.x) * 2;
-    out[0] = s_sum[threadIdx.x];
-    out[1] = s_sq[threadIdx.x];
+    const int64_t g = threadIdx.x;
+    float a = 0.0f, q = 0.0f;
+    for (int64_t c = g * cg; c < (g + 1) * cg; ++c) {
+      for (int l = 0; l < lanes; ++l) {
+        a += s_sum[l * C + c];
+        q += s_sq[l * C + c];
+      }
+    }
+    float* out = g_partials + ((n * S + s) * kGroups + g) * 2;
+    out[0] = a;
+    out[1] = q;
   }
 }
 
@@ -161,7 +180,7 @@ __global__ void group_norm_fallback(const bf16* x, const bf16* weight, const bf1
 extern "C" int group_norm_nhwc(const bf16* x, const bf16* weight, const bf16* bias, bf16* y, int64_t N, int64_t HW,
                                int64_t C, double eps, hipStream_t stream) {
   if (N == 0 || HW == 0) return hipSuccess;
-  if (N > kMaxImages) {
+  if (N > kMaxImages || C > kBlock * kVec) {
     hipLaunchKernelGGL(group_norm_fallback, dim3(kGroups, (unsigned)N), dim3(kFallbackBlock), 0, stream, x, weight,
                        bias, y, HW, C, (float)eps);
     return hipGetLastError();
