@@ -9,6 +9,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+from arena.harness.job import Job
 from arena.task.task import Case, Category, Entry, Task, TensorSpec
 from arena.task.tolerance import merge_tolerances
 
@@ -115,6 +116,24 @@ def matmul(a, b):
 """
 
 
+def harness_job(root: Path, task: Task, source: str | None = None, **settings: object) -> Job:
+    """The job a parent would hand a child for `task` and `source` as its entry file (None: the
+    baseline), laid out under root/run, on the CPU backend unless `settings` say otherwise."""
+    from arena.candidate.candidate import Candidate, baseline_candidate
+    from arena.harness.job import lay_out, make_folders, new_job
+    from arena.harness.settings import HarnessSettings
+
+    candidate = (
+        baseline_candidate(task, root)
+        if source is None
+        else Candidate(task.address, {task.entry.file: textwrap.dedent(source).encode()})
+    )
+    lay_out(task, candidate, root, root / "run")
+    dirs = {name: str(path) for name, path in make_folders(root / "run").items()}
+    options = {"backend": "cpu", "secret_seed": 99, **settings}
+    return new_job(task, HarnessSettings(**options), dirs, b"k" * 32)  # type: ignore[arg-type]
+
+
 def _write_task(root: Path, name: str, entry_file: str, kernel: str, reference: str, **fields: object) -> Task:
     """Write tasks/t/<name>/ (the entry file and reference.py) under `root`; the record of a task
     with no exemplars or wrong candidate, whose other fields are `fields`."""
@@ -175,4 +194,83 @@ def build_task(root: Path, *, baseline: str = TRITON_ADD, hip: bool = False, n: 
         forbidden=("torch.add",),
         flops="N",
         bytes="3*N*esize",
+    )  # fmt: skip
+
+
+# A paged-cache write: each row of `rows` goes into the cache row its slot names, in place (the
+# cache is an input and an output), and each row's sum is returned (an output the call makes).
+TRITON_SCATTER = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _scatter_kernel(cache_ptr, rows_ptr, slots_ptr, total_ptr, D, BLOCK: tl.constexpr):
+    t = tl.program_id(0)
+    slot = tl.load(slots_ptr + t)
+    cols = tl.arange(0, BLOCK)
+    row = tl.load(rows_ptr + t * D + cols, mask=cols < D, other=0.0)
+    tl.store(cache_ptr + slot * D + cols, row, mask=cols < D)
+    tl.store(total_ptr + t, tl.sum(row, axis=0))
+
+
+def scatter(cache, rows, slots):
+    T, D = rows.shape
+    total = torch.empty(T, dtype=rows.dtype, device=rows.device)
+    _scatter_kernel[(T,)](cache, rows, slots, total, D, BLOCK=triton.next_power_of_2(D))
+    return total
+"""
+
+SCATTER_REFERENCE = """
+def scatter(cache, rows, slots):
+    cache[slots] = rows
+    return rows.sum(dim=1)
+"""
+
+HIP_SCATTER = """
+__global__ void scatter_kernel(float* cache, const float* rows, const long* slots, float* total, long D) {
+    long t = blockIdx.x;
+    float sum = 0.0f;
+    if (threadIdx.x == 0) {
+        for (long d = 0; d < D; ++d) {
+            cache[slots[t] * D + d] = rows[t * D + d];
+            sum += rows[t * D + d];
+        }
+        total[t] = sum;
+    }
+}
+
+extern "C" int scatter(float* cache, const float* rows, const long* slots, float* total, long T, long D,
+                       hipStream_t stream) {
+    hipLaunchKernelGGL(scatter_kernel, dim3(T), dim3(32), 0, stream, cache, rows, slots, total, D);
+    return (int)hipGetLastError();
+}
+"""
+
+
+def build_scatter_task(root: Path, *, hip: bool = False, tokens: int = 200) -> Task:
+    """Write the paged-cache write task under `root`: outputs `total` (made) and `cache` (in place)."""
+    from arena.task.task import Distribution
+
+    return _write_task(
+        root, "scatter", "kernel.hip" if hip else "kernel.py", textwrap.dedent(HIP_SCATTER if hip else TRITON_SCATTER),
+        SCATTER_REFERENCE,
+        category=Category.HIP2HIP if hip else Category.TRITON2TRITON,
+        description="cache[slots] = rows; total = rows.sum(1)",
+        signature="scatter(cache: [S, D] f32 (written), rows: [T, D] f32, slots: [T] i64) -> [T] f32",
+        inputs=(
+            TensorSpec("cache", ("S", "D")),
+            TensorSpec("rows", ("T", "D")),
+            TensorSpec("slots", ("T",), "int64", Distribution("permutation", {"low": 0, "high": "S"})),
+        ),
+        outputs=(TensorSpec("total", ("T",)), TensorSpec("cache", ("S", "D"), inplace=True)),
+        abi=("cache", "rows", "slots", "total", "T", "D") if hip else (),
+        cases=(
+            Case("small", {"S": 50, "T": 7, "D": 24}, "float32", 1),
+            Case("main", {"S": 4 * tokens, "T": tokens, "D": 64}, "float32", 2, timed=True),
+        ),
+        forbidden=(),
+        flops="T*D",
+        bytes="3*T*D*esize",
     )  # fmt: skip

@@ -110,13 +110,15 @@ def scalar_from_pb(message: task_pb2.Scalar) -> float | int | str:
 
 
 def tensor_spec_to_pb(spec: TensorSpec) -> task_pb2.TensorSpec:
-    return task_pb2.TensorSpec(name=spec.name, shape=[str(dim) for dim in spec.shape], dtype=spec.dtype)
+    return task_pb2.TensorSpec(
+        name=spec.name, shape=[str(dim) for dim in spec.shape], dtype=spec.dtype, inplace=spec.inplace
+    )
 
 
 def tensor_spec_from_pb(message: task_pb2.TensorSpec) -> TensorSpec:
     """The distribution is not part of the agent's view; the default stands in for it."""
     shape = tuple(int(dim) if dim.isdigit() else dim for dim in message.shape)
-    return TensorSpec(name=message.name, shape=shape, dtype=message.dtype)
+    return TensorSpec(name=message.name, shape=shape, dtype=message.dtype, inplace=message.inplace)
 
 
 def case_to_pb(case: Case) -> task_pb2.Case:

@@ -8,11 +8,11 @@ where the reference holds the same infinity. Integer and bool outputs must match
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Collection, Sequence
 
 import torch
 
-from arena.task.task import Tolerance
+from arena.task.task import Task, Tolerance
 
 # Outputs are filled with this before a call so a kernel that leaves elements unwritten fails.
 POISON_BYTE = 0x5A
@@ -27,11 +27,41 @@ def poison_(tensor: torch.Tensor) -> None:
 
 def split_outputs(result: object, count: int) -> tuple[object, ...] | str:
     """The entry's return value as `count` outputs, or an error saying what came back."""
+    if count == 0 and result is None:  # every output is an input written in place
+        return ()
     if count == 1 and not isinstance(result, (tuple, list)):
         return (result,)
     if isinstance(result, (tuple, list)) and len(result) == count:
         return tuple(result)
     return f"the entry returned {type(result).__name__}; expected {count} output tensor(s)"
+
+
+def written_inputs(task: Task) -> dict[int, int]:
+    """Output index -> input index, for each output that is an input the kernel writes in place."""
+    names = [spec.name for spec in task.inputs]
+    return {index: names.index(spec.name) for index, spec in enumerate(task.outputs) if spec.inplace}
+
+
+def made_outputs(task: Task) -> list[int]:
+    """The outputs a call makes: a Python entry returns them, a HIP launcher gets them allocated."""
+    return [index for index, spec in enumerate(task.outputs) if not spec.inplace]
+
+
+def with_written(task: Task, made: Sequence[object], inputs: Sequence[object]) -> tuple[object, ...]:
+    """Every output in declared order: the ones the call made (`made`, in order) and the inputs
+    it wrote in place, as it left them."""
+    written, rest = written_inputs(task), iter(made)
+    return tuple(inputs[written[index]] if index in written else next(rest) for index in range(len(task.outputs)))
+
+
+def called_outputs(
+    task: Task, function: Callable[..., object], inputs: Sequence[torch.Tensor], scalars: dict
+) -> tuple[object, ...] | str:
+    """A Python function (a reference, a Python entry) called as the harness calls an entry, on
+    copies of `inputs`: every output in declared order, or an error saying what came back."""
+    working = [x.clone() for x in inputs]
+    got = split_outputs(function(*working, **scalars), len(made_outputs(task)))
+    return got if isinstance(got, str) else with_written(task, got, working)
 
 
 def check_output_type(name: str, got: object, want: torch.Tensor) -> str | None:
@@ -108,10 +138,13 @@ def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 
 def changed_inputs(
-    names: Sequence[str], working: Sequence[torch.Tensor], pristine: Sequence[torch.Tensor]
+    names: Sequence[str],
+    working: Sequence[torch.Tensor],
+    pristine: Sequence[torch.Tensor],
+    writable: Collection[str] = (),
 ) -> str | None:
-    """An error naming the first input the call modified."""
+    """An error naming the first input the call modified, of those not `writable` (written in place)."""
     for name, now, before in zip(names, working, pristine):
-        if not same_bits(now, before):
+        if name not in writable and not same_bits(now, before):
             return f"input {name} was modified by the call (inputs are read-only)"
     return None

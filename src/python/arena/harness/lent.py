@@ -15,7 +15,7 @@ from typing import Any, Callable, Sequence, TypeVar
 import torch
 
 from arena.harness.backends.kernel import Kernel
-from arena.harness.check import mismatch_mask, split_outputs
+from arena.harness.check import made_outputs, mismatch_mask, split_outputs, with_written
 from arena.harness.chunk_clock import ChunkClock
 from arena.harness.families import inputs_for
 from arena.harness.shared_gpu import SharedBlock, slot_places, typed_view
@@ -205,13 +205,14 @@ class Lent:
         if self.baseline is None:
             raise RuntimeError("no baseline was lent for this case's timed calls")
         baseline: Kernel = self.baseline
-        outputs = [torch.empty_like(t) for t in self.references[0]] if baseline.harness_outputs else []
+        made = made_outputs(self.clock.task)
+        outputs = [torch.empty_like(self.references[0][i]) for i in made] if baseline.harness_outputs else []
 
         def keep(k: int, j: int, result: object) -> None:
-            got = outputs if baseline.harness_outputs else split_outputs(result, len(self.references[k]))
+            got = outputs if baseline.harness_outputs else split_outputs(result, len(made))
             if isinstance(got, str):
                 raise RuntimeError(f"the baseline failed in a timed call: {got}")
-            for ref, g in zip(self.references[k], got):
+            for ref, g in zip(self.references[k], with_written(self.clock.task, got, self.sets[j])):
                 ref.copy_(g)  # type: ignore[arg-type]
 
         def queue() -> tuple[list[Pairs], list[float]]:

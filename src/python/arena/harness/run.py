@@ -29,7 +29,15 @@ from arena.harness.backends.python_entry import load_python_entry
 from arena.harness.backends.repository import run_repository_bench
 from arena.harness.backends.symbols import refused_symbols, undefined_symbols
 from arena.harness.candidate_worker import CandidateFailed, CandidateWorker
-from arena.harness.check import check_output_type, find_mismatch, poison_, same_bits, split_outputs
+from arena.harness.check import (
+    check_output_type,
+    find_mismatch,
+    made_outputs,
+    poison_,
+    same_bits,
+    split_outputs,
+    with_written,
+)
 from arena.harness.device import device_arch, open_device, read_clock_sample, select_backend, start_clock_sample
 from arena.harness.environment import probe_environment
 from arena.harness.families import Member, case_outcome, fresh_seeds, make_families
@@ -451,6 +459,7 @@ class Run:
         return kernel
 
     def _outputs(self, member: Member) -> list:
+        """A HIP launcher's outputs, allocated for it (not the inputs it writes in place)."""
         return [
             torch.empty(
                 spec_shape(s, member.case),
@@ -458,6 +467,7 @@ class Run:
                 device=self.device.torch_device,
             )
             for s in self.task.outputs
+            if not s.inplace
         ]
 
     def _call(self, kernel: Kernel, member: Member, working: list, record: bool = False) -> tuple[Any, set[str]]:
@@ -475,8 +485,10 @@ class Run:
         if guard.active_modes():
             raise Verdict("CHEAT_DETECTED", f"{kernel.label}: {guard.active_modes()}")
         if kernel.harness_outputs:
-            return (tuple(outputs) if result == 0 else f"the launcher returned error {result}"), ops
-        return split_outputs(result, len(self.task.outputs)), ops
+            got = tuple(outputs) if result == 0 else f"the launcher returned error {result}"
+        else:
+            got = split_outputs(result, len(made_outputs(self.task)))
+        return (got if isinstance(got, str) else with_written(self.task, got, working)), ops
 
     def _call_trusted(self, kernel: Kernel, member: Member) -> list:
         got, _ = self._call(kernel, member, [t.clone() for t in member.inputs])

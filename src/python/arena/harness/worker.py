@@ -92,7 +92,14 @@ class Worker:
         import torch
 
         from arena.harness import guard
-        from arena.harness.check import changed_inputs, check_output_type, split_outputs, stale_output
+        from arena.harness.check import (
+            changed_inputs,
+            check_output_type,
+            made_outputs,
+            split_outputs,
+            stale_output,
+            with_written,
+        )
 
         pristine = self._draw(header["case"], int(header["seed"]))
         if header.get("family") != self.family or [t.shape for t in pristine] != [t.shape for t in self.working]:
@@ -103,7 +110,8 @@ class Worker:
         working = self.working
         for work, source in zip(working, pristine):
             work.copy_(source)
-        wants = self._wants(header["outputs"])
+        every = self._wants(header["outputs"])
+        wants = [every[i] for i in made_outputs(self.task)]  # not the inputs written in place
         _poison_allocator(wants)
         outputs = [torch.empty_like(w) for w in wants] if self.kernel.harness_outputs else []
         from arena.harness.check import poison_
@@ -128,10 +136,12 @@ class Worker:
                 error = stale_output(str(index), g, working, self.returned)
             if error:
                 return dict(reply, outcome=error), []
-        error = changed_inputs([s.name for s in self.task.inputs], working, pristine)
+        writable = {s.name for s in self.task.outputs if s.inplace}
+        error = changed_inputs([s.name for s in self.task.inputs], working, pristine, writable)
         if error:
             return dict(reply, outcome=error), []
         self.returned += [] if self.kernel.harness_outputs else list(got)
+        got = with_written(self.task, got, working)
         if header.get("into"):
             self._into(header["into"], got)
             return dict(reply, into=True), []
@@ -156,10 +166,12 @@ class Worker:
     def profile(self, header: dict[str, Any], blobs: list[bytearray]) -> dict[str, Any]:
         import torch
 
+        from arena.harness.check import made_outputs
         from arena.harness.profile import profile_call
 
         working = self._draw(header["case"], int(header["seed"]))
-        wants = self._wants(header["outputs"])
+        every = self._wants(header["outputs"])
+        wants = [every[i] for i in made_outputs(self.task)]
         outputs = [torch.empty_like(w) for w in wants] if self.kernel.harness_outputs else []
         operations = profile_call(
             lambda: self.kernel.invoke(working, header["scalars"], outputs, header["dims"]), self.device.torch_device
@@ -226,6 +238,7 @@ class Worker:
         chunk may have more calls than slots (call k hands over in slot k modulo the slots)."""
         import torch
 
+        from arena.harness.check import made_outputs
         from arena.harness.timing import elapsed_us, empty_launches, run_calls
 
         b = self.bound
@@ -234,7 +247,7 @@ class Worker:
         kernel = self.kernel if calls else empty_launches([int(n) for n in header.get("launches", [0])])
         # Harness-allocated outputs (HIP) are poisoned before every call, in the empty chunk too.
         poisoned = self.kernel.harness_outputs if calls else bool(header.get("poison"))
-        outputs = [torch.empty_like(t) for t in b["slots"][0]] if poisoned else []
+        outputs = [torch.empty_like(b["slots"][0][i]) for i in made_outputs(self.task)] if poisoned else []
         blank = [torch.zeros_like(t) for t in b["slots"][0]]
         errors: list[str] = []
         self.recent = collections.deque(maxlen=8)
@@ -267,23 +280,25 @@ class Worker:
         return {"times_us": [elapsed_us(s, e) for s, e in pairs], "host_us": host_us, "errors": errors[:5]}
 
     def _to_slot(self, k: int, result: Any, working: list[Any], outputs: list[Any], errors: list[str]) -> None:
-        from arena.harness.check import check_output_type, split_outputs, stale_output
+        from arena.harness.check import check_output_type, made_outputs, split_outputs, stale_output, with_written
 
         slot = self.bound["slots"][k]
+        made = made_outputs(self.task)
         if self.kernel.harness_outputs:
             got: Any = outputs if result == 0 else f"the launcher returned error {result}"
         else:
-            got = split_outputs(result, len(slot))
+            got = split_outputs(result, len(made))
         if isinstance(got, str):
             errors.append(got)
             return
-        for index, (g, place) in enumerate(zip(got, slot)):
-            error = check_output_type(str(index), g, place)
+        for index, g in zip(made, got):
+            error = check_output_type(str(index), g, slot[index])
             if not error and not self.kernel.harness_outputs:
                 error = stale_output(str(index), g, working, [t for held in self.recent for t in held])
             if error:
                 errors.append(error)
                 return
+        for place, g in zip(slot, with_written(self.task, got, working)):
             place.copy_(g)
         if not self.kernel.harness_outputs:
             self.recent.append(tuple(got))

@@ -96,7 +96,8 @@ def render_interface(view: TaskView) -> str:
 
 def tensor_text(spec: TensorSpec) -> str:
     dtype = "the case's dtype" if spec.dtype == CASE_DTYPE else spec.dtype
-    return f"`{spec.name}` [{', '.join(str(dim) for dim in spec.shape)}] ({dtype})"
+    written = ": the input of this name, written in place (not returned, not allocated)" if spec.inplace else ""
+    return f"`{spec.name}` [{', '.join(str(dim) for dim in spec.shape)}] ({dtype}){written}"
 
 
 def scalar_text(name: str, value: float | int | str) -> str:

@@ -92,17 +92,21 @@ def _entry_from_str(text: str) -> Entry:
 
 
 def _tensor_to_dict(spec: TensorSpec) -> dict[str, Any]:
+    written = {"inplace": True} if spec.inplace else {}  # absent when unset: older digests stand
     return {
         "name": spec.name,
         "shape": list(spec.shape),
         "dtype": spec.dtype,
         "dist": distribution_to_dict(spec.dist),
+        **written,
     }
 
 
 def _tensor_from_dict(d: Mapping[str, Any]) -> TensorSpec:
     dist = distribution_from_dict(d["dist"]) if "dist" in d else Distribution()
-    return TensorSpec(name=d["name"], shape=tuple(d["shape"]), dtype=d["dtype"], dist=dist)
+    return TensorSpec(
+        name=d["name"], shape=tuple(d["shape"]), dtype=d["dtype"], dist=dist, inplace=bool(d.get("inplace"))
+    )
 
 
 def _case_to_dict(case: Case) -> dict[str, Any]:

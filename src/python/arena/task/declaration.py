@@ -56,11 +56,11 @@ def _build(kwargs: Mapping[str, Any], task_dir: Path, repo_root: Path) -> Task:
     if reference is not None:
         paths.check_file("reference", task_dir, reference.file)
     inputs = vectors.parse_tensors("inputs", raw["inputs"], with_dist=True)
-    outputs = vectors.parse_tensors("outputs", raw["outputs"], with_dist=False)
+    outputs = vectors.parse_outputs(raw["outputs"], inputs)
     if not outputs:
         raise FieldError("outputs", "at least one output is required")
     scalars = vectors.parse_scalars(raw["scalars"])
-    _check_unique_names(inputs + outputs, scalars)
+    _check_unique_names(inputs + tuple(spec for spec in outputs if not spec.inplace), scalars)
     cases = vectors.parse_cases(raw["cases"], {spec.name for spec in inputs})
     vectors.check_dims_defined(cases, inputs + outputs, scalars)
     abi = _abi(raw["abi"], category, cases, [spec.name for spec in inputs + outputs], scalars)

@@ -51,6 +51,7 @@ class TensorSpec:
     shape: tuple[str | int, ...]
     dtype: str = CASE_DTYPE
     dist: Distribution = Distribution()
+    inplace: bool = False  # an output only: the input of this name, as the kernel leaves it
 
 
 @dataclass(frozen=True)

@@ -81,6 +81,30 @@ def parse_tensors(field: str, raw: Any, *, with_dist: bool) -> tuple[TensorSpec,
     return tuple(specs)
 
 
+def parse_outputs(raw: Any, inputs: tuple[TensorSpec, ...]) -> tuple[TensorSpec, ...]:
+    """The outputs: tensor dicts as parse_tensors reads them, or {"name": <an input>, "inplace":
+    True}: that input as the kernel leaves it (its shape and dtype), compared like any output."""
+    if not isinstance(raw, (list, tuple)):
+        raise FieldError("outputs", f"expected a list of tensor dicts, got {raw!r}")
+    by_name = {spec.name: spec for spec in inputs}
+    specs: list[TensorSpec] = []
+    for index, item in enumerate(raw):
+        if not (isinstance(item, dict) and "inplace" in item):
+            specs.extend(parse_tensors("outputs", [item], with_dist=False))
+            continue
+        what = f"output {item.get('name', index)!r}"
+        require_keys("outputs", item, what, ("name", "inplace"), ())
+        if not require_bool("outputs", item["inplace"], f"{what} inplace"):
+            raise FieldError("outputs", f"{what}: inplace, when given, is True (leave it out otherwise)")
+        source = by_name.get(item["name"])
+        if source is None:
+            raise FieldError("outputs", f"{what} is inplace but no input has its name")
+        if any(spec.name == source.name for spec in specs):
+            raise FieldError("outputs", f"name {source.name!r} is used twice")
+        specs.append(TensorSpec(name=source.name, shape=source.shape, dtype=source.dtype, inplace=True))
+    return tuple(specs)
+
+
 def parse_scalars(raw: Any) -> dict[str, float | int | str]:
     raw = require_dict("scalars", raw)
     for name, value in raw.items():

@@ -70,6 +70,7 @@ def _outputs(task: Task, case: Case, device: Device) -> list[Any]:
     made = [
         torch.empty(spec_shape(s, case), dtype=torch_dtype(spec_dtype(s, case)), device=device.torch_device)
         for s in task.outputs
+        if not s.inplace  # an input written in place is the call's own working copy
     ]
     for tensor in made:
         poison_(tensor)
@@ -81,7 +82,7 @@ def call(kernel: Any, task: Task, case: Case, inputs: Sequence[Any], device: Dev
     import torch
 
     from arena.harness import guard
-    from arena.harness.check import changed_inputs, split_outputs
+    from arena.harness.check import changed_inputs, made_outputs, split_outputs, with_written
     from arena.harness.inputs import make_scalars
 
     working = [t.clone() for t in inputs]
@@ -93,8 +94,10 @@ def call(kernel: Any, task: Task, case: Case, inputs: Sequence[Any], device: Dev
     if kernel.harness_outputs:
         got: Any = tuple(outputs) if result == 0 else f"the launcher returned error {result}"
     else:
-        got = split_outputs(result, len(task.outputs))
-    moved = changed_inputs([s.name for s in task.inputs], working, inputs)
+        got = split_outputs(result, len(made_outputs(task)))
+    got = got if isinstance(got, str) else with_written(task, got, working)
+    writable = {s.name for s in task.outputs if s.inplace}
+    moved = changed_inputs([s.name for s in task.inputs], working, inputs, writable)
     return (moved if moved and not isinstance(got, str) else got), ops
 
 

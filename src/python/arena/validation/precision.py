@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence
 import torch
 from torch.overrides import TorchFunctionMode
 
-from arena.harness.check import find_mismatch, split_outputs
+from arena.harness.check import called_outputs, find_mismatch
 from arena.harness.inputs import make_inputs, make_scalars, spec_dtype
 from arena.task.task import Case, Task, Tolerance
 from arena.task.tolerance import DEFAULT_TOLERANCES, tolerance_for
@@ -105,12 +105,12 @@ def lowered_verdicts(task: Task, reference: Callable[..., Any], case: Case) -> l
     scalars = make_scalars(task, case)
     wide = [x.double() if x.is_floating_point() else x for x in inputs]
     with torch.no_grad():
-        exact = split_outputs(reference(*wide, **scalars), len(task.outputs))
+        exact = called_outputs(task, reference, wide, scalars)
         if case.dtype in LOWERED:
             with RoundIntermediates(getattr(torch, case.dtype)):
-                low = split_outputs(reference(*[x.clone() for x in inputs], **scalars), len(task.outputs))
+                low = called_outputs(task, reference, inputs, scalars)
         else:
-            low = split_outputs(reference(*[_through_bfloat16(x) for x in inputs], **scalars), len(task.outputs))
+            low = called_outputs(task, reference, [_through_bfloat16(x) for x in inputs], scalars)
     if isinstance(exact, str) or isinstance(low, str):
         raise ValueError(f"the reference: {exact if isinstance(exact, str) else low}")
     verdicts = []

@@ -62,7 +62,7 @@ def check_case_precision(task: Task, reference: Any, case_name: str) -> str:
     """Empty when the reference in the case's dtype matches itself in float64, else why not."""
     import torch
 
-    from arena.harness.check import find_mismatch, split_outputs
+    from arena.harness.check import called_outputs, find_mismatch
     from arena.harness.inputs import make_inputs, make_scalars, spec_dtype
     from arena.task.tolerance import tolerance_for
 
@@ -71,8 +71,8 @@ def check_case_precision(task: Task, reference: Any, case_name: str) -> str:
     scalars = make_scalars(task, case)
     wide = [x.double() if x.is_floating_point() else x for x in inputs]
     with torch.no_grad():
-        got = split_outputs(reference(*[x.clone() for x in inputs], **scalars), len(task.outputs))
-        want = split_outputs(reference(*wide, **scalars), len(task.outputs))
+        got = called_outputs(task, reference, inputs, scalars)
+        want = called_outputs(task, reference, wide, scalars)
     if isinstance(got, str) or isinstance(want, str):
         return f"the reference: {got if isinstance(got, str) else want}"
     for spec, mine, exact in zip(task.outputs, got, want):

@@ -96,7 +96,7 @@ def test_task_view_round_trip() -> None:
         editable_files=("kernel.py",),
         baseline_files={"kernel.py": b"def softmax(x): ..."},
         inputs=(TensorSpec("x", ("M", 128), "$dtype"),),
-        outputs=(TensorSpec("y", ("M", 128), "float32"),),
+        outputs=(TensorSpec("y", ("M", 128), "float32"), TensorSpec("x", ("M", 128), "$dtype", inplace=True)),
         cases=(Case("small", {"M": 7}, "float32", 1), Case("big", {"M": 4096}, "float16", 3, True, 2.0)),
         forbidden=("torch.softmax",),
         budget_seconds=3600,

@@ -5,17 +5,15 @@ from __future__ import annotations
 
 import os
 import re
-import textwrap
 from pathlib import Path
 
 import pytest
 
-from arena.candidate.candidate import Candidate, baseline_candidate
-from arena.harness.job import Job, lay_out, make_folders, new_job
+from arena.harness.job import Job
 from arena.harness.run import LOG_LIMIT, Run, cut
 from arena.harness.settings import HarnessSettings
 from arena.harness.verdict import Verdict
-from arena_testing.harness_tasks import TRITON_ADD, build_task
+from arena_testing.harness_tasks import TRITON_ADD, build_task, harness_job
 
 # Every case of the add task, in the order the run checks them: each declared case, then its hidden copy.
 CASES = ["small", "small~hidden0", "main", "main~hidden0"]
@@ -23,16 +21,7 @@ CASES = ["small", "small~hidden0", "main", "main~hidden0"]
 
 def make_job(root: Path, source: str | None = None, **settings: object) -> Job:
     """The job a parent would hand a child for the add task and `source` as kernel.py (None: the baseline)."""
-    task = build_task(root)
-    candidate = (
-        baseline_candidate(task, root)
-        if source is None
-        else Candidate(task.address, {"kernel.py": textwrap.dedent(source).encode()})
-    )
-    lay_out(task, candidate, root, root / "run")
-    dirs = {name: str(path) for name, path in make_folders(root / "run").items()}
-    options = {"backend": "cpu", "secret_seed": 99, **settings}
-    return new_job(task, HarnessSettings(**options), dirs, b"k" * 32)  # type: ignore[arg-type]
+    return harness_job(root, build_task(root), source, **settings)
 
 
 @pytest.fixture

@@ -77,3 +77,10 @@ def test_a_file_where_the_folder_should_be_is_refused(tmp_path: Path) -> None:
     target.write_text("a file")
     with pytest.raises(FolderNotEmpty, match="not a folder"):
         write_workspace(add_view(tmp_path / "repo"), target, force=True)
+
+
+def test_task_md_says_which_output_is_an_input_written_in_place(tmp_path: Path) -> None:
+    view = add_view(tmp_path, outputs=[{"name": "z", "shape": ["N"]}, {"name": "x", "inplace": True}])
+    text = render_task_md(view)
+    assert "`x` [N] (the case's dtype): the input of this name, written in place" in text
+    assert "`z` [N] (the case's dtype)," in text

@@ -17,6 +17,16 @@ BIG: dict[str, Any] = {"name": "big", "dims": {"M": 4096, "N": 4096}, "dtype": "
 CASES = [SMALL, BIG]
 
 
+def test_an_output_written_in_place_takes_its_inputs_shape_and_dtype(triton_task: WriteTask, tmp_path: Path) -> None:
+    outputs = [{"name": "y", "shape": ["M"], "dtype": "float32"}, {"name": "x", "inplace": True}]
+    triton_task(outputs=outputs)
+    (task,) = load_tasks(tmp_path)
+    assert [(s.name, s.shape, s.dtype, s.inplace) for s in task.outputs] == [
+        ("y", ("M",), "float32", False),
+        ("x", ("M", "N"), "$dtype", True),
+    ]
+
+
 def test_good_triton_task_loads(triton_task: WriteTask, tmp_path: Path) -> None:
     triton_task()
     (task,) = load_tasks(tmp_path)
@@ -201,6 +211,30 @@ BAD = [
         dict(inputs=[{"name": "x", "shape": ["M", "N"], "dist": {"kind": "randint", "low": 0, "high": "V"}}]),
         None,
         "case 'small' uses dim 'V' not set in its dims",
+    ),
+    (
+        "inplace-no-input",
+        dict(outputs=[{"name": "cache", "inplace": True}]),
+        None,
+        "output 'cache' is inplace but no input has its name",
+    ),
+    (
+        "inplace-false",
+        dict(outputs=[{"name": "x", "inplace": False}]),
+        None,
+        "inplace, when given, is True",
+    ),
+    (
+        "inplace-shape",
+        dict(outputs=[{"name": "x", "inplace": True, "shape": ["M", "N"]}]),
+        None,
+        "unknown key(s) 'shape'",
+    ),
+    (
+        "inplace-twice",
+        dict(outputs=[{"name": "x", "inplace": True}, {"name": "x", "inplace": True}]),
+        None,
+        "name 'x' is used twice",
     ),
     (
         "permutation-range",

@@ -83,7 +83,8 @@ def load_hip_entry(library: Path, symbol: str, task: Task, label: str) -> Kernel
     launcher = getattr(ctypes.CDLL(str(library)), symbol)  # AttributeError when the symbol is missing
     launcher.restype = ctypes.c_int
     inputs = [spec.name for spec in task.inputs]
-    outputs = [spec.name for spec in task.outputs]
+    # The outputs the harness allocates; one written in place is its input's pointer (the abi names it once).
+    outputs = [spec.name for spec in task.outputs if not spec.inplace]
 
     def invoke(
         ins: Sequence[torch.Tensor],

@@ -15,7 +15,9 @@ class Kernel:
     """invoke(inputs, scalars, outputs, dims) calls the entry once on the current stream.
 
     Python entries ignore `outputs` and return their outputs; HIP launchers write into the
-    harness-allocated `outputs` and return the hipError_t code (0 = success).
+    harness-allocated `outputs` and return the hipError_t code (0 = success). Outputs declared
+    `inplace` are neither returned nor allocated: the entry writes them into their inputs, and
+    the harness reads them there (check.with_written).
     """
 
     label: str  # baseline | candidate | reference
