@@ -23,6 +23,7 @@ from arena.environment.probe import probe_environment
 from arena.errors import InvalidCandidate, JobFailed, UnknownTask
 from arena.evaluation.evaluation import Evaluation, Stage, Status
 from arena.evaluation.key import cache_key, code_version
+from arena.harness.job import select_cases
 from arena.harness.result import HarnessResult
 from arena.harness.settings import HarnessSettings
 from arena.harness.version import harness_version
@@ -83,12 +84,10 @@ def selected_cases(task: Task, settings: HarnessSettings) -> Task:
     harness the selection makes a CPU run check only the small cases however the harness reads
     settings.cases.
     """
-    if not settings.cases:
-        return task
-    unknown = sorted(set(settings.cases) - {case.name for case in task.cases})
-    if unknown:
-        raise UnknownTask(f"{task.address} has no case named {', '.join(map(repr, unknown))}")
-    return replace(task, cases=tuple(case for case in task.cases if case.name in settings.cases))
+    try:
+        return select_cases(task, settings)
+    except ValueError as error:
+        raise UnknownTask(str(error)) from None
 
 
 def evaluate(

@@ -125,6 +125,17 @@ def screen_candidate(
     return chosen, None
 
 
+def select_cases(task: Task, settings: HarnessSettings) -> Task:
+    """`task` with only the cases settings.cases names (all when it names none); a name the task
+    does not declare is a ValueError: a run never checks, or times, what its caller did not ask for."""
+    if not settings.cases:
+        return task
+    unknown = sorted(set(settings.cases) - {case.name for case in task.cases})
+    if unknown:
+        raise ValueError(f"{task.address} has no case named {', '.join(map(repr, unknown))}")
+    return dataclasses.replace(task, cases=tuple(case for case in task.cases if case.name in settings.cases))
+
+
 def make_folders(root: Path, names: tuple[str, ...] = FOLDERS) -> dict[str, Path]:
     """root/<name> for each of `names`, made when missing."""
     folders = {name: root / name for name in names}

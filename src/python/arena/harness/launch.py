@@ -39,6 +39,7 @@ from arena.harness.job import (
     make_folders,
     new_job,
     screen_candidate,
+    select_cases,
     split_marks,
     without_result,
 )
@@ -73,7 +74,9 @@ def run_harness(
     standby: Standby | None = None,
 ) -> HarnessResult:
     """Compile, check and time `candidate` (None: the baseline, a no-op) in a fresh process,
-    the one `standby` has ready when given, else one started now."""
+    the one `standby` has ready when given, else one started now; only the cases settings.cases
+    names, when it names any (a ValueError for one the task lacks)."""
+    task = select_cases(task, settings)
     chosen, refused = screen_candidate(task, candidate, repo_root)
     if refused is not None:
         return refused

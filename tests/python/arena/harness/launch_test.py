@@ -10,6 +10,17 @@ def test_baseline_as_candidate_passes_on_cpu(run_candidate):
     assert result.environment["backend"] == "cpu"
 
 
+def test_the_cases_asked_for_are_the_only_ones_run_and_an_unknown_one_is_refused(run_candidate):
+    import pytest
+
+    # Called straight, as a bench or an executor would: "main" (timed) is left out, not run.
+    result = run_candidate(None, cases=("small",), hidden_seeds=1)
+    assert result.status == "PASSED", result.errors
+    assert [c.name for c in result.cases] == ["small", "small~hidden0"]
+    with pytest.raises(ValueError, match="has no case named 'large'"):
+        run_candidate(None, cases=("small", "large"))
+
+
 def test_a_host_measurement_environment_runs_the_child(run_candidate, tmp_path, monkeypatch):
     """--python / ARENA_PYTHON: the child runs under that interpreter with only the arena package
     on its import path (torch and triton from the interpreter's own site-packages), inside the
