@@ -59,17 +59,27 @@ class TestLoop:
     module_name: str  # the name the kernel module is bound to (`mod`)
     seed: ast.expr | None  # the argument of torch.manual_seed in the loop
     statements: tuple[ast.stmt, ...]  # the loop's assignments before the last comparison, the call among them
-    call: ast.Assign  # `result = mod.fn(...)` or `q, scales = mod.fn(...)`
+    call: ast.Assign | ast.Expr  # `result = mod.fn(...)`, `q, scales = mod.fn(...)`, or `mod.fn(x, out)`
     comparisons: tuple[Comparison, ...]  # one per output, in the order the kernel returns them
 
     @property
     def result_names(self) -> tuple[str, ...]:
-        """The names the test binds the kernel's outputs to, in the order it returns them."""
+        """The names the test binds the kernel's outputs to, in the order it returns them; for a
+        kernel that writes into its arguments, the arguments the test compares, in their order."""
+        if self.writes:
+            return tuple(comparison.output for comparison in self.comparisons)
         return result_names(self.call)
 
     @property
+    def writes(self) -> bool:
+        """Whether the kernel returns nothing and the test compares arguments it writes into."""
+        return isinstance(self.call, ast.Expr)
+
+    @property
     def several(self) -> bool:
-        """Whether the kernel returns several tensors (the test unpacks its result)."""
+        """Whether the kernel returns several tensors (the test unpacks its result), or writes several."""
+        if isinstance(self.call, ast.Expr):
+            return len(self.comparisons) > 1
         return not isinstance(self.call.targets[0], ast.Name)
 
     @property
@@ -97,8 +107,11 @@ def read_test_loop(tree: ast.Module, runner: str) -> TestLoop:
     return TestLoop(shapes, index, target, tuple(setup), module_name, seed, tuple(statements), call, comparisons)
 
 
-def result_names(call: ast.Assign) -> tuple[str, ...]:
-    """`result = mod.fn(...)` -> ("result",); `q, scales = mod.fn(...)` -> ("q", "scales")."""
+def result_names(call: ast.Assign | ast.Expr) -> tuple[str, ...]:
+    """`result = mod.fn(...)` -> ("result",); `q, scales = mod.fn(...)` -> ("q", "scales");
+    `mod.fn(x, out, n)`, which returns nothing: the arguments it may write, ("x", "out", "n")."""
+    if isinstance(call, ast.Expr):
+        return tuple(arg.id for arg in call.value.args if isinstance(arg, ast.Name))  # type: ignore[attr-defined]
     target = call.targets[0]
     elements = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
     return tuple(element.id for element in elements)  # type: ignore[attr-defined]
@@ -167,10 +180,11 @@ def _module_name(setup: list[ast.stmt], tree: ast.Module) -> str:
 
 def _read_body(
     body: list[ast.stmt], module_name: str, runner: str
-) -> tuple[ast.expr | None, list[ast.stmt], ast.Assign, tuple[Comparison, ...]]:
+) -> tuple[ast.expr | None, list[ast.stmt], ast.Assign | ast.Expr, tuple[Comparison, ...]]:
     seed: ast.expr | None = None
     statements: list[ast.stmt] = []
-    call: ast.Assign | None = None
+    call: ast.Assign | ast.Expr | None = None
+    pending: list[ast.stmt] = []  # statements after a comparison of a written argument
     found: dict[str, Comparison] = {}  # by output name, in the order the test compares them
     for node in body:
         compared = _comparison_call(node)
@@ -179,11 +193,20 @@ def _read_body(
                 raise NotImportable(f"line {node.lineno}: the test compares before it calls the kernel")
             comparison = _read_comparison(compared, call, found, runner)
             found[comparison.output] = comparison
+            statements += pending
+            pending = []
             names = result_names(call)
-            if len(found) == len(names):
+            if len(found) == len(names) and isinstance(call, ast.Assign):
                 return seed, statements, call, tuple(found[name] for name in names)
             continue
         torch_call = _torch_call_name(node)
+        if found and isinstance(call, ast.Expr):  # the test may compare another written argument later
+            if torch_call != "synchronize":
+                try:
+                    pending.append(_between_comparisons(node, found, module_name))
+                except NotImportable:
+                    break  # what follows checks nothing more the importer reads
+            continue
         if found:
             if torch_call != "synchronize":
                 statements.append(_between_comparisons(node, found, module_name))
@@ -203,6 +226,11 @@ def _read_body(
             raise NotImportable(
                 f"line {node.lineno}: `{first[:70]}` prepares the case with code the importer does not follow"
             )
+    if isinstance(call, ast.Expr) and found:  # the written arguments, in the call's order
+        return seed, statements, call, tuple(found[name] for name in result_names(call) if name in found)
+    if isinstance(call, ast.Expr):
+        function = f"`{module_name}.{call.value.func.attr}`"  # type: ignore[attr-defined]
+        raise NotImportable(f"{function} returns nothing and the test compares none of the tensors it is given")
     if call is not None and found:
         names = result_names(call)
         function = f"`{module_name}.{call.value.func.attr}`"  # type: ignore[attr-defined]
@@ -216,7 +244,8 @@ def _read_body(
 def written_names(statement: ast.stmt) -> set[str]:
     """The names a statement binds or writes into: plain targets, the tensors behind `x[i] = ...`
     and `x.data = ...`, receivers of in-place methods (`x.fill_(0)`, `ref.append(v)`) and of
-    `out=`, anywhere inside it (the body of a loop or a branch too)."""
+    `out=`, the arguments of a call made for what it does (`reference_fill(ref, x)`), anywhere
+    inside it (the body of a loop or a branch too)."""
     names: set[str] = set()
     for node in ast.walk(statement):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
@@ -228,6 +257,9 @@ def written_names(statement: ast.stmt) -> set[str]:
             if method in _MUTATORS or (method.endswith("_") and not method.startswith("_")):
                 names.add(_base(node.func.value))  # type: ignore[attr-defined]
             names |= {_base(k.value) for k in node.keywords if k.arg == "out"}
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):  # `fill(ref, x)` may write either
+            call = node.value
+            names |= {_base(arg) for arg in call.args} | {_base(k.value) for k in call.keywords}
     return names - {""}
 
 
@@ -271,7 +303,7 @@ def _calls_module(node: ast.stmt, module_name: str) -> bool:
     )
 
 
-def _check_kernel_call(node: ast.stmt, module_name: str, earlier: ast.Assign | None) -> None:
+def _check_kernel_call(node: ast.stmt, module_name: str, earlier: ast.Assign | ast.Expr | None) -> None:
     shown = f"line {node.lineno}: `{ast.unparse(node).splitlines()[0][:70]}`"
     if earlier is not None:
         raise NotImportable(f"{shown}: the test calls the kernel module twice in one case")
@@ -282,10 +314,7 @@ def _check_kernel_call(node: ast.stmt, module_name: str, earlier: ast.Assign | N
     if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)):
         raise NotImportable(f"{shown}: the kernel module is used other than by calling one function")
     if isinstance(node, ast.Expr):
-        raise NotImportable(
-            f"`{module_name}.{value.func.attr}` returns nothing the test checks: it writes into its arguments "
-            "(arena kernels return their outputs)"
-        )
+        return  # it writes into its arguments: the test's comparisons say which
     targets = node.targets if isinstance(node, ast.Assign) else []
     if len(targets) != 1:
         raise NotImportable(f"{shown}: the kernel's output is bound to {len(targets)} targets")
@@ -310,7 +339,9 @@ def _comparison_call(node: ast.stmt) -> ast.Call | None:
     return None
 
 
-def _read_comparison(call: ast.Call, kernel: ast.Assign, found: dict[str, Comparison], runner: str) -> Comparison:
+def _read_comparison(
+    call: ast.Call, kernel: ast.Assign | ast.Expr, found: dict[str, Comparison], runner: str
+) -> Comparison:
     name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
     kind = _COMPARISONS[name]
     if len(call.args) < 2:

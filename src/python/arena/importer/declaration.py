@@ -43,12 +43,16 @@ def declare(
 
 def signature(fields: TaskFields) -> str:
     """E.g. `rms_norm(x: [rows, hidden] float16, weight: [hidden] float16, *, eps=1e-06) -> [rows, hidden] float16`;
-    several outputs as a tuple: `quant(x: [M, N] float16) -> ([M, N] int8, [M, 1] float32)`."""
+    several outputs as a tuple: `quant(x: [M, N] float16) -> ([M, N] int8, [M, 1] float32)`; inputs
+    written in place after it: `fill(x: [N] float32, out: [N] float32) -> None; writes out`."""
     parts = [f"{field.name}: {_tensor(field)}" for field in fields.inputs]
     if fields.scalars:
         parts += ["*"] + [f"{scalar.param}={scalar.value}" for scalar in fields.scalars]
-    returned = ", ".join(_tensor(output) for output in fields.outputs)
-    return f"{fields.function}({', '.join(parts)}) -> {returned if len(fields.outputs) == 1 else f'({returned})'}"
+    outputs = [output for output in fields.outputs if not output.inplace]
+    returned = ", ".join(_tensor(output) for output in outputs)
+    shown = "None" if not outputs else returned if len(outputs) == 1 else f"({returned})"
+    written = [output.name for output in fields.outputs if output.inplace]
+    return f"{fields.function}({', '.join(parts)}) -> {shown}" + (f"; writes {', '.join(written)}" if written else "")
 
 
 def build_file_text(declared: dict[str, Any], source: str) -> str:

@@ -17,9 +17,9 @@ from typing import Any, Callable
 
 from arena.importer.outcome import NotImportable
 
-_DRAWS = ("randn", "rand", "randint", "zeros", "ones", "full", "arange", "randperm")
+_DRAWS = ("randn", "rand", "randint", "zeros", "ones", "full", "arange", "randperm", "empty")
 # torch.<kind>_like(x[, value]): x's shape and dtype (read elsewhere), the draw of <kind>.
-_LIKE = ("randn", "rand", "zeros", "ones", "full")
+_LIKE = ("randn", "rand", "zeros", "ones", "full", "empty")
 _PASS_THROUGH = ("contiguous", "clone", "to")
 _KEYWORDS = {"dtype", "device"}  # what else a draw is given changes its values or is not modelled
 
@@ -118,7 +118,8 @@ def distribution(draw: Draw, name: str, constant: Callable[[ast.expr], Any]) -> 
         return {"kind": "permutation", "low": 0, "high": draw.call.args[0]}
     if draw.kind == "arange":
         return _arange(draw, name, constant, scale, offset)
-    fill = {"zeros": 0.0, "ones": 1.0}.get(draw.kind)
+    # torch.empty holds whatever the memory held: no test can rely on it, and 0 is one such value.
+    fill = {"zeros": 0.0, "ones": 1.0, "empty": 0.0}.get(draw.kind)
     if fill is None:  # torch.full(size, value)
         if len(draw.call.args) < 2:
             raise NotImportable(f"input {name!r}: torch.full without its value as an argument")

@@ -74,8 +74,18 @@ def _follow(loop: TestLoop, index: int, value: object, runner: Mapping[str, Any]
         if statement is loop.call:
             arguments = tuple(_evaluate(interpreter, arg, scope) for arg in loop.kernel_call.args)
             keywords = {k.arg or "**": _evaluate(interpreter, k.value, scope) for k in loop.kernel_call.keywords}
-            outputs = _outputs(loop, index, _evaluate(interpreter, loop.kernel_call, scope))
-            scope.names.update(zip(loop.result_names, outputs))
+            returned = _evaluate(interpreter, loop.kernel_call, scope)
+            if loop.writes and returned is not None:  # arena's entry returns what is not written in place
+                shown = returned.reason if isinstance(returned, Unknown) else describe(returned)
+                raise NotImportable(
+                    f"`{loop.function_name}` writes into its arguments and returns {shown}, which the test does "
+                    "not check; arena takes an entry that writes in place to return nothing else"
+                )
+            if loop.writes:  # the written arguments keep their shapes and dtypes
+                outputs = tuple(_evaluate(interpreter, ast.Name(name, ast.Load()), scope) for name in loop.result_names)
+            else:
+                outputs = _outputs(loop, index, returned)
+                scope.names.update(zip(loop.result_names, outputs))
         else:
             interpreter.run_statement(statement, scope)
     return FollowedCase(

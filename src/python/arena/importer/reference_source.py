@@ -48,11 +48,16 @@ def write_reference(runner: RunnerSource, loop: TestLoop, cases: list[FollowedCa
     body = [ast.unparse(node) for node in local_imports]
     body += [f"{name} = {value}" for name, value in bindings.items()]
     body += [ast.unparse(node) for node in statements]
-    returned = [
-        f"({ast.unparse(comparison.reference)}).to(device={inputs[0]}.device, dtype=torch.{output.dtype})"
-        for comparison, output in zip(loop.comparisons, fields.outputs)
-    ]
-    if len(returned) == 1:
+    returned = []
+    for comparison, output in zip(loop.comparisons, fields.outputs):
+        value = f"({ast.unparse(comparison.reference)}).to(device={inputs[0]}.device, dtype=torch.{output.dtype})"
+        if output.inplace:  # written into the input, as the kernel does
+            body.append(f"{output.name}.copy_({value})")
+        else:
+            returned.append(value)
+    if not returned:
+        body.append("return None")
+    elif len(returned) == 1:
         body.append(f"return {returned[0]}")
     else:  # a tuple in the order the kernel returns its outputs
         body.append("\n".join(["return (", *(f"    {value}," for value in returned), ")"]))
@@ -75,6 +80,7 @@ def _slice(loop: TestLoop, fields: TaskFields) -> tuple[list[ast.stmt], set[str]
     """The loop statements the compared references depend on, in order, and the names they
     (and the reference expressions) use without assigning them."""
     inputs = {field.name for field in fields.inputs}
+    inputs |= {name for field in fields.inputs for name in field.copy_of + field.cast_of}  # bound from the input
     needed = {name for comparison in loop.comparisons for name in _loaded(comparison.reference)}
     chosen: list[ast.stmt] = []
     for statement in reversed(loop.statements):
@@ -83,9 +89,33 @@ def _slice(loop: TestLoop, fields: TaskFields) -> tuple[list[ast.stmt], set[str]
             assigned = written_names(statement)  # a loop filling the reference writes into it
         if statement is loop.call or not assigned & needed or assigned <= inputs and not _after(statement, loop):
             continue  # the kernel call, an unused statement, or an input's draw (a parameter now)
+        if loop.writes and _after(statement, loop):
+            _check_not_read_after_the_kernel(statement, set(loop.result_names))
         chosen.insert(0, statement)
         needed = (needed - assigned) | _free(statement)
     return chosen, needed
+
+
+def _check_not_read_after_the_kernel(statement: ast.stmt, written: set[str]) -> None:
+    """NotImportable when a reference statement after the call reads the values of an argument the
+    kernel wrote (the reference is given the input before the kernel runs); its shape, dtype and
+    device are the same before and after."""
+    metadata: set[int] = set()
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Attribute) and node.attr in ("shape", "dtype", "device", "size", "numel"):
+            metadata.add(id(node.value))
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", "").endswith("_like") and node.args:
+            metadata.add(id(node.args[0]))
+    for node in ast.walk(statement):
+        if (
+            isinstance(node, ast.Name)
+            and node.id in written
+            and isinstance(node.ctx, ast.Load)
+            and id(node) not in metadata
+        ):
+            raise NotImportable(
+                f"line {statement.lineno}: the reference reads {node.id!r} after the kernel wrote into it"
+            )
 
 
 def _bindings(
@@ -107,10 +137,17 @@ def _bindings(
         if isinstance(node, (ast.Import, ast.ImportFrom))
         for name in _stored(node)
     }
+    copies = {name: field.name for field in fields.inputs for name in field.copy_of}
     bindings: dict[str, str] = {}
     local_imports: list[ast.stmt] = []
     for name in sorted(free):
         if name in inputs or (name in params and name not in by_test_name):
+            continue
+        cast = next((field.name for field in fields.inputs if name in field.cast_of), None)
+        if cast is not None:
+            raise NotImportable(f"the reference reads {name!r}, whose cast the kernel is given as {cast!r}")
+        if name in copies:  # the test drew `name` and gave the kernel a copy of it: the same values
+            bindings[name] = f"{copies[name]}.clone()"
             continue
         if name in loop.result_names:
             raise NotImportable("the reference is computed from the kernel's output")

@@ -32,8 +32,13 @@ class TensorField:
     shape: tuple[str | int, ...]
     dtype: str
     dist: dict[str, Any] | None = None  # inputs only
+    inplace: bool = False  # outputs only: the input of this name, as the kernel leaves it
+    copy_of: tuple[str, ...] = ()  # inputs only: the test's names this input is a copy of (`x_k = x.clone()`)
+    cast_of: tuple[str, ...] = ()  # inputs only: the test's names this input is a cast of (`a = a_f.to(fp16)`)
 
     def declared(self) -> dict[str, Any]:
+        if self.inplace:
+            return {"name": self.name, "inplace": True}
         declared: dict[str, Any] = {"name": self.name, "shape": list(self.shape), "dtype": self.dtype}
         return declared | ({"dist": self.dist} if self.dist is not None else {})
 
@@ -118,7 +123,10 @@ def read_task_fields(loop: TestLoop, cases: list[FollowedCase], function: ast.Fu
     taken = {field.name for field in inputs} | {s.param for s in scalars}
     outputs: list[TensorField] = []
     for position in range(len(loop.comparisons)):
-        outputs.append(_output(loop, cases, dims, position, taken | {field.name for field in outputs}))
+        if loop.writes:
+            outputs.append(_written(loop, cases, inputs, position))
+        else:
+            outputs.append(_output(loop, cases, dims, position, taken | {field.name for field in outputs}))
     seeds = tuple(case.seed if case.seed is not None else 1000 + case.index for case in cases)
     return TaskFields(
         function=loop.function_name,
@@ -165,6 +173,15 @@ def _input(
     if not isinstance(node, ast.Name) or node.id in seen:
         raise NotImportable(f"kernel argument `{shown}` is not one named tensor")
     assignment = _last_assignment(loop, node.id)
+    copy_of: list[str] = []
+    cast_of: list[str] = []
+    while isinstance(assignment, ast.expr) and isinstance(source := _copied(assignment), ast.Name):
+        if source.id in seen or source.id in copy_of or source.id == node.id:
+            raise NotImportable(f"input {shown!r} is a copy of {source.id!r}; arena draws each input on its own")
+        copy_of.append(source.id)  # `q_k = q.clone()`: the draw of q, which the reference reads as q
+        if any(_dtype_of(case.scope.names.get(source.id)) != _dtype_of(value) for case, value in zip(cases, values)):
+            cast_of.append(source.id)  # `a = a_f.to(torch.float16)`: other values than a_f's
+        assignment = _last_assignment(loop, source.id)
     if assignment is None:
         raise NotImportable(f"input {shown!r} is not drawn inside the test loop")
     if isinstance(assignment, ast.stmt):
@@ -188,7 +205,9 @@ def _input(
             base = f"{node.id}_{position}"
             named = dims.matching(per_case, base, avoid=shape) if not axes else dims.new(base, per_case)
         shape.append(named)
-    return TensorField(node.id, tuple(shape), _dtype(tensors, f"input {shown!r}"), dist)
+    return TensorField(
+        node.id, tuple(shape), _dtype(tensors, f"input {shown!r}"), dist, copy_of=tuple(copy_of), cast_of=tuple(cast_of)
+    )
 
 
 def _bound(cases: list[FollowedCase], dims: _Dims, node: ast.expr, base: str) -> str | int:
@@ -279,6 +298,23 @@ def _output(loop: TestLoop, cases: list[FollowedCase], dims: _Dims, position: in
     for axis in range(len(checked[0].shape)):
         shape.append(dims.matching([t.shape[axis] for t in checked], f"{name}_{axis}", avoid=shape))
     return TensorField(name, tuple(shape), _dtype(checked, what))
+
+
+def _written(loop: TestLoop, cases: list[FollowedCase], inputs: tuple[TensorField, ...], position: int) -> TensorField:
+    """An input the kernel writes into and the test compares: an output written in place."""
+    name = loop.result_names[position]
+    source = next((field for field in inputs if field.name == name), None)
+    if source is None:
+        raise NotImportable(f"the test compares {name!r}, which the kernel is given other than as a leading tensor")
+    for case in cases:
+        reference = case.reference_outputs[position]
+        kernel = case.kernel_outputs[position]
+        if isinstance(reference, Tensor) and isinstance(kernel, Tensor) and reference.shape != kernel.shape:
+            raise NotImportable(
+                f"the kernel writes {name!r} of shape {list(kernel.shape)} "
+                f"where the reference has {list(reference.shape)}"
+            )
+    return TensorField(name, source.shape, source.dtype, inplace=True)
 
 
 def _tolerances(loop: TestLoop, cases: list[FollowedCase], outputs: list[TensorField]) -> dict[str, dict[str, float]]:
@@ -396,6 +432,17 @@ def _base_name(target: ast.expr) -> str:
     while isinstance(target, (ast.Subscript, ast.Attribute)):
         target = target.value
     return target.id if isinstance(target, ast.Name) else ""
+
+
+def _dtype_of(value: Any) -> str | None:
+    return value.dtype if isinstance(value, Tensor) else None
+
+
+def _copied(node: ast.expr) -> ast.expr:
+    """`x` for `x.clone()`, `x.contiguous()`, `x.to(torch.int64)` and `x`: what the value copies."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _SAME_VALUES:
+        node = node.func.value
+    return node
 
 
 def _same_values(node: ast.expr, name: str) -> bool:

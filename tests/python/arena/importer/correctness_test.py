@@ -120,6 +120,39 @@ def test_an_arange_and_a_permutation_input_are_declared(checkout: Path, draw: st
     assert declared in _read_scale_task(checkout)["BUILD"].decode()
 
 
+def test_an_input_that_copies_a_draw_is_that_draw_and_the_reference_reads_its_copy(checkout: Path) -> None:
+    runner = checkout / RUNNER
+    text = runner.read_text().replace(DRAW_X, DRAW_X.replace("x =", "x0 =") + "\n            x = x0.clone()")
+    runner.write_text(text.replace("ref = reference_scale(x, w, ALPHA)", "ref = reference_scale(x0, w, ALPHA)"))
+    files = _read_scale_task(checkout)
+    assert "{'name': 'x', 'shape': ['rows', 'cols'], 'dtype': 'float16', 'dist': {'kind': 'normal'}}" in (
+        files["BUILD"].decode()
+    )
+    assert "    x0 = x.clone()\n" in files["reference.py"].decode()
+
+
+@pytest.mark.parametrize(
+    "new, reason",
+    [
+        ("x = torch.randn(rows, cols, device=device, dtype=dtype)\n            y = x.clone()", "is a copy of 'x'"),
+        (
+            "x0 = torch.randn(rows, cols, device=device)\n            x = x0.to(dtype)",
+            "the reference reads 'x0', whose cast the kernel is given as 'x'",
+        ),
+    ],
+)
+def test_a_copy_the_reference_cannot_be_given_is_refused(checkout: Path, new: str, reason: str) -> None:
+    runner = checkout / RUNNER
+    text = runner.read_text().replace(DRAW_X, new)
+    if "y = x.clone()" in new:
+        text = text.replace(CALL, "result = mod.scale_rows(x, y, alpha=ALPHA)")
+    else:
+        text = text.replace("ref = reference_scale(x, w, ALPHA)", "ref = reference_scale(x0, w, ALPHA)")
+    runner.write_text(text)
+    with pytest.raises(NotImportable, match=reason):
+        _read_scale_task(checkout)
+
+
 def test_the_kernel_default_is_not_passed_and_a_compared_cast_is_kept(checkout: Path) -> None:
     runner = checkout / RUNNER
     text = runner.read_text().replace("alpha=ALPHA)", "alpha=1.0)")

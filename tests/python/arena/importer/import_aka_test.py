@@ -25,15 +25,16 @@ def test_the_table_lists_every_task_and_the_json_goes_to_stdout(
     assert cli.main(argv) == 0
     captured = capsys.readouterr()
     document = json.loads(captured.out)
-    assert (document["tasks"], document["imported"]) == (4, 2)
+    assert (document["tasks"], document["imported"]) == (4, 3)
     assert [o["source"] for o in document["outcomes"] if o["imported"]] == [
+        "triton2triton/vllm/fake_fill",
         "triton2triton/vllm/fake_quant",
         "triton2triton/vllm/fake_scale",
     ]
     table = captured.err.splitlines()
     assert table[0].split() == ["SOURCE", "IMPORTED", "ADDRESS", "OR", "REASON"]
-    assert any(line.startswith("triton2triton/vllm/fake_fill") and "  no  " in line for line in table)
-    assert "4 task(s): 2 imported, 2 not imported" in table
+    assert any(line.startswith("triton2triton/rocmbench/fake_add") and "  no  " in line for line in table)
+    assert "4 task(s): 3 imported, 1 not imported" in table
     assert f"validate one with: arena --repo-root {out} validate-task --task <address>" in table
 
 
@@ -43,7 +44,7 @@ def test_the_json_can_go_to_a_file_and_the_table_to_stdout(
     report = tmp_path / "import.json"
     argv = ["--repo-root", str(repo), "import", "aka", str(checkout), "--out", str(tmp_path / "out")]
     assert cli.main(argv + ["--json", str(report)]) == 0
-    assert json.loads(report.read_text())["imported"] == 2
+    assert json.loads(report.read_text())["imported"] == 3
     assert "tasks/triton2triton/vllm/fake_scale:fake_scale" in capsys.readouterr().out
 
 

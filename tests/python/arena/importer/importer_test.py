@@ -22,6 +22,8 @@ SCALE_TASK = "triton2triton/vllm/fake_scale"
 SCALE_ADDRESS = f"tasks/{SCALE_TASK}:fake_scale"
 QUANT_TASK = "triton2triton/vllm/fake_quant"
 QUANT_ADDRESS = f"tasks/{QUANT_TASK}:fake_quant"
+FILL_TASK = "triton2triton/vllm/fake_fill"
+FILL_ADDRESS = f"tasks/{FILL_TASK}:fake_fill"
 
 
 def _outcomes(checkout: Path, out: Path) -> dict[str, str]:
@@ -35,8 +37,7 @@ def test_the_tensor_in_tensor_out_tasks_are_imported_and_the_others_say_why_not(
     assert outcomes == {
         SCALE_TASK: SCALE_ADDRESS,
         QUANT_TASK: QUANT_ADDRESS,
-        "triton2triton/vllm/fake_fill": "NO: `mod.fill_rows` returns nothing the test checks: it writes into its "
-        "arguments (arena kernels return their outputs)",
+        FILL_TASK: FILL_ADDRESS,
         "triton2triton/rocmbench/fake_add": "NO: correctness runs pytest on fake_add.py, not a task runner "
         "(`python3 <runner>.py correctness`)",
     }
@@ -47,7 +48,7 @@ def test_the_declaration_loads_with_the_task_loader(checkout: Path, tmp_path: Pa
     out = tmp_path / "out"
     import_checkout(checkout, out)
     assert (out / MARKER).is_file()
-    assert [task.address for task in load_tasks(out)] == [QUANT_ADDRESS, SCALE_ADDRESS]
+    assert [task.address for task in load_tasks(out)] == [FILL_ADDRESS, QUANT_ADDRESS, SCALE_ADDRESS]
     task = load_task(out, SCALE_ADDRESS)
     assert task.category.value == "triton2triton"
     assert str(task.entry) == "source/fake_scale.py:scale_rows"
@@ -86,6 +87,54 @@ def test_the_reference_computes_what_the_test_compares(checkout: Path, tmp_path:
     assert "def reference_scale(x, w, alpha):" in text and "chdir" not in text and "raise" not in text
 
 
+def test_an_argument_the_kernel_writes_and_the_test_compares_is_an_output_written_in_place(
+    checkout: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    import_checkout(checkout, out)
+    task = load_task(out, FILL_ADDRESS)
+    assert [(t.name, t.shape, t.dtype, t.dist) for t in task.inputs] == [
+        ("out", ("rows", "cols"), "float32", Distribution("constant", {"value": 0.0})),  # torch.zeros_like(x)
+        ("x", ("rows", "cols"), "float32", Distribution("normal", {})),
+    ]
+    assert [(t.name, t.shape, t.dtype, t.inplace) for t in task.outputs] == [("out", ("rows", "cols"), "float32", True)]
+    assert task.signature == "fill_rows(out: [rows, cols] float32, x: [rows, cols] float32) -> None; writes out"
+    # The reference writes the input as the kernel does, and returns nothing else.
+    reference = load_module(out / "tasks" / FILL_TASK / "reference.py")
+    written, x = torch.zeros(4, 64), torch.randn(4, 64)
+    assert reference.reference(written, x) is None
+    assert torch.equal(written, x)
+
+
+@pytest.mark.parametrize(
+    "new, reason",
+    [
+        (
+            "ref = out + 0\n        if not torch.equal(out, ref):",
+            "line 28: the reference reads 'out' after the kernel wrote into it",
+        ),
+        ("if torch.equal(x, x):", "does not compare one whole output (out, x) with a reference"),
+        ("if out.sum() != x.sum():", "returns nothing and the test compares none of the tensors"),
+    ],
+)
+def test_a_written_argument_the_importer_cannot_check_says_why(
+    checkout: Path, tmp_path: Path, new: str, reason: str
+) -> None:
+    runner = checkout / "tasks" / FILL_TASK / "scripts" / "task_runner.py"
+    compared = "ref = x.clone()\n        if not torch.equal(out, ref):"
+    runner.write_text(runner.read_text().replace(compared, new))
+    assert reason in _outcomes(checkout, tmp_path / "out")[FILL_TASK]
+
+
+def test_a_kernel_that_writes_its_argument_and_returns_a_tensor_is_refused(checkout: Path, tmp_path: Path) -> None:
+    kernel = checkout / "tasks" / FILL_TASK / "source" / "fake_fill.py"
+    kernel.write_text(kernel.read_text().replace("    out.copy_(x)", "    out.copy_(x)\n    return out"))
+    assert _outcomes(checkout, tmp_path / "out")[FILL_TASK] == (
+        "NO: `fill_rows` writes into its arguments and returns a float32 tensor of shape [4, 64], which the test "
+        "does not check; arena takes an entry that writes in place to return nothing else"
+    )
+
+
 def test_a_declaration_arena_refuses_is_removed_and_reported(checkout: Path, tmp_path: Path) -> None:
     tasks = checkout / "tasks" / "triton2triton" / "vllm"
     shutil.copytree(tasks / "fake_scale", tasks / "fake:scale")  # ':' is no part of a task name
@@ -93,7 +142,7 @@ def test_a_declaration_arena_refuses_is_removed_and_reported(checkout: Path, tmp
     assert outcomes["triton2triton/vllm/fake:scale"].startswith("NO: arena refuses the declaration: ")
     assert "must not contain '/' or ':'" in outcomes["triton2triton/vllm/fake:scale"]
     assert not (tmp_path / "out" / "tasks" / "triton2triton" / "vllm" / "fake:scale").exists()
-    assert [task.address for task in load_tasks(tmp_path / "out")] == [QUANT_ADDRESS, SCALE_ADDRESS]
+    assert [task.address for task in load_tasks(tmp_path / "out")] == [FILL_ADDRESS, QUANT_ADDRESS, SCALE_ADDRESS]
 
 
 def test_an_unreadable_config_is_that_task_s_reason(checkout: Path, tmp_path: Path) -> None:

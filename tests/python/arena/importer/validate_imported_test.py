@@ -34,3 +34,13 @@ def test_the_imported_task_whose_kernel_returns_two_tensors_validates(
     out = tmp_path / "out"
     import_checkout(checkout, out)
     _validates(out, "fake_quant", capsys)
+
+
+def test_the_imported_task_whose_kernel_writes_its_argument_validates(
+    checkout: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`out`, written in place: the harness hands the kernel and the reference a fresh copy each
+    and compares what they leave in it."""
+    out = tmp_path / "out"
+    import_checkout(checkout, out)
+    _validates(out, "fake_fill", capsys)
