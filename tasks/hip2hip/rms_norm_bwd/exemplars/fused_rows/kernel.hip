@@ -7,8 +7,9 @@
 // second kernel) with 2-byte loads. Here, when N is a multiple of 8 and at most 8192, one fused
 // kernel with a persistent grid walks the rows: each thread loads its share of dy and x once
 // with 16-byte loads, keeps them in registers for both dx passes, and accumulates its columns'
-// dweight terms in registers across all the rows of its block; the column sums are added to
-// dweight once per block at the end. The weight is read once per block.
+// dweight terms in registers across all the rows of its block; each block stores its column
+// sums once at the end, and a small kernel adds the blocks' sums of each column in a fixed order
+// (no atomics: every call gives the same bits). The weight is read once per block.
 // Headroom: half the memory traffic of the baseline (reads of dy and x once instead of three
 // times); about 1.5-2.5x.
 
@@ -19,6 +20,13 @@ constexpr int kVec = 8;             // bfloat16 values per 16-byte load
 constexpr int kMaxVecs = 4;         // 16-byte loads per thread and row: N up to 256 * 8 * 4 = 8192
 constexpr int kFusedBlocks = 256;   // persistent grid of the fused kernel
 constexpr int kRowsPerBlock = 256;  // rows summed by one block of the generic dweight kernel
+constexpr int kTile = 32;           // combine: columns per block
+constexpr int kLanes = 8;           // combine: lanes over the partial rows
+
+// Scratch for the blocks' column sums, (parts, N) float32, kept between calls (grown when a call
+// needs more).
+static float* g_partial = nullptr;
+static size_t g_partial_bytes = 0;
 
 __device__ inline float to_f(bf16 v) { return __bfloat162float(v); }
 __device__ inline float bf_at(const uint4& raw, int j) { return __bfloat162float(reinterpret_cast<const bf16*>(&raw)[j]); }
@@ -36,7 +44,7 @@ __device__ float block_sum(float v, float* partial) {
 
 // Fused path: N % 8 == 0, N <= kBlock * kVec * kMaxVecs. Block b handles rows b, b + gridDim.x, ...
 __global__ void __launch_bounds__(kBlock) rms_norm_bwd_fused(const bf16* dy, const bf16* x, const bf16* weight,
-                                                              const float* rstd, bf16* dx, float* dweight,
+                                                              const float* rstd, bf16* dx, float* col_sums,
                                                               int64_t M, int64_t N) {
   __shared__ float partial[kBlock];
   const int vectors = (int)(N / kVec);
@@ -87,11 +95,12 @@ __global__ void __launch_bounds__(kBlock) rms_norm_bwd_fused(const bf16* dy, con
     }
   }
 
+  float* part = col_sums + (int64_t)blockIdx.x * N;
 #pragma unroll
   for (int k = 0; k < kMaxVecs; ++k) {
     const int i = threadIdx.x + k * kBlock;
     if (i < vectors)
-      for (int j = 0; j < kVec; ++j) atomicAdd(&dweight[(int64_t)i * kVec + j], acc[k][j]);
+      for (int j = 0; j < kVec; ++j) part[(int64_t)i * kVec + j] = acc[k][j];
   }
 }
 
@@ -123,9 +132,9 @@ __global__ void rms_norm_bwd_dx(const bf16* dy, const bf16* x, const bf16* weigh
   }
 }
 
-// dweight: grid (column blocks, row blocks); each thread sums one column over kRowsPerBlock rows
-// and adds its sum to dweight (cleared by the launcher).
-__global__ void rms_norm_bwd_dweight(const bf16* dy, const bf16* x, const float* rstd, float* dweight, int64_t M,
+// dweight partials: grid (column blocks, row blocks); each thread sums one column over
+// kRowsPerBlock rows and stores the sum in partial[row block, column].
+__global__ void rms_norm_bwd_dweight(const bf16* dy, const bf16* x, const float* rstd, float* partial, int64_t M,
                                      int64_t N) {
   const int64_t n = (int64_t)blockIdx.x * kBlock + threadIdx.x;
   if (n >= N) return;
@@ -133,21 +142,52 @@ __global__ void rms_norm_bwd_dweight(const bf16* dy, const bf16* x, const float*
   const int64_t m1 = m0 + kRowsPerBlock < M ? m0 + kRowsPerBlock : M;
   float sum = 0.0f;
   for (int64_t m = m0; m < m1; ++m) sum += to_f(dy[m * N + n]) * (to_f(x[m * N + n]) * rstd[m]);
-  atomicAdd(&dweight[n], sum);
+  partial[(int64_t)blockIdx.y * N + n] = sum;
+}
+
+// dweight[n] = the sum of partial[0..parts), n] as a fixed tree: lane l of kLanes sums the rows
+// l, l + kLanes, ... in order, then lane 0 adds the lanes' sums in lane order.
+__global__ void __launch_bounds__(kTile * kLanes)
+    dweight_combine(const float* __restrict__ partial, float* __restrict__ dweight, int64_t parts, int64_t N) {
+  __shared__ float sums[kLanes][kTile];
+  const int c = threadIdx.x % kTile, lane = threadIdx.x / kTile;
+  const int64_t n = (int64_t)blockIdx.x * kTile + c;
+  float s = 0.0f;
+  if (n < N)
+    for (int64_t p = lane; p < parts; p += kLanes) s += partial[p * N + n];
+  sums[lane][c] = s;
+  __syncthreads();
+  if (lane == 0 && n < N) {
+    float total = 0.0f;
+    for (int l = 0; l < kLanes; ++l) total += sums[l][c];
+    dweight[n] = total;
+  }
 }
 
 extern "C" int rms_norm_bwd(const bf16* dy, const bf16* x, const bf16* weight, const float* rstd, bf16* dx,
                             float* dweight, int64_t M, int64_t N, hipStream_t stream) {
-  hipError_t err = hipMemsetAsync(dweight, 0, N * sizeof(float), stream);
-  if (err != hipSuccess || M == 0 || N == 0) return err;
-  if (N % kVec == 0 && N <= (int64_t)kBlock * kVec * kMaxVecs) {
-    const int64_t blocks = M < kFusedBlocks ? M : kFusedBlocks;
-    hipLaunchKernelGGL(rms_norm_bwd_fused, dim3((unsigned)blocks), dim3(kBlock), 0, stream, dy, x, weight, rstd, dx,
-                       dweight, M, N);
+  if (N == 0) return hipSuccess;
+  if (M == 0) return hipMemsetAsync(dweight, 0, N * sizeof(float), stream);
+  const bool fused = N % kVec == 0 && N <= (int64_t)kBlock * kVec * kMaxVecs;
+  const int64_t parts = fused ? (M < kFusedBlocks ? M : kFusedBlocks) : (M + kRowsPerBlock - 1) / kRowsPerBlock;
+  const size_t bytes = (size_t)(parts * N) * sizeof(float);
+  if (bytes > g_partial_bytes) {
+    if (g_partial != nullptr) hipFree(g_partial);
+    g_partial = nullptr;
+    g_partial_bytes = 0;
+    hipError_t err = hipMalloc((void**)&g_partial, bytes);
+    if (err != hipSuccess) return err;
+    g_partial_bytes = bytes;
+  }
+  if (fused) {
+    hipLaunchKernelGGL(rms_norm_bwd_fused, dim3((unsigned)parts), dim3(kBlock), 0, stream, dy, x, weight, rstd, dx,
+                       g_partial, M, N);
   } else {
     hipLaunchKernelGGL(rms_norm_bwd_dx, dim3((unsigned)M), dim3(kBlock), 0, stream, dy, x, weight, rstd, dx, N);
-    const dim3 grid((unsigned)((N + kBlock - 1) / kBlock), (unsigned)((M + kRowsPerBlock - 1) / kRowsPerBlock));
-    hipLaunchKernelGGL(rms_norm_bwd_dweight, grid, dim3(kBlock), 0, stream, dy, x, rstd, dweight, M, N);
+    const dim3 grid((unsigned)((N + kBlock - 1) / kBlock), (unsigned)parts);
+    hipLaunchKernelGGL(rms_norm_bwd_dweight, grid, dim3(kBlock), 0, stream, dy, x, rstd, g_partial, M, N);
   }
+  hipLaunchKernelGGL(dweight_combine, dim3((unsigned)((N + kTile - 1) / kTile)), dim3(kTile * kLanes), 0, stream,
+                     g_partial, dweight, parts, N);
   return hipGetLastError();
 }
