@@ -95,11 +95,12 @@ class Job:
 def new_job(
     task: Task, settings: HarnessSettings, dirs: Mapping[str, str], key: bytes, result_fd: int = RESULT_FD
 ) -> Job:
-    """The job for `task`; `dirs` are the folders as the child will see them. The secret seed is
-    the settings' (tests fix it) or drawn now."""
+    """The job for `task`, with only the cases settings.cases names (select_cases: every executor
+    builds its job here, so none runs a case it was not asked for); `dirs` are the folders as the
+    child will see them. The secret seed is the settings' (tests fix it) or drawn now."""
     secret = settings.secret_seed if settings.secret_seed is not None else secrets.randbits(63)
     return Job(
-        task=task_to_dict(task),
+        task=task_to_dict(select_cases(task, settings)),
         settings=dataclasses.asdict(settings),
         dirs=dict(dirs),
         secret_seed=secret,
@@ -207,7 +208,8 @@ def without_result(ending: str, marks: frozenset[bytes], log: str) -> HarnessRes
 
 
 def check_case_names(result: HarnessResult, task: Task, settings: HarnessSettings) -> HarnessResult:
-    """A signed result may only name the declared cases and their hidden copies, each once."""
+    """A signed result may only name the cases asked for and their hidden copies, each once."""
+    task = select_cases(task, settings)
     expected = [c.name for c in task.cases] + [
         f"{c.name}~hidden{i}" for c in task.cases for i in range(settings.hidden_seeds)
     ]

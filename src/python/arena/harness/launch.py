@@ -75,8 +75,8 @@ def run_harness(
 ) -> HarnessResult:
     """Compile, check and time `candidate` (None: the baseline, a no-op) in a fresh process,
     the one `standby` has ready when given, else one started now; only the cases settings.cases
-    names, when it names any (a ValueError for one the task lacks)."""
-    task = select_cases(task, settings)
+    names, when it names any (a ValueError for one the task lacks: job.new_job)."""
+    select_cases(task, settings)  # an unknown case refused before a child is taken
     chosen, refused = screen_candidate(task, candidate, repo_root)
     if refused is not None:
         return refused

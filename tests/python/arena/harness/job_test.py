@@ -55,13 +55,24 @@ def _passed(names: tuple[str, ...] = ALL_CASES) -> HarnessResult:
 
 
 def test_a_job_survives_its_json_and_carries_the_task_whole(task: Task) -> None:
-    job = new_job(task, HarnessSettings(backend="cpu", secret_seed=42, cases=("small",)), DIRS, KEY, 7)
+    job = new_job(task, HarnessSettings(backend="cpu", secret_seed=42), DIRS, KEY, 7)
     again = Job.from_json(job.to_json())
     assert again.canonical_json() == job.canonical_json()
     assert Job.from_json(again.to_json()) == again  # JSON types from the first trip on
     assert again.key_bytes == KEY and again.result_fd == 7 and again.secret_seed == 42
-    assert dict(again.dirs) == DIRS and again.settings["cases"] == ["small"]
+    assert dict(again.dirs) == DIRS and again.settings["cases"] == []
     assert task_from_dict(dict(again.task)) == task  # the child rebuilds the same task from it
+
+
+def test_a_job_carries_only_the_cases_asked_for_and_refuses_an_unknown_one(task: Task) -> None:
+    small = HarnessSettings(backend="cpu", hidden_seeds=1, cases=("small",))
+    job = new_job(task, small, DIRS, KEY)
+    assert [c["name"] for c in job.task["cases"]] == ["small"]  # the child never sees "main"
+    names = ("small", "small~hidden0")
+    assert read_result(sign_frame(KEY, _passed(names).to_json()), KEY, "", task, small).status == "PASSED"
+    assert read_result(sign_frame(KEY, _passed().to_json()), KEY, "", task, small).status == "CHEAT_DETECTED"
+    with pytest.raises(ValueError, match="has no case named 'large'"):
+        new_job(task, HarnessSettings(backend="cpu", cases=("large",)), DIRS, KEY)
 
 
 def test_the_canonical_text_does_not_depend_on_key_order(task: Task) -> None:

@@ -3,6 +3,7 @@ bookkeeping, how a run finishes, and whole runs of the add task (arena_testing.h
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from pathlib import Path
@@ -47,7 +48,8 @@ def test_a_verdict_carries_its_status_and_message() -> None:
 def test_a_run_starts_from_its_job(tmp_path: Path) -> None:
     job = make_job(tmp_path, cases=("small",), hidden_seeds=2)
     run = Run(job)
-    assert run.task == build_task(tmp_path)
+    task = build_task(tmp_path)
+    assert run.task == dataclasses.replace(task, cases=task.cases[:1])  # only the case asked for
     assert run.settings == HarnessSettings(backend="cpu", secret_seed=99, cases=("small",), hidden_seeds=2)
     assert run.secret_seed == 99
     assert run.dirs["candidate"] == tmp_path / "run" / "candidate"
