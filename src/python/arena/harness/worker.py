@@ -247,7 +247,8 @@ class Worker:
         kernel = self.kernel if calls else empty_launches([int(n) for n in header.get("launches", [0])])
         # Harness-allocated outputs (HIP) are poisoned before every call, in the empty chunk too.
         poisoned = self.kernel.harness_outputs if calls else bool(header.get("poison"))
-        outputs = [torch.empty_like(b["slots"][0][i]) for i in made_outputs(self.task)] if poisoned else []
+        slot = b["slots"][0]  # empty in the empty procedure's own layout (no outputs handed over)
+        outputs = [torch.empty_like(slot[i]) for i in made_outputs(self.task) if i < len(slot)] if poisoned else []
         blank = [torch.zeros_like(t) for t in b["slots"][0]]
         errors: list[str] = []
         self.recent = collections.deque(maxlen=8)
