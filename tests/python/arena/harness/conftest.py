@@ -31,3 +31,9 @@ def run_candidate(tmp_path: Path) -> Runner:
         return run_harness(task, candidate, tmp_path, HarnessSettings(**options))  # type: ignore[arg-type]
 
     return run
+
+
+@pytest.fixture
+def cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CPU backend sets TRITON_INTERPRET for the process; this puts it back after the test."""
+    monkeypatch.setenv("TRITON_INTERPRET", "1")

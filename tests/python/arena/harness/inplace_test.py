@@ -16,11 +16,6 @@ from arena.task.codec import task_from_dict, task_to_dict
 from arena_testing.harness_tasks import SCATTER_REFERENCE, TRITON_SCATTER, build_scatter_task, harness_job
 
 
-@pytest.fixture
-def cpu(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TRITON_INTERPRET", "1")
-
-
 def _verdict(root: Path, source: str | None) -> tuple[str, list[str]]:
     run = Run(harness_job(root, build_scatter_task(root), source, secret_seed=7))
     try:

@@ -25,12 +25,6 @@ def make_job(root: Path, source: str | None = None, **settings: object) -> Job:
     return harness_job(root, build_task(root), source, **settings)
 
 
-@pytest.fixture
-def cpu(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The CPU backend sets TRITON_INTERPRET for the process; this puts it back after the test."""
-    monkeypatch.setenv("TRITON_INTERPRET", "1")
-
-
 def test_cut_keeps_a_short_log_and_the_end_of_a_long_one() -> None:
     assert cut("short") == "short"
     exact = "x" * LOG_LIMIT
