@@ -111,7 +111,7 @@ __global__ void __launch_bounds__(kBlock)
   }
 }
 
-// Batches beyond the buffers: one block per (group, image), as in the baseline.
+// Batches beyond the buffers: one block per (group, image), three passes over the group.
 constexpr int kFallbackBlock = 512;
 __device__ float block_sum(float v, float* partial) {
   partial[threadIdx.x] = v;
