@@ -4,13 +4,13 @@
 // the routing weights.
 //   out[t, d] = sum_k weights[t, k] * expert_out[inv_perm[t, k], d]      (k = 0 .. K - 1)
 // Arithmetic in float; the result is rounded to bfloat16 once.
-// Exemplar: the baseline makes a pass per expert slot k over a float32 (T, D) accumulator (read
-// and written K times, then read again to round), 2 bytes per expert-row load. Here one kernel
-// keeps the sum in registers: a thread owns 8 consecutive columns of a token (16-byte loads and
-// one 16-byte store when D is a multiple of 8), walks the token's K slots two at a time so two
-// rows' loads are in flight, and rounds once. Traffic drops to the expert rows plus the output.
-// Headroom: the baseline's accumulator traffic (2K passes over a float32 (T, D) buffer)
-// exceeds the expert rows themselves several times over.
+// Exemplar: the baseline gives each thread one output element, so every expert-row access is a
+// 2-byte load, and walks the token's K slots one after another: with top-2 routing a thread has
+// one 2-byte load in flight at a time, too few bytes in flight per SM to cover the memory latency.
+// Here a thread owns 8 consecutive columns of a token (16-byte loads and one 16-byte store when D
+// is a multiple of 8) and walks the token's K slots two at a time so two rows' loads are in
+// flight; the sum stays in registers and is rounded once. Same traffic (the expert rows plus the
+// output), eight to sixteen times the bytes in flight per thread.
 
 typedef __hip_bfloat16 bf16;
 
@@ -59,7 +59,7 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// Any D: one column per thread, the sum in a register.
+// Any D: one column per thread, the sum in a register (as the baseline).
 __global__ void combine_scalar(const bf16* expert_out, const int64_t* inv_perm, const float* weights, bf16* out,
                                int64_t T, int64_t K, int64_t D) {
   const int64_t d = (int64_t)blockIdx.x * kThreads + threadIdx.x;
