@@ -1,11 +1,15 @@
-"""avg_pool2d_nhwc with one program per (output row segment, channel block) tile.
+"""avg_pool2d_nhwc with one program per (strip of output rows, run of an output row's elements).
 
 The baseline gives each lane one output element: it spends three integer divisions per element
 recovering (n, p, q, c), recomputes the bounds of every tap per element and loads each tap as a
-scalar 2- or 4-byte load, so it is bound by instruction issue rather than memory. Here a program
-owns BLOCK_Q consecutive outputs of one output row times BLOCK_C channels: (n, p) come from the
-grid, a tap's row bounds are one scalar test, and each tap is one [BLOCK_Q, BLOCK_C] tile load
-with 16-byte vectors along the channels (contiguous in NHWC). The taps are summed in a fixed order.
+scalar 2- or 4-byte load (K * K of them per output), so on a 3x3 stride-1 window it is bound by
+instruction issue rather than memory. With stride 1 an output row (n, p) is one contiguous run of
+WO * C elements and the tap (i, j) of its element k = q * C + c sits at k + (j - P) * C of input row
+p + i - P, in bounds exactly when 0 <= k + (j - P) * C < W * C: no division, no per-pixel index, and
+every tap is a contiguous 16-byte-vector load of a BLOCK run. A program walks ROWS consecutive output
+rows of the same run, so the K input rows two neighbouring outputs share are still in L1 when the
+second one loads them. The taps are summed in the baseline's order (i, then j), then divided by K * K.
+Other strides take a (BLOCK_Q pixels x BLOCK_C channels) tile of one output row.
 """
 
 import torch
@@ -14,7 +18,31 @@ import triton.language as tl
 
 
 @triton.jit
-def _avg_pool_kernel(
+def _avg_pool_s1_kernel(
+    x_ptr, out_ptr, H, W, C, HO, WO, P, K: tl.constexpr, ROWS: tl.constexpr, BLOCK: tl.constexpr
+):
+    n = tl.program_id(2)
+    p0 = tl.program_id(1) * ROWS
+    k = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    row_len = W * C
+    kmask = k < WO * C
+    x_img = x_ptr + n.to(tl.int64) * H * row_len
+    out_img = out_ptr + n.to(tl.int64) * HO * WO * C
+    for p in range(p0, tl.minimum(p0 + ROWS, HO)):
+        acc = tl.zeros([BLOCK], dtype=tl.float32)
+        for i in tl.static_range(K):
+            hi = p + i - P
+            row_ok = (hi >= 0) & (hi < H)
+            in_row = x_img + hi * row_len
+            for j in tl.static_range(K):
+                src = k + (j - P) * C
+                m = kmask & row_ok & (src >= 0) & (src < row_len)
+                acc += tl.load(in_row + src, mask=m, other=0.0).to(tl.float32)
+        tl.store(out_img + p * WO * C + k, (acc / (K * K)).to(out_ptr.dtype.element_ty), mask=kmask)
+
+
+@triton.jit
+def _avg_pool_tile_kernel(
     x_ptr, out_ptr, H, W, C, HO, WO, S, P, K: tl.constexpr, BLOCK_Q: tl.constexpr, BLOCK_C: tl.constexpr
 ):
     row = tl.program_id(2)  # n * HO + p
@@ -46,9 +74,16 @@ def avg_pool2d_nhwc(x: torch.Tensor, K: int, S: int, P: int) -> torch.Tensor:
     HO = (H + 2 * P - K) // S + 1
     WO = (W + 2 * P - K) // S + 1
     out = torch.empty((N, HO, WO, C), dtype=x.dtype, device=x.device)
-    # 64 bytes of channels per pixel (4 lanes of 16-byte vectors), 32 outputs: 8 elements per lane.
+    if S == 1:
+        # 16-byte vectors, 8 (16-bit) or 4 (float32) elements a lane.
+        num_warps = 4
+        block = min(triton.next_power_of_2(WO * C), num_warps * 32 * (16 // x.element_size()))
+        rows = triton.cdiv(HO, triton.cdiv(HO, 8))  # strips of at most 8 rows, as even as HO allows
+        grid = (triton.cdiv(WO * C, block), triton.cdiv(HO, rows), N)
+        _avg_pool_s1_kernel[grid](x, out, H, W, C, HO, WO, P, K=K, ROWS=rows, BLOCK=block, num_warps=num_warps)
+        return out
     block_c = min(triton.next_power_of_2(C), 64 // x.element_size())
     block_q = min(32, triton.next_power_of_2(WO))
     grid = (triton.cdiv(WO, block_q), triton.cdiv(C, block_c), N * HO)
-    _avg_pool_kernel[grid](x, out, H, W, C, HO, WO, S, P, K=K, BLOCK_Q=block_q, BLOCK_C=block_c, num_warps=4)
+    _avg_pool_tile_kernel[grid](x, out, H, W, C, HO, WO, S, P, K=K, BLOCK_Q=block_q, BLOCK_C=block_c, num_warps=4)
     return out
