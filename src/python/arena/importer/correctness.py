@@ -97,13 +97,13 @@ def read_test_loop(tree: ast.Module, runner: str) -> TestLoop:
     function = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == TEST_FUNCTION), None)
     if function is None:
         raise NotImportable(f"{runner} defines no {TEST_FUNCTION}()")
-    setup, loop = _setup_and_loop(function.body)
+    setup, loop = setup_and_loop(function.body)
     if loop is None:
         raise NotImportable(f"{TEST_FUNCTION}() in {runner} has no loop over its cases")
     index, target = _loop_target(loop, runner)
     module_name = _module_name(setup, tree)
     body = loop.body[0].body if len(loop.body) == 1 and isinstance(loop.body[0], ast.Try) else loop.body
-    seed, statements, call, comparisons = _read_body(body, module_name, runner)
+    seed, statements, call, comparisons = read_loop_body(body, module_name, runner)
     return TestLoop(shapes, index, target, tuple(setup), module_name, seed, tuple(statements), call, comparisons)
 
 
@@ -130,14 +130,14 @@ def _shapes(tree: ast.Module, runner: str) -> tuple[object, ...]:
     raise NotImportable(f"{runner} has no {SHAPES_NAME} list: its cases are made by code the importer does not run")
 
 
-def _setup_and_loop(body: list[ast.stmt]) -> tuple[list[ast.stmt], ast.For | None]:
+def setup_and_loop(body: list[ast.stmt]) -> tuple[list[ast.stmt], ast.For | None]:
     """The imports and assignments before the first loop (inside try/with too), and that loop."""
     setup: list[ast.stmt] = []
     for node in body:
         if isinstance(node, ast.For):
             return setup, node
         if isinstance(node, (ast.Try, ast.With)):
-            inner, loop = _setup_and_loop(node.body)
+            inner, loop = setup_and_loop(node.body)
             setup += inner
             if loop is not None:
                 return setup, loop
@@ -178,9 +178,11 @@ def _module_name(setup: list[ast.stmt], tree: ast.Module) -> str:
     raise NotImportable(f"{TEST_FUNCTION}() loads no kernel module (`mod = load_module()`)")
 
 
-def _read_body(
+def read_loop_body(
     body: list[ast.stmt], module_name: str, runner: str
 ) -> tuple[ast.expr | None, list[ast.stmt], ast.Assign | ast.Expr, tuple[Comparison, ...]]:
+    """One pass of the loop: its seed, its statements up to the last comparison (the kernel call
+    among them), that call, and one comparison per output."""
     seed: ast.expr | None = None
     statements: list[ast.stmt] = []
     call: ast.Assign | ast.Expr | None = None
@@ -313,6 +315,8 @@ def _check_kernel_call(node: ast.stmt, module_name: str, earlier: ast.Assign | a
     value = node.value
     if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)):
         raise NotImportable(f"{shown}: the kernel module is used other than by calling one function")
+    if not (isinstance(value.func.value, ast.Name) and value.func.value.id == module_name):
+        raise NotImportable(f"{shown}: the test uses the kernel's output inside an expression")
     if isinstance(node, ast.Expr):
         return  # it writes into its arguments: the test's comparisons say which
     targets = node.targets if isinstance(node, ast.Assign) else []

@@ -13,6 +13,7 @@ from arena.importer.config import read_config, runner_path
 from arena.importer.correctness import read_test_loop
 from arena.importer.declaration import CATEGORY, build_file_text, declare
 from arena.importer.follow import follow_cases
+from arena.importer.harness import harness_path, read_harness_loop
 from arena.importer.interpreter import Interpreter, module_scope
 from arena.importer.outcome import NotImportable, Outcome
 from arena.importer.output import prepare_output, write_task
@@ -53,13 +54,17 @@ def read_task(task: SourceTask, checkout: Path) -> ImportedTask:
     config = read_config(task.folder)
     if config.task_type != CATEGORY:
         raise NotImportable(f"task_type is {config.task_type!r}, not {CATEGORY!r}")
-    runner_file = runner_path(config)
+    harness_file = harness_path(config)
+    runner_file = harness_file or runner_path(config)
     runner_text, runner_tree = _read_python(checkout, task.folder, runner_file)
-    loop = read_test_loop(runner_tree, runner_file)
+    if harness_file is None:
+        loop = read_test_loop(runner_tree, runner_file)
     if len(config.source_files) != 1:
         raise NotImportable(f"source_file_path lists {len(config.source_files)} files; the importer reads one")
     kernel_file = config.source_files[0]
     kernel_text, kernel_tree = _read_python(checkout, task.folder, kernel_file)
+    if harness_file is not None:  # the geak_eval layout (arena.importer.harness)
+        loop = read_harness_loop(runner_tree, runner_file, kernel_tree)
     function = next(
         (n for n in kernel_tree.body if isinstance(n, ast.FunctionDef) and n.name == loop.function_name), None
     )

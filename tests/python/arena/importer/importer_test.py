@@ -1,5 +1,5 @@
-"""import_checkout on the fake checkout in fixtures/: two tasks imported, two refused with their
-reasons; what it writes loads with arena's own task loader, and its reference computes what the
+"""import_checkout on the fake checkout in fixtures/: four tasks imported, one refused with its
+reason; what it writes loads with arena's own task loader, and its reference computes what the
 original test compares (several_outputs_test.py: the task whose kernel returns two tensors)."""
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ QUANT_TASK = "triton2triton/vllm/fake_quant"
 QUANT_ADDRESS = f"tasks/{QUANT_TASK}:fake_quant"
 FILL_TASK = "triton2triton/vllm/fake_fill"
 FILL_ADDRESS = f"tasks/{FILL_TASK}:fake_fill"
+APPEND_TASK = "triton2triton/geak_eval/L1/fake_append"  # harness_test.py: the geak_eval layout
+APPEND_ADDRESS = f"tasks/{APPEND_TASK}:fake_append"
 
 
 def _outcomes(checkout: Path, out: Path) -> dict[str, str]:
@@ -38,6 +40,7 @@ def test_the_tensor_in_tensor_out_tasks_are_imported_and_the_others_say_why_not(
         SCALE_TASK: SCALE_ADDRESS,
         QUANT_TASK: QUANT_ADDRESS,
         FILL_TASK: FILL_ADDRESS,
+        APPEND_TASK: APPEND_ADDRESS,
         "triton2triton/rocmbench/fake_add": "NO: correctness runs pytest on fake_add.py, not a task runner "
         "(`python3 <runner>.py correctness`)",
     }
@@ -48,7 +51,7 @@ def test_the_declaration_loads_with_the_task_loader(checkout: Path, tmp_path: Pa
     out = tmp_path / "out"
     import_checkout(checkout, out)
     assert (out / MARKER).is_file()
-    assert [task.address for task in load_tasks(out)] == [FILL_ADDRESS, QUANT_ADDRESS, SCALE_ADDRESS]
+    assert [task.address for task in load_tasks(out)] == [APPEND_ADDRESS, FILL_ADDRESS, QUANT_ADDRESS, SCALE_ADDRESS]
     task = load_task(out, SCALE_ADDRESS)
     assert task.category.value == "triton2triton"
     assert str(task.entry) == "source/fake_scale.py:scale_rows"
@@ -142,7 +145,12 @@ def test_a_declaration_arena_refuses_is_removed_and_reported(checkout: Path, tmp
     assert outcomes["triton2triton/vllm/fake:scale"].startswith("NO: arena refuses the declaration: ")
     assert "must not contain '/' or ':'" in outcomes["triton2triton/vllm/fake:scale"]
     assert not (tmp_path / "out" / "tasks" / "triton2triton" / "vllm" / "fake:scale").exists()
-    assert [task.address for task in load_tasks(tmp_path / "out")] == [FILL_ADDRESS, QUANT_ADDRESS, SCALE_ADDRESS]
+    assert [task.address for task in load_tasks(tmp_path / "out")] == [
+        APPEND_ADDRESS,
+        FILL_ADDRESS,
+        QUANT_ADDRESS,
+        SCALE_ADDRESS,
+    ]
 
 
 def test_an_unreadable_config_is_that_task_s_reason(checkout: Path, tmp_path: Path) -> None:

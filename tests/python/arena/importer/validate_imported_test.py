@@ -11,8 +11,8 @@ from arena.cli import main as cli
 from arena.importer.importer import import_checkout
 
 
-def _validates(out: Path, name: str, capsys: pytest.CaptureFixture[str]) -> None:
-    task = f"tasks/triton2triton/vllm/{name}"
+def _validates(out: Path, name: str, capsys: pytest.CaptureFixture[str], family: str = "vllm") -> None:
+    task = f"tasks/triton2triton/{family}/{name}"
     assert cli.main(["--repo-root", str(out), "validate-task", "--task", task, "--backend", "cpu"]) == 0
     printed = capsys.readouterr().out
     assert "ok    reference agrees with float64 on case 'shape1'" in printed
@@ -44,3 +44,12 @@ def test_the_imported_task_whose_kernel_writes_its_argument_validates(
     out = tmp_path / "out"
     import_checkout(checkout, out)
     _validates(out, "fake_fill", capsys)
+
+
+def test_the_imported_harness_task_validates(
+    checkout: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The geak_eval layout: a task read from test_kernel_harness.py, two outputs."""
+    out = tmp_path / "out"
+    import_checkout(checkout, out)
+    _validates(out, "fake_append", capsys, family="geak_eval/L1")
