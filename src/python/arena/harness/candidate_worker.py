@@ -59,6 +59,7 @@ class CandidateWorker:
     def __init__(self) -> None:
         """Started in the judge's working folder; it imports torch while the judge waits for its job."""
         _not_dumpable()
+        self.settled_threads: int | None = None  # settle(): the worker's own threads
         requests_r, self._requests = os.pipe()
         self._replies, replies_w = os.pipe()
         for fd in (self._requests, self._replies):
@@ -194,6 +195,28 @@ class CandidateWorker:
             tree |= more
             grew = bool(more)
         return len(tree - own)
+
+    def settle(self) -> None:
+        """The threads counted now (after the candidate's first call: the pools a library starts
+        on first use exist) are the worker's own; left_running counts any beyond them."""
+        self.settled_threads = self.threads()
+
+    def left_running(self) -> str:
+        """What the candidate left running beside its calls, counted by the kernel ('' for
+        nothing): threads beyond the settled count, processes it started. The judge asks after
+        the checked calls and after every timed chunk, so nothing of the candidate's can wait
+        between chunks for the next chunk's inputs (#35 item 6)."""
+        now = self.threads()
+        more = now - (now if self.settled_threads is None else self.settled_threads)
+        if more > 0:
+            return (
+                f"the candidate left {more} thread(s) running that its calls started (counted by the kernel: "
+                "work beside its calls that the timer does not see)"
+            )
+        started = self.processes_started()
+        if started:
+            return f"the candidate left {started} process(es) running beside its calls (work the timer does not see)"
+        return ""
 
     def threads(self) -> int:
         """The worker's threads as the kernel lists them (/proc/<pid>/task), however started

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import builtins
+import contextlib
 import dataclasses
 import hashlib
 import hmac
@@ -129,14 +130,29 @@ def forbidden_ops(calls: Iterable[str], forbidden: Iterable[str]) -> list[str]:
     return hits
 
 
-def record_ops(call: Callable[[], object]) -> tuple[object, set[str]]:
-    """Run `call` under a torch function mode that records the torch functions and Tensor
-    methods it calls, as dotted names ("torch.add", "torch.Tensor.softmax", operators included).
-    (A function mode rather than a dispatch mode: the first dispatch mode imports torch._dynamo,
-    about 2 s.)"""
-    from torch.overrides import TorchFunctionMode
+class OpRecorder:
+    """Records the torch functions and Tensor methods run inside `watch` as dotted names
+    ("torch.add", "torch.Tensor.softmax", operators included), until `take`n. The worker watches
+    every call of the candidate with one (checked, repeated, warm-up, timed and profiled calls
+    alike), so the mode it finds on its stack says nothing about which call it is in. (A function
+    mode rather than a dispatch mode: the first dispatch mode imports torch._dynamo, about 2 s.)"""
 
-    seen: set[str] = set()
+    def __init__(self) -> None:
+        self.seen: set[str] = set()
+        self._mode = _recording_mode(self.seen)
+
+    def watch(self, call: Callable[[], object]) -> object:
+        with self._mode:
+            return call()
+
+    def take(self) -> list[str]:
+        ops = sorted(self.seen)
+        self.seen.clear()
+        return ops
+
+
+def _recording_mode(seen: set[str]) -> contextlib.AbstractContextManager[object]:
+    from torch.overrides import TorchFunctionMode
 
     class _Recorder(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
@@ -145,6 +161,19 @@ def record_ops(call: Callable[[], object]) -> tuple[object, set[str]]:
             seen.add(f"{'torch' if module.startswith('torch._') else module}.{name.strip('_')}")
             return func(*args, **(kwargs or {}))
 
-    with _Recorder():
-        result = call()
-    return result, seen
+    return _Recorder()
+
+
+def record_ops(call: Callable[[], object]) -> tuple[object, set[str]]:
+    """Run `call` under a fresh OpRecorder: (its result, the torch calls it ran)."""
+    recorder = OpRecorder()
+    result = recorder.watch(call)
+    return result, set(recorder.take())
+
+
+def forbidden_in(ops: object, forbidden: Iterable[str], where: str) -> str:
+    """The verdict's text when the worker's reported torch calls (`ops`, untrusted: anything but
+    a list of names counts as none) hit a forbidden name, else ''."""
+    names = [str(o) for o in ops] if isinstance(ops, list) else []
+    hits = forbidden_ops(names, forbidden)
+    return f"the candidate called forbidden torch function(s) {where}: {', '.join(hits)}" if hits else ""

@@ -14,6 +14,7 @@ from typing import Any, Callable, Sequence, TypeVar
 
 import torch
 
+from arena.harness import guard
 from arena.harness.backends.kernel import Kernel
 from arena.harness.check import made_outputs, mismatch_mask, split_outputs, with_written
 from arena.harness.chunk_clock import ChunkClock
@@ -326,6 +327,12 @@ class Lent:
             or not all(isinstance(t, (int, float)) and math.isfinite(t) and t >= 0 for t in times)
         ):
             raise Verdict("CHEAT_DETECTED", "the worker's reply does not hold one finite sample per timed call")
+        forbidden = guard.forbidden_in(reply.get("ops"), self.clock.task.forbidden, "in a timed call")
+        if forbidden:
+            raise Verdict("CHEAT_DETECTED", forbidden)
+        left = self.clock.worker.left_running()
+        if left:
+            raise Verdict("CHEAT_DETECTED", f"after a timed chunk: {left}")
         errors = [str(e)[:2000] for e in reply.get("errors", [])][:5] if isinstance(reply.get("errors"), list) else []
         self.phases["candidate"] += time.perf_counter() - began
         return span, [float(t) for t in times], errors

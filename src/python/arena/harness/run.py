@@ -116,10 +116,10 @@ class Run:
         self._load_candidate()
         self.compiled = True
         self.stage = "first call"
-        self._candidate_call(families[0][0], record=False)
+        self._candidate_call(families[0][0])
         # Thread pools a library makes on its first use exist now: threads beyond these after the
         # checked calls are the candidate's, left running (counted by the kernel, not by Python).
-        self.worker_threads = self.worker.threads()
+        self.worker.settle()
         self._end_stage("compile", True, "loaded, built and called once")
         outcomes = self._check(families)
         if not all(o.correct for o in outcomes):
@@ -244,28 +244,29 @@ class Run:
             )
         self._ask("load")
 
-    def _candidate_call(self, member: Member, record: bool, family: str = "") -> tuple[Any, list[str]]:
-        """The candidate called once in its worker on `member`'s inputs: (outputs here or an error
-        string, the torch functions it ran when recorded)."""
-        request = dict(self._drawn(member), record=record, family=family)
+    def _candidate_call(self, member: Member, family: str = "") -> Any:
+        """The candidate called once in its worker on `member`'s inputs: its outputs here, or an
+        error string. Every call's torch functions are recorded; a forbidden one is a verdict."""
+        request = dict(self._drawn(member), family=family)
         lent = self._lend_outputs(request["outputs"])
         if lent is not None:
             request["into"] = lent
         header, data = self._ask("call", request)
         if header.get("verdict") == "CHEAT_DETECTED":
             raise Verdict("CHEAT_DETECTED", str(header.get("outcome", ""))[:2000])
-        ops = [str(o) for o in header.get("ops", [])] if isinstance(header.get("ops"), list) else []
+        forbidden = guard.forbidden_in(header.get("ops"), self.task.forbidden, f"in a call ({self.stage})")
+        if forbidden:
+            raise Verdict("CHEAT_DETECTED", forbidden)
         if "outcome" in header:  # the call returned, with something wrong in what came back
-            return str(header["outcome"])[:4000], ops
+            return str(header["outcome"])[:4000]
         if lent is not None and header.get("into") is True:
             # Read here, in the judge's own copy, from the slots as they are now (poisoned before
             # the call): whatever the worker claims, these bytes are what is checked.
-            return [view.clone() for view in self._lent_views], ops
+            return [view.clone() for view in self._lent_views]
         try:
-            outputs = unpack_tensors(header.get("outputs"), data, self.device.torch_device)
+            return unpack_tensors(header.get("outputs"), data, self.device.torch_device)
         except WorkerError as error:
-            return f"the candidate's outputs could not be read: {error}", ops
-        return outputs, ops
+            return f"the candidate's outputs could not be read: {error}"
 
     def _lend_outputs(self, specs: list[dict[str, Any]]) -> dict[str, Any] | None:
         """On a GPU: slots for one checked call's outputs in a block of the judge's that the
@@ -315,6 +316,9 @@ class Run:
         self.stage = "profile"
         member = next(f[0] for f in families if f[0].case.name == faster)
         header, _ = self._ask("profile", self._drawn(member))
+        forbidden = guard.forbidden_in(header.get("ops"), self.task.forbidden, "in the profiled call")
+        if forbidden:
+            raise Verdict("CHEAT_DETECTED", forbidden)
         try:
             operations = [
                 GpuOperation(str(name), str(kind), int(stream), int(start))
@@ -470,17 +474,13 @@ class Run:
             if not s.inplace
         ]
 
-    def _call(self, kernel: Kernel, member: Member, working: list, record: bool = False) -> tuple[Any, set[str]]:
-        """Call `kernel` once on `working`; (outputs or an error string, torch calls when recorded)."""
+    def _call(self, kernel: Kernel, member: Member, working: list) -> Any:
+        """Call a trusted `kernel` once on `working`: its outputs or an error string."""
         outputs = self._outputs(member) if kernel.harness_outputs else []
         for out in outputs:
             poison_(out)
         args = (working, make_scalars(self.task, member.case), outputs, dict(member.case.dims))
-        ops: set[str] = set()
-        if record:
-            result, ops = guard.record_ops(lambda: kernel.invoke(*args))
-        else:
-            result = kernel.invoke(*args)
+        result = kernel.invoke(*args)
         self._synchronize()
         if guard.active_modes():
             raise Verdict("CHEAT_DETECTED", f"{kernel.label}: {guard.active_modes()}")
@@ -488,10 +488,10 @@ class Run:
             got = tuple(outputs) if result == 0 else f"the launcher returned error {result}"
         else:
             got = split_outputs(result, len(made_outputs(self.task)))
-        return (got if isinstance(got, str) else with_written(self.task, got, working)), ops
+        return got if isinstance(got, str) else with_written(self.task, got, working)
 
     def _call_trusted(self, kernel: Kernel, member: Member) -> list:
-        got, _ = self._call(kernel, member, [t.clone() for t in member.inputs])
+        got = self._call(kernel, member, [t.clone() for t in member.inputs])
         if isinstance(got, str):
             raise RuntimeError(f"the {kernel.label} failed on case {member.case.name}: {got}")
         return [t.contiguous() for t in got]
@@ -504,10 +504,7 @@ class Run:
         for index, member in enumerate(family):
             if member.timing_only:
                 continue
-            got, ops = self._candidate_call(member, record=True, family=name)
-            hits = guard.forbidden_ops(ops, self.task.forbidden)
-            if hits:
-                raise Verdict("CHEAT_DETECTED", f"the candidate called forbidden torch function(s): {', '.join(hits)}")
+            got = self._candidate_call(member, family=name)
             error = got if isinstance(got, str) else None
             for spec, g, want in zip(self.task.outputs, got if error is None else (), member.references):
                 error = error or check_output_type(spec.name, g, want)
@@ -518,7 +515,7 @@ class Run:
                 first = got
             outcomes.append(case_outcome(self.task, member, error))
         if first is not None:
-            again, _ = self._candidate_call(family[0], record=False, family=name)
+            again = self._candidate_call(family[0], family=name)
             if isinstance(again, str) and "earlier call" in again:
                 outcomes[0] = dataclasses.replace(outcomes[0], correct=False, error=again)
             elif isinstance(again, str) or not all(same_bits(a, b) for a, b in zip(again, first)):
@@ -543,19 +540,9 @@ class Run:
         threads = header.get("threads", 0)
         if isinstance(threads, int) and threads > 0:
             raise Verdict("CHEAT_DETECTED", f"the candidate left {threads} Python thread(s) running")
-        more = self.worker.threads() - self.worker_threads
-        if more > 0:
-            raise Verdict(
-                "CHEAT_DETECTED",
-                f"the candidate left {more} thread(s) running that its checked calls started (counted by the "
-                "kernel: work beside its calls that the timer does not see)",
-            )
-        started = self.worker.processes_started()  # counted by the OS, outside the candidate's reach
-        if started:
-            raise Verdict(
-                "CHEAT_DETECTED",
-                f"the candidate left {started} process(es) running beside its calls (work the timer does not see)",
-            )
+        left = self.worker.left_running()  # counted by the OS, outside the candidate's reach
+        if left:
+            raise Verdict("CHEAT_DETECTED", left)
 
     def _time(self, families: list[list[Member]], baseline: Kernel) -> None:
         judge = self.judge

@@ -28,6 +28,7 @@ from arena.harness.frames import pack_tensors, receive, send
 class Worker:
     def __init__(self) -> None:
         self.kernel: Any = None
+        self.recorder: Any = None  # guard.OpRecorder, watching every call of the candidate (load)
         self.returned: list[Any] = []  # the outputs returned in the current family, held alive
         self.family = ""
         self.working: list[Any] = []
@@ -82,7 +83,10 @@ class Worker:
         from arena.harness.loading import load_side
 
         self.snapshot, self.threads = guard.take_snapshot(), guard.thread_count()
-        self.kernel = load_side(self.task, self.dirs["candidate"], self.dirs["work"], "candidate")
+        self.recorder = guard.OpRecorder()
+        self.kernel = _watched(
+            load_side(self.task, self.dirs["candidate"], self.dirs["work"], "candidate"), self.recorder
+        )
         return {"harness_outputs": self.kernel.harness_outputs}
 
     def call(
@@ -118,8 +122,7 @@ class Worker:
 
         for out in outputs:
             poison_(out)
-        call = lambda: self.kernel.invoke(working, header["scalars"], outputs, header["dims"])  # noqa: E731
-        result, ops = guard.record_ops(call) if header.get("record") else (call(), set())
+        result = self.kernel.invoke(working, header["scalars"], outputs, header["dims"])
         self._synchronize()
         if guard.active_modes():
             return {"verdict": "CHEAT_DETECTED", "outcome": f"candidate: {guard.active_modes()}"}, []
@@ -127,7 +130,7 @@ class Worker:
             got: Any = tuple(outputs) if result == 0 else f"the launcher returned error {result}"
         else:
             got = split_outputs(result, len(wants))
-        reply: dict[str, Any] = {"ops": sorted(ops)}
+        reply: dict[str, Any] = {"ops": self.recorder.take()}
         if isinstance(got, str):
             return dict(reply, outcome=got), []
         for index, (g, want) in enumerate(zip(got, wants)):
@@ -176,7 +179,10 @@ class Worker:
         operations = profile_call(
             lambda: self.kernel.invoke(working, header["scalars"], outputs, header["dims"]), self.device.torch_device
         )
-        return {"operations": [[o.name, o.kind, o.stream, o.start_ns] for o in operations]}
+        return {
+            "operations": [[o.name, o.kind, o.stream, o.start_ns] for o in operations],
+            "ops": self.recorder.take(),
+        }
 
     def guard(self, header: dict[str, Any], blobs: list[bytearray]) -> dict[str, Any]:
         from arena.harness import guard
@@ -278,7 +284,12 @@ class Worker:
         b["done"].record()
         send(reply_fd, {"ok": True, "queued": True})
         torch.cuda.synchronize()
-        return {"times_us": [elapsed_us(s, e) for s, e in pairs], "host_us": host_us, "errors": errors[:5]}
+        return {
+            "times_us": [elapsed_us(s, e) for s, e in pairs],
+            "host_us": host_us,
+            "errors": errors[:5],
+            "ops": self.recorder.take() if calls else [],
+        }
 
     def _to_slot(self, k: int, result: Any, working: list[Any], outputs: list[Any], errors: list[str]) -> None:
         from arena.harness.check import check_output_type, made_outputs, split_outputs, stale_output, with_written
@@ -332,6 +343,16 @@ class Worker:
 
         if self.device.backend != "cpu":
             torch.cuda.synchronize()
+
+
+def _watched(kernel: Any, recorder: Any) -> Any:
+    """The candidate's kernel with every call watched by `recorder` (guard.OpRecorder)."""
+    from arena.harness.backends.kernel import Kernel
+
+    def invoke(inputs: Any, scalars: Any, outputs: Any, dims: Any) -> Any:
+        return recorder.watch(lambda: kernel.invoke(inputs, scalars, outputs, dims))
+
+    return Kernel(label=kernel.label, invoke=invoke, harness_outputs=kernel.harness_outputs)
 
 
 def _poison_allocator(wants: list[Any]) -> None:
