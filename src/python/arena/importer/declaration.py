@@ -12,7 +12,13 @@ CATEGORY = "triton2triton"
 
 
 def declare(
-    name: str, source: str, kernel_file: str, reference_file: str, instructions: str, fields: TaskFields
+    name: str,
+    source: str,
+    kernel_file: str,
+    reference_file: str,
+    instructions: str,
+    fields: TaskFields,
+    modules: list[str] | None = None,
 ) -> dict[str, Any]:
     """The kernel_task keyword arguments. The first case is checked only (it is the one a CPU
     checks); the others are timed as well, as the original test times every shape."""
@@ -30,7 +36,7 @@ def declare(
         "entry": f"{kernel_file}:{fields.function}",
         "signature": signature(fields),
         "reference": f"{reference_file}:{REFERENCE_FUNCTION}",
-        "sources": [reference_file],
+        "sources": [reference_file, *(modules or [])],
         "inputs": [field.declared() for field in fields.inputs],
         "outputs": [output.declared() for output in fields.outputs],
         "scalars": {scalar.param: scalar.value for scalar in fields.scalars},

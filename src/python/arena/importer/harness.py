@@ -65,24 +65,24 @@ def read_harness_loop(tree: ast.Module, harness: str, kernel_tree: ast.Module) -
     test = functions.get(_test_function(tree, functions) or TEST_FUNCTION)
     if test is None:
         raise NotImportable(f"{harness} defines no {TEST_FUNCTION}() and main() calls none for {HARNESS_FLAG}")
-    constants = _Constants(tree, kernel_tree)
+    constants = Constants(tree, kernel_tree)
     kernel_names, module_name = _kernel_functions(tree, test, kernel_tree, harness)
     parameters = _parameters(test, tree, constants, harness)
     setup, loop = setup_and_loop(test.body)
     if loop is None:
         raise NotImportable(f"{TEST_FUNCTION}() in {harness} has no loop over its cases")
     shapes, index, target, body = _cases(loop, parameters, constants, harness)
-    body = _inline(body, functions, kernel_names, harness, 0)
+    body = inline_helpers(body, functions, kernel_names, harness, 0)
     shapes, target, body = _dict_cases(shapes, target, body, harness)
-    body = [_call_on_module(node, kernel_names, module_name) for node in body]
-    bound = [_assignment(name, value, test) for name, value in parameters.items() if _is_literal_value(value)]
+    body = [call_on_module(node, kernel_names, module_name) for node in body]
+    bound = [assignment(name, value, test) for name, value in parameters.items() if is_literal_value(value)]
     seed, statements, call, comparisons = read_loop_body(body, module_name, harness)
     return TestLoop(
         tuple(shapes), index, target, tuple(bound + setup), module_name, seed, tuple(statements), call, comparisons
     )
 
 
-class _Constants:
+class Constants:
     """The values of top-level names of the harness (and of the names it imports from the kernel
     file), evaluated on demand from literals, comprehensions, slices and a few builtins."""
 
@@ -270,7 +270,7 @@ def _kernel_functions(
     return names, module
 
 
-def _parameters(test: ast.FunctionDef, tree: ast.Module, constants: _Constants, harness: str) -> dict[str, Any]:
+def _parameters(test: ast.FunctionDef, tree: ast.Module, constants: Constants, harness: str) -> dict[str, Any]:
     """run_correctness's parameters, as main() gives them for --correctness (CannotRead when one
     cannot be read is kept as the exception, raised where the parameter is needed)."""
     spec = test.args
@@ -336,7 +336,7 @@ def _walk_in_order(body: list[ast.stmt]) -> Iterator[ast.stmt]:
 
 
 def _main_value(
-    node: ast.expr, local: dict[str, ast.expr], argparse_defaults: dict[str, Any], constants: _Constants
+    node: ast.expr, local: dict[str, ast.expr], argparse_defaults: dict[str, Any], constants: Constants
 ) -> Any:
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.attr in argparse_defaults:
         return argparse_defaults[node.attr]
@@ -380,7 +380,7 @@ def _none_default(test: ast.FunctionDef, name: str) -> ast.expr | None:
 
 
 def _cases(
-    loop: ast.For, parameters: dict[str, Any], constants: _Constants, harness: str
+    loop: ast.For, parameters: dict[str, Any], constants: Constants, harness: str
 ) -> tuple[list[Any], str | None, ast.expr, list[ast.stmt]]:
     """The case values, the name of the case index, what each case is bound to, the loop body."""
     iterated, index, target = loop.iter, None, loop.target
@@ -394,7 +394,7 @@ def _cases(
             raise NotImportable(f"{harness}: the loop target `{ast.unparse(target)}` is not `i, case`")
         iterated, index, target = iterated.args[0], target.elts[0].id, target.elts[1]
     values = _iterated(iterated, parameters, constants)
-    body = _flatten(loop.body)
+    body = flatten(loop.body)
     first = body[0] if body else None
     # `for idx in indices: cfg = ALL_CONFIGS[idx]`: the cases are ALL_CONFIGS (all of it, in order)
     if (
@@ -419,7 +419,7 @@ def _cases(
     return list(values), index, target, body
 
 
-def _iterated(node: ast.expr, parameters: dict[str, Any], constants: _Constants) -> list[Any]:
+def _iterated(node: ast.expr, parameters: dict[str, Any], constants: Constants) -> list[Any]:
     shown = ast.unparse(node)
     try:
         if isinstance(node, ast.Name) and node.id in parameters:
@@ -435,12 +435,12 @@ def _iterated(node: ast.expr, parameters: dict[str, Any], constants: _Constants)
     return list(value)
 
 
-def _flatten(body: list[ast.stmt]) -> list[ast.stmt]:
+def flatten(body: list[ast.stmt]) -> list[ast.stmt]:
     """The loop body with `try:` bodies in place of the try and without printing or clean-up."""
     flat: list[ast.stmt] = []
     for node in body:
         if isinstance(node, ast.Try):
-            flat += _flatten(node.body)
+            flat += flatten(node.body)
         elif isinstance(node, ast.Delete) or _dropped_call(node):
             continue
         else:
@@ -456,7 +456,7 @@ def _dropped_call(node: ast.stmt) -> bool:
     )
 
 
-def _inline(
+def inline_helpers(
     body: list[ast.stmt], functions: dict[str, ast.FunctionDef], kernel: dict[str, str], harness: str, depth: int
 ) -> list[ast.stmt]:
     """Helpers that seed, draw the inputs or call the kernel, called before the kernel is, inlined."""
@@ -472,7 +472,7 @@ def _inline(
                 continue
             if depth < MAX_INLINE_DEPTH and (_draws(helper) or _calls_kernel(helper, kernel)):
                 inlined = _inline_call(node, call, helper, harness)
-                result += _inline(_flatten(inlined), functions, kernel, harness, depth + 1)
+                result += inline_helpers(flatten(inlined), functions, kernel, harness, depth + 1)
                 called = called or _calls_kernel(helper, kernel)
                 continue
         called = called or any(_calls_kernel(child, kernel) for child in [node])
@@ -675,7 +675,7 @@ class _DictCase(ast.NodeTransformer):
         return node
 
 
-def _call_on_module(node: ast.stmt, kernel: dict[str, str], module: str) -> ast.stmt:
+def call_on_module(node: ast.stmt, kernel: dict[str, str], module: str) -> ast.stmt:
     """`fn(...)` as `kernel.fn(...)`, for each function of the kernel file the loop calls."""
 
     class Rewriter(ast.NodeTransformer):
@@ -689,11 +689,11 @@ def _call_on_module(node: ast.stmt, kernel: dict[str, str], module: str) -> ast.
     return ast.fix_missing_locations(Rewriter().visit(node))
 
 
-def _is_literal_value(value: Any) -> bool:
+def is_literal_value(value: Any) -> bool:
     if isinstance(value, (list, tuple)):
-        return all(_is_literal_value(item) for item in value)
+        return all(is_literal_value(item) for item in value)
     return isinstance(value, (int, float, str, bool)) or value is None
 
 
-def _assignment(name: str, value: Any, at: ast.stmt) -> ast.stmt:
+def assignment(name: str, value: Any, at: ast.stmt) -> ast.stmt:
     return ast.copy_location(ast.Assign([ast.Name(name, ast.Store())], ast.parse(repr(value), mode="eval").body), at)

@@ -5,6 +5,7 @@ runner and the kernel file as `ast` (arena.importer.interpreter follows them on 
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,11 +18,13 @@ from arena.importer.harness import harness_path, read_harness_loop
 from arena.importer.interpreter import Interpreter, module_scope
 from arena.importer.outcome import NotImportable, Outcome
 from arena.importer.output import prepare_output, write_task
+from arena.importer.pytest_layout import pytest_file, read_pytest_loop
 from arena.importer.reference_source import RunnerSource, write_reference
 from arena.importer.task_fields import read_task_fields
 from arena.importer.values import SourceModule
 
 REFERENCE_FILE = "reference.py"
+_STUB = re.compile(r'\s*"""Generated at workspace setup from (\S+?)\.?\s')
 
 
 @dataclass(frozen=True)
@@ -55,9 +58,10 @@ def read_task(task: SourceTask, checkout: Path) -> ImportedTask:
     if config.task_type != CATEGORY:
         raise NotImportable(f"task_type is {config.task_type!r}, not {CATEGORY!r}")
     harness_file = harness_path(config)
-    runner_file = harness_file or runner_path(config)
+    pytest = pytest_file(config) if harness_file is None else None
+    runner_file = harness_file or (pytest[0] if pytest else runner_path(config))
     runner_text, runner_tree = _read_python(checkout, task.folder, runner_file)
-    if harness_file is None:
+    if harness_file is None and pytest is None:
         loop = read_test_loop(runner_tree, runner_file)
     if len(config.source_files) != 1:
         raise NotImportable(f"source_file_path lists {len(config.source_files)} files; the importer reads one")
@@ -65,6 +69,10 @@ def read_task(task: SourceTask, checkout: Path) -> ImportedTask:
     kernel_text, kernel_tree = _read_python(checkout, task.folder, kernel_file)
     if harness_file is not None:  # the geak_eval layout (arena.importer.harness)
         loop = read_harness_loop(runner_tree, runner_file, kernel_tree)
+    elif pytest is not None:  # the rocmbench layout (arena.importer.pytest_layout)
+        if kernel_file != runner_file:
+            raise NotImportable(f"the pytest file {runner_file} is not the kernel file {kernel_file}")
+        loop = read_pytest_loop(runner_tree, runner_file, pytest[1])
     function = next(
         (n for n in kernel_tree.body if isinstance(n, ast.FunctionDef) and n.name == loop.function_name), None
     )
@@ -80,7 +88,8 @@ def read_task(task: SourceTask, checkout: Path) -> ImportedTask:
     runner = RunnerSource(runner_text, runner_tree, f"{task.name}/{runner_file}")
     reference_text = write_reference(runner, loop, cases, fields)
     name = task.folder.name
-    declared = declare(name, task.name, kernel_file, reference_file, config.instructions, fields)
+    modules = _local_modules(checkout, task.folder, kernel_file, kernel_tree)
+    declared = declare(name, task.name, kernel_file, reference_file, config.instructions, fields, sorted(modules))
     return ImportedTask(
         source=task.name,
         name=name,
@@ -88,8 +97,32 @@ def read_task(task: SourceTask, checkout: Path) -> ImportedTask:
             "BUILD": build_file_text(declared, task.name).encode(),
             kernel_file: kernel_text.encode(),
             reference_file: reference_text.encode(),
+            **modules,
         },
     )
+
+
+def _local_modules(checkout: Path, folder: Path, kernel_file: str, tree: ast.Module) -> dict[str, bytes]:
+    """The modules beside the kernel file that it imports at its top level (`from helpers import
+    f`), copied beside it. A stub AKA replaces when it sets a run up (its docstring says
+    "Generated at workspace setup from <path>") is the file at that path of the checkout."""
+    names = {alias.name for node in tree.body if isinstance(node, ast.Import) for alias in node.names}
+    names |= {node.module for node in tree.body if isinstance(node, ast.ImportFrom) and node.module and not node.level}
+    beside = Path(kernel_file).parent
+    modules: dict[str, bytes] = {}
+    for name in sorted(names):
+        relative = (beside / f"{name}.py").as_posix()
+        path = folder / relative
+        if "." in name or not path.is_file() or not inside(checkout, path) or relative == kernel_file:
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        match = _STUB.match(text)
+        if match is not None:
+            path = checkout.resolve() / match.group(1)
+            if not (path.is_file() and inside(checkout, path)):
+                raise NotImportable(f"{relative} is a stub generated from {match.group(1)}, which the checkout lacks")
+        modules[relative] = path.read_bytes()
+    return modules
 
 
 def _read_python(checkout: Path, folder: Path, relative: str) -> tuple[str, ast.Module]:

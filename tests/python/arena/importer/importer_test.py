@@ -1,4 +1,4 @@
-"""import_checkout on the fake checkout in fixtures/: four tasks imported, one refused with its
+"""import_checkout on the fake checkout in fixtures/: five tasks imported, one refused with its
 reason; what it writes loads with arena's own task loader, and its reference computes what the
 original test compares (several_outputs_test.py: the task whose kernel returns two tensors)."""
 
@@ -26,6 +26,8 @@ FILL_TASK = "triton2triton/vllm/fake_fill"
 FILL_ADDRESS = f"tasks/{FILL_TASK}:fake_fill"
 APPEND_TASK = "triton2triton/geak_eval/L1/fake_append"  # harness_test.py: the geak_eval layout
 APPEND_ADDRESS = f"tasks/{APPEND_TASK}:fake_append"
+SOFTMAX_TASK = "triton2triton/rocmbench/fake_softmax"  # pytest_layout_test.py: the rocmbench layout
+SOFTMAX_ADDRESS = f"tasks/{SOFTMAX_TASK}:fake_softmax"
 
 
 def _outcomes(checkout: Path, out: Path) -> dict[str, str]:
@@ -41,8 +43,9 @@ def test_the_tensor_in_tensor_out_tasks_are_imported_and_the_others_say_why_not(
         QUANT_TASK: QUANT_ADDRESS,
         FILL_TASK: FILL_ADDRESS,
         APPEND_TASK: APPEND_ADDRESS,
-        "triton2triton/rocmbench/fake_add": "NO: correctness runs pytest on fake_add.py, not a task runner "
-        "(`python3 <runner>.py correctness`)",
+        SOFTMAX_TASK: SOFTMAX_ADDRESS,
+        "triton2triton/rocmbench/fake_add": "NO: the test launches the Triton kernel `add_kernel[grid](...)` "
+        "itself: there is no function that takes tensors for arena to call",
     }
     assert Path.cwd() == here  # the runner's os.chdir (and its canary raise) never ran
 
@@ -51,7 +54,13 @@ def test_the_declaration_loads_with_the_task_loader(checkout: Path, tmp_path: Pa
     out = tmp_path / "out"
     import_checkout(checkout, out)
     assert (out / MARKER).is_file()
-    assert [task.address for task in load_tasks(out)] == [APPEND_ADDRESS, FILL_ADDRESS, QUANT_ADDRESS, SCALE_ADDRESS]
+    assert [task.address for task in load_tasks(out)] == [
+        APPEND_ADDRESS,
+        SOFTMAX_ADDRESS,
+        FILL_ADDRESS,
+        QUANT_ADDRESS,
+        SCALE_ADDRESS,
+    ]
     task = load_task(out, SCALE_ADDRESS)
     assert task.category.value == "triton2triton"
     assert str(task.entry) == "source/fake_scale.py:scale_rows"
@@ -147,6 +156,7 @@ def test_a_declaration_arena_refuses_is_removed_and_reported(checkout: Path, tmp
     assert not (tmp_path / "out" / "tasks" / "triton2triton" / "vllm" / "fake:scale").exists()
     assert [task.address for task in load_tasks(tmp_path / "out")] == [
         APPEND_ADDRESS,
+        SOFTMAX_ADDRESS,
         FILL_ADDRESS,
         QUANT_ADDRESS,
         SCALE_ADDRESS,
