@@ -42,7 +42,7 @@ from arena.harness.chunk_clock import ChunkClock
 from arena.harness.device import Device, disable_persisting_l2
 from arena.harness.families import inputs_for
 from arena.harness.flush import warm_limit
-from arena.harness.lent import Layout, Lent, Seeds
+from arena.harness.lent import Layout, Lent, QueueBlocked, Seeds
 from arena.harness.timing import interquartile_mean
 from arena.harness.verdict import Verdict
 from arena.task.task import Case, Task, Tolerance
@@ -69,6 +69,8 @@ LAUNCH_CYCLE = (0, 1, 2)  # empty kernels in the empty calls' pairs, interleaved
 # Calls in one chunk of those pairs at most: a stream's queue of launches behind `go` is finite
 # (bench/results/2026-12-02.md, session 13).
 PAIR_CHUNK_CALLS = 63
+# The fewest calls a chunk is cut to when the candidate's launches fill the stream's queue.
+_MIN_CHUNK_CALLS = 6
 
 
 @dataclass(frozen=True)
@@ -209,10 +211,8 @@ class Judge:
         by_time = int(budget_s / (2 * trials * max(walls)))
         n = max(_MIN_CALLS, min(_MAX_CALLS, by_time, FRESH_BYTES // (trials * max(1, self.input_bytes[case.name]))))
         b = max(1, min(n, CHUNK_CALLS, CHUNK_BYTES // per_call))
-        spin = int(SPIN_US * self.clock.cycles)
-        layout = Layout.of(reference_like, b)
-        with Lent(self.clock, case, layout, baseline, scalars, dims, spin, queue_us=walls[1] * 1e6, warm=warm) as lent:
-            tally = self._chunks(lent, case, seeds, trials * -(-n // b), tolerances)
+        lent_args = (baseline, scalars, dims, int(SPIN_US * self.clock.cycles), walls[1] * 1e6, warm)
+        tally, b = self._chunks_that_queue(case, reference_like, lent_args, seeds, tolerances, trials, n, b)
         calls = b * len(tally.spans)
         empty = calls * (self.empty_us[case.name] + tally.spin_us)
         judged = sum(tally.spans) - empty - len(tally.spans) * self.switch_us
@@ -233,6 +233,35 @@ class Judge:
             chunks=len(tally.spans),
             log="\n".join(tally.log),
         )
+
+    def _chunks_that_queue(
+        self,
+        case: Case,
+        reference_like: Sequence[torch.Tensor],
+        lent_args: tuple[Kernel, dict, dict, int, float, bool],  # type: ignore[type-arg]
+        seeds: Seeds,
+        tolerances: Sequence[Tolerance],
+        trials: int,
+        n: int,
+        b: int,
+    ) -> tuple[_Tally, int]:
+        """The case's timed chunks of `b` calls each, `trials` x n calls in all; where the worker's
+        host is held by the GPU while it queues a chunk, again with half as many calls a chunk
+        (down to _MIN_CHUNK_CALLS): (the tally, the calls a chunk)."""
+        cut: list[str] = []  # why the chunks have fewer calls than first sized
+        while True:
+            try:
+                with Lent(self.clock, case, Layout.of(reference_like, b), *lent_args) as lent:
+                    tally = self._chunks(lent, case, seeds, trials * -(-n // b), tolerances)
+                tally.log += cut
+                return tally, b
+            except QueueBlocked as blocked:
+                # A stream's queue behind `go` holds a few hundred to a thousand launches (CUDA,
+                # HIP): a call of many launches gets fewer calls a chunk, not a verdict.
+                if not blocked.on_gpu or b <= _MIN_CHUNK_CALLS:
+                    raise
+                b = max(_MIN_CHUNK_CALLS, b // 2)
+                cut.append(f"{blocked}; {b} calls a chunk instead")
 
     def _chunks(self, lent: Lent, case: Case, seeds: Seeds, count: int, tolerances: Sequence[Tolerance]) -> _Tally:
         """`count` timed chunks of the case, every call's outputs compared with the baseline's."""

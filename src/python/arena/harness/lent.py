@@ -30,6 +30,29 @@ Seeds = Callable[[int], list[int]]  # seeds(count): seeds of fresh input sets
 Pairs = tuple[torch.cuda.Event, torch.cuda.Event]  # a timed call's start and end events
 
 
+class QueueBlocked(Verdict):
+    """The worker could not queue a chunk before the GPU reached `go`. `on_gpu`: its host was held
+    until then, twice, whatever the wait (its calls' launches filled the stream's queue of pending
+    work, or a call synchronised); a chunk of fewer calls may fit (Judge.time_case)."""
+
+    def __init__(self, message: str, on_gpu: bool) -> None:
+        super().__init__("RUNTIME_ERROR", message)
+        self.on_gpu = on_gpu
+
+
+def queueing(queued_ms: float, wait_ms: float, held: int) -> tuple[str, int]:
+    """How the worker's queueing of a chunk went behind a wait of `wait_ms`: "ok" (done well
+    before the GPU reached `go`), "again" (try a longer wait), "held" (its host was let go just as
+    the GPU reached `go`, twice in a row whatever the wait: it waited on the GPU), "slow" (too
+    long at the longest wait); and the tries in a row held, `held` the count before this one."""
+    if queued_ms < 0.8 * wait_ms:
+        return "ok", 0
+    held = held + 1 if queued_ms < 1.25 * wait_ms else 0
+    if held >= 2:
+        return "held", held
+    return ("slow" if wait_ms >= _QUEUE_SPIN_MS[1] else "again"), held
+
+
 @dataclass(frozen=True)
 class Layout:
     """Where the output slots of B calls lie in the lent block."""
@@ -174,6 +197,16 @@ class Lent:
             raise Verdict("RUNTIME_ERROR", "the judge's empty calls did not time")
         return times
 
+    def judge_reply(self, reply: dict[str, Any]) -> None:
+        """After every chunk of the candidate's calls: the torch functions they ran, and what the
+        candidate left running, counted by the kernel (nothing may wait between chunks)."""
+        forbidden = guard.forbidden_in(reply.get("ops"), self.clock.task.forbidden, "in a timed call")
+        if forbidden:
+            raise Verdict("CHEAT_DETECTED", forbidden)
+        left = self.clock.worker.left_running()
+        if left:
+            raise Verdict("CHEAT_DETECTED", f"after a timed chunk: {left}")
+
     def worker_draw(self, seeds: list[int]) -> None:
         began = time.perf_counter()
         self.clock.worker.request("draw", {"seeds": seeds})
@@ -199,6 +232,7 @@ class Lent:
             worker.receive()  # queued
             reply, _ = worker.receive()
             cand_wall = (time.perf_counter() - begin) / count
+            self.judge_reply(reply)
         cand_host = [float(h) for h in reply.get("host_us", [])][:count] or [0.0]
         return [base_wall, cand_wall], [statistics.median(base_host or [0.0]), min(statistics.median(cand_host), 1e5)]
 
@@ -281,6 +315,7 @@ class Lent:
         worker = self.clock.worker
         wait_ms = min(_QUEUE_SPIN_MS[1], max(_QUEUE_SPIN_MS[0], 1.5 * count * self.queue_us / 1000 + 2))
         wait_ms = max(wait_ms, self.waits_ms.get(count, 0.0))
+        held = 0  # tries in a row whose queueing ended as the GPU reached `go`
         while True:
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             torch.cuda._sleep(int(wait_ms * 1000 * self.clock.cycles))
@@ -305,14 +340,16 @@ class Lent:
             end.record()
             torch.cuda.synchronize()
             header, _ = worker.receive()
-            if queued_ms < 0.8 * wait_ms:
+            outcome, held = queueing(queued_ms, wait_ms, held)
+            if outcome == "ok":
                 self.waits_ms[count] = wait_ms
                 return elapsed_us(start, end), header
-            if wait_ms >= _QUEUE_SPIN_MS[1]:  # the GPU may have idled inside the span: no bound
-                raise Verdict(
-                    "RUNTIME_ERROR",
-                    f"the candidate's worker took {queued_ms:.0f} ms to queue {count} calls (the judge waits "
-                    f"at most {_QUEUE_SPIN_MS[1]:.0f} ms)",
+            if outcome != "again":  # the GPU may have idled inside the span: no bound
+                why = ": its host waited for the GPU (a call synchronised, or its launches filled the stream's queue)"
+                raise QueueBlocked(
+                    f"the candidate's worker took {queued_ms:.0f} ms to queue {count} calls (the judge waited "
+                    f"{wait_ms:.0f} ms, at most {_QUEUE_SPIN_MS[1]:.0f}){why if outcome == 'held' else ''}",
+                    on_gpu=outcome == "held",
                 )
             wait_ms = min(_QUEUE_SPIN_MS[1], 2 * max(wait_ms, queued_ms))
 
@@ -327,12 +364,7 @@ class Lent:
             or not all(isinstance(t, (int, float)) and math.isfinite(t) and t >= 0 for t in times)
         ):
             raise Verdict("CHEAT_DETECTED", "the worker's reply does not hold one finite sample per timed call")
-        forbidden = guard.forbidden_in(reply.get("ops"), self.clock.task.forbidden, "in a timed call")
-        if forbidden:
-            raise Verdict("CHEAT_DETECTED", forbidden)
-        left = self.clock.worker.left_running()
-        if left:
-            raise Verdict("CHEAT_DETECTED", f"after a timed chunk: {left}")
+        self.judge_reply(reply)
         errors = [str(e)[:2000] for e in reply.get("errors", [])][:5] if isinstance(reply.get("errors"), list) else []
         self.phases["candidate"] += time.perf_counter() - began
         return span, [float(t) for t in times], errors

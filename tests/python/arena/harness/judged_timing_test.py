@@ -179,3 +179,22 @@ def test_the_largest_hidden_gain_is_the_edge_of_the_bound():
     # The fixed part of the slack is about 1 us a call at 48 calls: a 3 us kernel may claim 1.66x.
     assert 1.6 < judged_timing.largest_hidden_gain(3.0, calls, empty) < 1.7
     assert judged_timing.largest_hidden_gain(0.5, calls, empty) == float("inf")
+
+
+def test_queueing_tells_a_host_held_by_the_gpu_from_a_slow_one():
+    # Done well before `go`: the wait sufficed, the count of held tries starts again.
+    assert lent.queueing(3.0, 10.0, 1) == ("ok", 0)
+    # Ended as the GPU reached `go` (its launches filled the stream's queue, or it synchronised):
+    # once may be chance, twice in a row at a longer wait is the GPU holding it.
+    assert lent.queueing(10.2, 10.0, 0) == ("again", 1)
+    assert lent.queueing(20.3, 20.0, 1) == ("held", 2)
+    # A host slower than the wait but not tied to it is given a longer wait, up to the ceiling.
+    assert lent.queueing(35.0, 20.0, 1) == ("again", 0)
+    assert lent.queueing(2500.0, 2000.0, 0) == ("slow", 0)
+    # Held at the ceiling once only: slow, and not cut (the count of calls would not help).
+    assert lent.queueing(2010.0, 2000.0, 0) == ("slow", 1)
+
+
+def test_a_held_queue_is_a_verdict_that_a_smaller_chunk_may_avoid():
+    blocked = lent.QueueBlocked("took 2000 ms", on_gpu=True)
+    assert blocked.status == "RUNTIME_ERROR" and blocked.on_gpu and "2000 ms" in str(blocked)
