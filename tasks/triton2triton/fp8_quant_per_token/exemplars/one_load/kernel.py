@@ -1,9 +1,13 @@
-"""fp8_quant_per_token with the row held in registers.
+"""fp8_quant_per_token with the row held in registers and an integer E4M3 encoder.
 
 The baseline gives each row one four-warp program that walks it twice in 512-wide steps (absolute
-maximum, then quantise): two reads of the row and only one short load in flight per program. Here
-a row of up to 16384 values is loaded once as a single wide block (8 or 16 warps), reduced and
-encoded from registers; longer rows keep the two-pass loop with 4096-wide steps.
+maximum, then quantise), and encodes each value with two floors, three selects and float
+arithmetic on the spacing of its binade: at some 40 instructions a value it is bound by
+instruction issue, not memory. Here a row of up to 16384 values is loaded once as a single wide
+block (8 or 16 warps), reduced and encoded from registers, and the encoder rounds the float32 bit
+pattern to 3 mantissa bits with integer adds (ties to even, the carry running into the exponent),
+with one float32 add rounding the subnormal range: about half the instructions a value. Longer
+rows keep the two-pass loop with 4096-wide steps.
 """
 
 import torch
@@ -12,30 +16,18 @@ import triton.language as tl
 
 
 @triton.jit
-def _round_half_even(v):
-    # Compares v with r + 0.5 rather than forming v - r, which the compiler could contract with
-    # the product that made v into one fused multiply-add (rounded differently).
-    r = tl.floor(v)
-    half = r + 0.5
-    odd = r - 2.0 * tl.floor(r * 0.5)
-    return tl.where(v > half, r + 1.0, tl.where(v == half, r + odd, r))
-
-
-@triton.jit
 def _e4m3_bits(v):
     """E4M3 (fn) byte of float32 v in [-448, 448], rounded to nearest, ties to even."""
     bits = v.to(tl.int32, bitcast=True)
     sign = (bits >> 24) & 0x80
-    a = tl.abs(v)
-    # Spacing of E4M3 values around a: 2^(e - 3) for a in [2^e, 2^(e+1)), and 2^-9 below 2^-6.
-    e = tl.maximum(((bits >> 23) & 0xFF) - 127, -6)
-    step = ((e + 124) << 23).to(tl.float32, bitcast=True)
-    inv_step = ((130 - e) << 23).to(tl.float32, bitcast=True)
-    q = _round_half_even(a * inv_step) * step
-    qbits = q.to(tl.int32, bitcast=True)
-    normal = ((((qbits >> 23) & 0xFF) - 120) << 3) | ((qbits >> 20) & 0x7)
-    sub = (q * 512.0).to(tl.int32)
-    return (tl.where(q >= 0.015625, normal, sub) | sign).to(tl.uint8)
+    a = bits & 0x7FFFFFFF
+    # From 2^-6 up: round the float32 pattern to 3 mantissa bits in integer arithmetic (ties to
+    # even; a carry moves into the exponent) and rebias the exponent from 127 to 7.
+    normal = ((a + 0x7FFFF + ((a >> 20) & 1)) >> 20) - (120 << 3)
+    # Below 2^-6: the count of 2^-9 steps, rounded to nearest even by adding 1.5 * 2^23 in float32
+    # (|v| * 512 is exact, so a fused multiply-add rounds it the same way); 8 is 2^-6's own code.
+    sub = (tl.abs(v) * 512.0 + 12582912.0).to(tl.int32, bitcast=True) - 0x4B400000
+    return (tl.where(a >= 0x3C800000, normal, sub) | sign).to(tl.uint8)
 
 
 @triton.jit
