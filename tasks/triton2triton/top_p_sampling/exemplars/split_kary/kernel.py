@@ -178,7 +178,7 @@ def _round_kernel(
     start_c = c * CHUNK
     end_c = tl.minimum(start_c + CHUNK, V)
     acc = tl.zeros([K, BLOCK], dtype=tl.float64)
-    for start in range(start_c, end_c, BLOCK):
+    for start in tl.range(start_c, end_c, BLOCK, num_stages=3):  # loads a few blocks ahead
         cols = start + offs
         mask = cols < end_c
         x = tl.load(x_ptr + row * V + cols, mask=mask, other=0.0).to(tl.float32)
