@@ -16,6 +16,7 @@ import ast
 from dataclasses import dataclass
 
 from arena.importer.outcome import NotImportable
+from arena.importer.rewrites import inline_helpers, spread_literals
 
 SHAPES_NAME = "TEST_SHAPES"
 TEST_FUNCTION = "run_correctness"
@@ -93,16 +94,21 @@ class TestLoop:
 
 def read_test_loop(tree: ast.Module, runner: str) -> TestLoop:
     """The test loop of the runner `tree` (shown as `runner` in reasons)."""
-    shapes = _shapes(tree, runner)
     function = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == TEST_FUNCTION), None)
+    setup, loop = setup_and_loop(function.body) if function is not None else ([], None)
+    shapes_name = _iterated_name(loop) if loop is not None and not _has_shapes(tree) else SHAPES_NAME
+    shapes = _shapes(tree, runner, shapes_name)
     if function is None:
         raise NotImportable(f"{runner} defines no {TEST_FUNCTION}()")
-    setup, loop = setup_and_loop(function.body)
     if loop is None:
         raise NotImportable(f"{TEST_FUNCTION}() in {runner} has no loop over its cases")
-    index, target = _loop_target(loop, runner)
+    index, target = _loop_target(loop, runner, shapes_name)
     module_name = _module_name(setup, tree)
     body = loop.body[0].body if len(loop.body) == 1 and isinstance(loop.body[0], ast.Try) else loop.body
+    # Helpers that draw the inputs before the kernel is called (`args, kwargs = gen_inputs(seed)`)
+    # inlined, and `mod.fn(*args, **kwargs)` of literal tuples and dicts spread (arena.importer.rewrites).
+    helpers = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name != TEST_FUNCTION}
+    body = spread_literals(inline_helpers(list(body), helpers, {}, runner, 0, module_name))
     seed, statements, call, comparisons = read_loop_body(body, module_name, runner)
     return TestLoop(shapes, index, target, tuple(setup), module_name, seed, tuple(statements), call, comparisons)
 
@@ -117,15 +123,32 @@ def result_names(call: ast.Assign | ast.Expr) -> tuple[str, ...]:
     return tuple(element.id for element in elements)  # type: ignore[attr-defined]
 
 
-def _shapes(tree: ast.Module, runner: str) -> tuple[object, ...]:
+def _has_shapes(tree: ast.Module) -> bool:
+    return any(
+        isinstance(node, ast.Assign) and any(getattr(t, "id", "") == SHAPES_NAME for t in node.targets)
+        for node in tree.body
+    )
+
+
+def _iterated_name(loop: ast.For) -> str:
+    """The name the loop iterates (`for i, seed in enumerate(SEEDS)`: SEEDS); TEST_SHAPES if none."""
+    iterated = loop.iter
+    if isinstance(iterated, ast.Call) and getattr(iterated.func, "id", "") == "enumerate" and iterated.args:
+        iterated = iterated.args[0]
+    return iterated.id if isinstance(iterated, ast.Name) and iterated.id.isupper() else SHAPES_NAME
+
+
+def _shapes(tree: ast.Module, runner: str, name: str = SHAPES_NAME) -> tuple[object, ...]:
+    """The literal list of the cases: TEST_SHAPES, or the top-level list the loop iterates
+    (`SEEDS = [42, 43]`: one case per seed, the shapes made by a helper the loop calls)."""
     for node in tree.body:
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == SHAPES_NAME for t in node.targets):
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == name for t in node.targets):
             try:
                 value = ast.literal_eval(node.value)
             except (ValueError, TypeError, SyntaxError, RecursionError):
-                raise NotImportable(f"{SHAPES_NAME} in {runner} is not a literal list") from None
+                raise NotImportable(f"{name} in {runner} is not a literal list") from None
             if not isinstance(value, (list, tuple)) or not value:
-                raise NotImportable(f"{SHAPES_NAME} in {runner} is not a non-empty list")
+                raise NotImportable(f"{name} in {runner} is not a non-empty list")
             return tuple(value)
     raise NotImportable(f"{runner} has no {SHAPES_NAME} list: its cases are made by code the importer does not run")
 
@@ -146,14 +169,14 @@ def setup_and_loop(body: list[ast.stmt]) -> tuple[list[ast.stmt], ast.For | None
     return setup, None
 
 
-def _loop_target(loop: ast.For, runner: str) -> tuple[str | None, ast.expr]:
+def _loop_target(loop: ast.For, runner: str, shapes_name: str = SHAPES_NAME) -> tuple[str | None, ast.expr]:
     iterated = loop.iter
     enumerated = (
         isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Name) and iterated.func.id == "enumerate"
     )
     source = iterated.args[0] if enumerated and iterated.args else iterated  # type: ignore[attr-defined]
-    if not (isinstance(source, ast.Name) and source.id == SHAPES_NAME):
-        raise NotImportable(f"{TEST_FUNCTION}() loops over `{ast.unparse(iterated)}`, not over {SHAPES_NAME}")
+    if not (isinstance(source, ast.Name) and source.id == shapes_name):
+        raise NotImportable(f"{TEST_FUNCTION}() loops over `{ast.unparse(iterated)}`, not over {shapes_name}")
     if not enumerated:
         return None, loop.target
     target = loop.target
@@ -193,7 +216,7 @@ def read_loop_body(
         if compared is not None:
             if call is None:
                 raise NotImportable(f"line {node.lineno}: the test compares before it calls the kernel")
-            comparison = _read_comparison(compared, call, found, runner)
+            comparison = _read_comparison(compared, call, found, runner, _aliases(statements, call))
             found[comparison.output] = comparison
             statements += pending
             pending = []
@@ -289,6 +312,20 @@ def _between_comparisons(node: ast.stmt, found: dict[str, Comparison], module_na
     return node
 
 
+def _aliases(statements: list[ast.stmt], call: ast.Assign | ast.Expr) -> dict[str, ast.expr]:
+    """Names the statements after the kernel call bind once to a plain expression of one name."""
+    after = statements[statements.index(call) + 1 :] if call in statements else []
+    bound: dict[str, ast.expr] = {}
+    counts: dict[str, int] = {}
+    for node in statements:
+        for name in {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}:
+            counts[name] = counts.get(name, 0) + 1
+    for node in after:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            bound[node.targets[0].id] = node.value
+    return {name: value for name, value in bound.items() if counts.get(name) == 1}
+
+
 def _torch_call_name(node: ast.stmt) -> str:
     """ "manual_seed" for `torch.manual_seed(...)`, "synchronize" for `torch.cuda.synchronize()`."""
     if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute):
@@ -343,8 +380,28 @@ def _comparison_call(node: ast.stmt) -> ast.Call | None:
     return None
 
 
+def _through_aliases(
+    node: ast.expr, cast: bool, aliases: dict[str, ast.expr], outputs: tuple[str, ...]
+) -> tuple[ast.expr, bool]:
+    """`r_cpu` after `r_cpu = result.float().cpu()`: the output `result`, cast (a name the test
+    binds to a move or cast of an output is that output)."""
+    seen: set[str] = set()
+    base, cast_on_the_way = node, cast
+    while isinstance(base, ast.Name) and base.id in aliases and base.id not in seen:
+        seen.add(base.id)
+        base, moved_cast = _strip(aliases[base.id])
+        cast_on_the_way = cast_on_the_way or moved_cast
+    if isinstance(base, ast.Name) and base.id in outputs:
+        return base, cast_on_the_way
+    return node, cast
+
+
 def _read_comparison(
-    call: ast.Call, kernel: ast.Assign | ast.Expr, found: dict[str, Comparison], runner: str
+    call: ast.Call,
+    kernel: ast.Assign | ast.Expr,
+    found: dict[str, Comparison],
+    runner: str,
+    aliases: dict[str, ast.expr] | None = None,
 ) -> Comparison:
     name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
     kind = _COMPARISONS[name]
@@ -353,6 +410,9 @@ def _read_comparison(
     outputs = result_names(kernel)
     sides = [_strip(arg) for arg in call.args[:2]]
     ours = [index for index, (base, _) in enumerate(sides) if isinstance(base, ast.Name) and base.id in outputs]
+    if not ours and aliases:  # `r_cpu = result.float().cpu()` compared: the output, cast
+        sides = [_through_aliases(*side, aliases, outputs) for side in sides]
+        ours = [index for index, (base, _) in enumerate(sides) if isinstance(base, ast.Name) and base.id in outputs]
     if len(ours) != 1:
         whole = f"the whole output {outputs[0]!r}" if len(outputs) == 1 else f"one whole output ({', '.join(outputs)})"
         raise NotImportable(f"line {call.lineno}: `{ast.unparse(call)[:80]}` does not compare {whole} with a reference")

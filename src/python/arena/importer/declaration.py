@@ -19,6 +19,7 @@ def declare(
     instructions: str,
     fields: TaskFields,
     modules: list[str] | None = None,
+    function: str = REFERENCE_FUNCTION,
 ) -> dict[str, Any]:
     """The kernel_task keyword arguments. The first case is checked only (it is the one a CPU
     checks); the others are timed as well, as the original test times every shape."""
@@ -35,7 +36,7 @@ def declare(
         "baseline": [kernel_file],
         "entry": f"{kernel_file}:{fields.function}",
         "signature": signature(fields),
-        "reference": f"{reference_file}:{REFERENCE_FUNCTION}",
+        "reference": f"{reference_file}:{function}",
         "sources": [reference_file, *(modules or [])],
         "inputs": [field.declared() for field in fields.inputs],
         "outputs": [output.declared() for output in fields.outputs],

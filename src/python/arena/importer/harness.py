@@ -36,13 +36,11 @@ from arena.importer.config import TaskConfig
 from arena.importer.correctness import TestLoop, read_loop_body, setup_and_loop
 from arena.importer.interpreter import Interpreter, Scope
 from arena.importer.outcome import NotImportable
+from arena.importer.rewrites import call_on_module, flatten, inline_helpers
 from arena.importer.values import CannotRead, DType
 
 HARNESS_FLAG = "--correctness"
 TEST_FUNCTION = "run_correctness"
-MAX_INLINE_DEPTH = 3
-_DRAWS = frozenset(("randn", "rand", "randint", "randperm", "zeros", "ones", "full", "empty", "arange", "tensor"))
-_DROPPED_CALLS = frozenset(("print", "torch.cuda.empty_cache", "torch.cuda.synchronize", "gc.collect"))
 
 
 def harness_path(config: TaskConfig) -> str | None:
@@ -435,178 +433,6 @@ def _iterated(node: ast.expr, parameters: dict[str, Any], constants: Constants) 
     return list(value)
 
 
-def flatten(body: list[ast.stmt]) -> list[ast.stmt]:
-    """The loop body with `try:` bodies in place of the try and without printing or clean-up."""
-    flat: list[ast.stmt] = []
-    for node in body:
-        if isinstance(node, ast.Try):
-            flat += flatten(node.body)
-        elif isinstance(node, ast.Delete) or _dropped_call(node):
-            continue
-        else:
-            flat.append(node)
-    return flat
-
-
-def _dropped_call(node: ast.stmt) -> bool:
-    return (
-        isinstance(node, ast.Expr)
-        and isinstance(node.value, ast.Call)
-        and ast.unparse(node.value.func) in _DROPPED_CALLS
-    )
-
-
-def inline_helpers(
-    body: list[ast.stmt], functions: dict[str, ast.FunctionDef], kernel: dict[str, str], harness: str, depth: int
-) -> list[ast.stmt]:
-    """Helpers that seed, draw the inputs or call the kernel, called before the kernel is, inlined."""
-    result: list[ast.stmt] = []
-    called = False
-    for node in body:
-        call = _helper_call(node, functions)
-        helper = functions[call.func.id] if call is not None and isinstance(call.func, ast.Name) else None
-        if call is not None and helper is not None and not called:
-            seed = _seed_of(helper, call)
-            if seed is not None:
-                result.append(ast.copy_location(ast.Expr(_manual_seed(seed)), node))
-                continue
-            if depth < MAX_INLINE_DEPTH and (_draws(helper) or _calls_kernel(helper, kernel)):
-                inlined = _inline_call(node, call, helper, harness)
-                result += inline_helpers(flatten(inlined), functions, kernel, harness, depth + 1)
-                called = called or _calls_kernel(helper, kernel)
-                continue
-        called = called or any(_calls_kernel(child, kernel) for child in [node])
-        result.append(node)
-    return result
-
-
-def _helper_call(node: ast.stmt, functions: dict[str, ast.FunctionDef]) -> ast.Call | None:
-    value = node.value if isinstance(node, (ast.Assign, ast.Expr)) else None
-    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in functions:
-        return value
-    return None
-
-
-def _seed_of(helper: ast.FunctionDef, call: ast.Call) -> ast.expr | None:
-    """The seed `set_seed(42)` gives torch.manual_seed: the argument of the helper's parameter."""
-    params = [a.arg for a in helper.args.args]
-    for child in ast.walk(helper):
-        if isinstance(child, ast.Call) and ast.unparse(child.func) == "torch.manual_seed" and len(child.args) == 1:
-            seed = child.args[0]
-            if isinstance(seed, ast.Name) and seed.id in params:
-                position = params.index(seed.id)
-                keyword = next((k.value for k in call.keywords if k.arg == seed.id), None)
-                if keyword is not None:
-                    return keyword
-                if position < len(call.args):
-                    return call.args[position]
-                defaults = dict(zip(params[len(params) - len(helper.args.defaults) :], helper.args.defaults))
-                return defaults.get(seed.id)
-            return seed if isinstance(seed, ast.Constant) else None
-    return None
-
-
-def _manual_seed(seed: ast.expr) -> ast.Call:
-    return ast.Call(ast.Attribute(ast.Name("torch", ast.Load()), "manual_seed", ast.Load()), [seed], [])
-
-
-def _draws(helper: ast.FunctionDef) -> bool:
-    return any(
-        isinstance(child, ast.Call)
-        and isinstance(child.func, ast.Attribute)
-        and isinstance(child.func.value, ast.Name)
-        and child.func.value.id == "torch"
-        and child.func.attr.removesuffix("_like") in _DRAWS
-        for child in ast.walk(helper)
-    )
-
-
-def _calls_kernel(node: ast.AST, kernel: dict[str, str]) -> bool:
-    return any(
-        isinstance(child, ast.Call) and isinstance(child.func, ast.Name) and child.func.id in kernel
-        for child in ast.walk(node)
-    )
-
-
-def _inline_call(node: ast.stmt, call: ast.Call, helper: ast.FunctionDef, harness: str) -> list[ast.stmt]:
-    """`x, w = build(M, N)` as build's body: parameters bound to the arguments (a name given for a
-    parameter the body does not rebind replaces it), the return bound to the loop's names."""
-    shown = f"line {node.lineno}: `{ast.unparse(node)[:60]}`"
-    spec = helper.args
-    if spec.vararg or spec.kwarg or spec.posonlyargs:
-        raise NotImportable(f"{shown}: the helper {helper.name}() takes *args or **kwargs")
-    body = [copy.deepcopy(statement) for statement in helper.body]
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-        body = body[1:]  # the docstring
-    returns = [n for statement in body for n in ast.walk(statement) if isinstance(n, ast.Return)]
-    if len(returns) > 1 or (returns and not isinstance(body[-1], ast.Return)):
-        raise NotImportable(f"{shown}: the helper {helper.name}() returns other than at its end")
-    params = [a.arg for a in spec.args] + [a.arg for a in spec.kwonlyargs]
-    defaults = dict(zip([a.arg for a in spec.args][len(spec.args) - len(spec.defaults) :], spec.defaults))
-    defaults.update({a.arg: d for a, d in zip(spec.kwonlyargs, spec.kw_defaults) if d is not None})
-    given: dict[str, ast.expr] = dict(zip([a.arg for a in spec.args], call.args))
-    if len(call.args) > len(spec.args):
-        raise NotImportable(f"{shown}: the helper {helper.name}() is given too many arguments")
-    for keyword in call.keywords:
-        if keyword.arg is None:
-            raise NotImportable(f"{shown}: the helper {helper.name}() is given **kwargs")
-        given[keyword.arg] = keyword.value
-    rebound = {n.id for s in body for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    renames: dict[str, ast.expr] = {}
-    bindings: list[ast.stmt] = []
-    for param in params:
-        value = given.get(param, defaults.get(param))
-        if value is None:
-            raise NotImportable(f"{shown}: the helper {helper.name}() is not given {param!r}")
-        if isinstance(value, ast.Name) and param not in rebound:
-            renames[param] = value
-        elif not (isinstance(value, ast.Name) and value.id == param):
-            bindings.append(ast.copy_location(ast.Assign([ast.Name(param, ast.Store())], copy.deepcopy(value)), node))
-    returned = body.pop().value if body and isinstance(body[-1], ast.Return) else None  # type: ignore[attr-defined]
-    if isinstance(node, ast.Assign):
-        if returned is None:
-            raise NotImportable(f"{shown}: the helper {helper.name}() returns nothing")
-        target = node.targets[0]
-        targets = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
-        values = returned.elts if isinstance(returned, ast.Tuple) and len(targets) > 1 else [returned]
-        if len(values) != len(targets) or not all(isinstance(t, ast.Name) for t in targets):
-            raise NotImportable(f"{shown}: the helper {helper.name}() returns other than the names it is unpacked into")
-        tail: list[ast.stmt] = []
-        names = [t.id for t in targets if isinstance(t, ast.Name)]
-        for name, value in zip(names, values):
-            if _comparison(value):
-                tail.append(ast.copy_location(ast.Expr(value), node))  # `ok = check(cfg)`: the check
-            elif isinstance(value, ast.Name) and value.id not in params and value.id not in renames:
-                renames[value.id] = ast.Name(name, ast.Load())
-            elif not (isinstance(value, ast.Name) and value.id == name):
-                tail.append(ast.copy_location(ast.Assign([ast.Name(name, ast.Store())], value), node))
-        body += tail
-    elif returned is not None and _comparison(returned):
-        body.append(ast.copy_location(ast.Expr(returned), node))
-    body = [_Renamer(renames).visit(statement) for statement in body]
-    return bindings + [ast.fix_missing_locations(statement) for statement in body]
-
-
-def _comparison(node: ast.expr) -> bool:
-    return isinstance(node, ast.Call) and (
-        getattr(node.func, "attr", "") in ("allclose", "equal", "assert_close")
-        or getattr(node.func, "id", "") in ("allclose", "equal", "assert_close")
-    )
-
-
-class _Renamer(ast.NodeTransformer):
-    def __init__(self, renames: dict[str, ast.expr]) -> None:
-        self.renames = renames
-
-    def visit_Name(self, node: ast.Name) -> ast.AST:
-        replacement = self.renames.get(node.id)
-        if replacement is None:
-            return node
-        if isinstance(replacement, ast.Name):
-            return ast.copy_location(ast.Name(replacement.id, node.ctx), node)
-        return ast.copy_location(copy.deepcopy(replacement), node)
-
-
 def _dict_cases(
     shapes: list[Any], target: ast.expr, body: list[ast.stmt], harness: str
 ) -> tuple[list[Any], ast.expr, list[ast.stmt]]:
@@ -673,20 +499,6 @@ class _DictCase(ast.NodeTransformer):
             keys: list[ast.expr | None] = [ast.Constant(key) for key in self.keys]
             return ast.copy_location(ast.Dict(keys, [ast.Name(key, ast.Load()) for key in self.keys]), node)
         return node
-
-
-def call_on_module(node: ast.stmt, kernel: dict[str, str], module: str) -> ast.stmt:
-    """`fn(...)` as `kernel.fn(...)`, for each function of the kernel file the loop calls."""
-
-    class Rewriter(ast.NodeTransformer):
-        def visit_Call(self, call: ast.Call) -> ast.AST:
-            self.generic_visit(call)
-            if isinstance(call.func, ast.Name) and call.func.id in kernel:
-                attribute = ast.Attribute(ast.Name(module, ast.Load()), kernel[call.func.id], ast.Load())
-                call.func = ast.copy_location(attribute, call.func)
-            return call
-
-    return ast.fix_missing_locations(Rewriter().visit(node))
 
 
 def is_literal_value(value: Any) -> bool:

@@ -19,7 +19,7 @@ from arena.importer.interpreter import Interpreter, module_scope
 from arena.importer.outcome import NotImportable, Outcome
 from arena.importer.output import prepare_output, write_task
 from arena.importer.pytest_layout import pytest_file, read_pytest_loop
-from arena.importer.reference_source import RunnerSource, write_reference
+from arena.importer.reference_source import RunnerSource, reference_function, write_reference
 from arena.importer.task_fields import read_task_fields
 from arena.importer.values import SourceModule
 
@@ -89,7 +89,16 @@ def read_task(task: SourceTask, checkout: Path) -> ImportedTask:
     reference_text = write_reference(runner, loop, cases, fields)
     name = task.folder.name
     modules = _local_modules(checkout, task.folder, kernel_file, kernel_tree)
-    declared = declare(name, task.name, kernel_file, reference_file, config.instructions, fields, sorted(modules))
+    declared = declare(
+        name,
+        task.name,
+        kernel_file,
+        reference_file,
+        config.instructions,
+        fields,
+        sorted(modules),
+        reference_function(runner_tree),
+    )
     return ImportedTask(
         source=task.name,
         name=name,

@@ -23,15 +23,9 @@ from typing import Any
 
 from arena.importer.config import TaskConfig
 from arena.importer.correctness import TestLoop, read_loop_body
-from arena.importer.harness import (
-    Constants,
-    assignment,
-    call_on_module,
-    flatten,
-    inline_helpers,
-    is_literal_value,
-)
+from arena.importer.harness import Constants, assignment, is_literal_value
 from arena.importer.outcome import NotImportable
+from arena.importer.rewrites import call_on_module, flatten, inline_helpers
 from arena.importer.values import CannotRead
 
 FIXTURES = frozenset(("request",))  # pytest fixtures a test may take that hold no case value

@@ -24,6 +24,15 @@ from arena.importer.task_fields import TaskFields
 from arena.importer.values import DType, Unknown, same_value
 
 REFERENCE_FUNCTION = "reference"
+_OTHER_NAME = "arena_reference"  # when the runner defines a `reference` of its own
+
+
+def reference_function(tree: ast.Module) -> str:
+    """The name of reference.py's function: `reference`, or another when the test's own file
+    defines `reference` (a function reference.py may copy)."""
+    return _OTHER_NAME if REFERENCE_FUNCTION in _module_definitions(tree) else REFERENCE_FUNCTION
+
+
 _LITERALS = (int, float, bool, str, type(None))
 
 
@@ -69,7 +78,7 @@ def write_reference(runner: RunnerSource, loop: TestLoop, cases: list[FollowedCa
         '`reference` repeats the statements its correctness test computes the reference with."""',
         "",
         *module_parts,
-        f"def {REFERENCE_FUNCTION}({params}):",
+        f"def {reference_function(runner.tree)}({params}):",
         *("    " + line for text in body for line in text.splitlines()),
         "",
     ]

@@ -25,18 +25,19 @@ def test_the_table_lists_every_task_and_the_json_goes_to_stdout(
     assert cli.main(argv) == 0
     captured = capsys.readouterr()
     document = json.loads(captured.out)
-    assert (document["tasks"], document["imported"]) == (6, 5)
+    assert (document["tasks"], document["imported"]) == (7, 6)
     assert [o["source"] for o in document["outcomes"] if o["imported"]] == [
         "triton2triton/geak_eval/L1/fake_append",
         "triton2triton/rocmbench/fake_softmax",
         "triton2triton/vllm/fake_fill",
         "triton2triton/vllm/fake_quant",
         "triton2triton/vllm/fake_scale",
+        "triton2triton/vllm/fake_seeded",
     ]
     table = captured.err.splitlines()
     assert table[0].split() == ["SOURCE", "IMPORTED", "ADDRESS", "OR", "REASON"]
     assert any(line.startswith("triton2triton/rocmbench/fake_add") and "  no  " in line for line in table)
-    assert "6 task(s): 5 imported, 1 not imported" in table
+    assert "7 task(s): 6 imported, 1 not imported" in table
     assert f"validate one with: arena --repo-root {out} validate-task --task <address>" in table
 
 
@@ -46,7 +47,7 @@ def test_the_json_can_go_to_a_file_and_the_table_to_stdout(
     report = tmp_path / "import.json"
     argv = ["--repo-root", str(repo), "import", "aka", str(checkout), "--out", str(tmp_path / "out")]
     assert cli.main(argv + ["--json", str(report)]) == 0
-    assert json.loads(report.read_text())["imported"] == 5
+    assert json.loads(report.read_text())["imported"] == 6
     assert "tasks/triton2triton/vllm/fake_scale:fake_scale" in capsys.readouterr().out
 
 

@@ -1,4 +1,4 @@
-"""import_checkout on the fake checkout in fixtures/: five tasks imported, one refused with its
+"""import_checkout on the fake checkout in fixtures/: six tasks imported, one refused with its
 reason; what it writes loads with arena's own task loader, and its reference computes what the
 original test compares (several_outputs_test.py: the task whose kernel returns two tensors)."""
 
@@ -28,6 +28,8 @@ APPEND_TASK = "triton2triton/geak_eval/L1/fake_append"  # harness_test.py: the g
 APPEND_ADDRESS = f"tasks/{APPEND_TASK}:fake_append"
 SOFTMAX_TASK = "triton2triton/rocmbench/fake_softmax"  # pytest_layout_test.py: the rocmbench layout
 SOFTMAX_ADDRESS = f"tasks/{SOFTMAX_TASK}:fake_softmax"
+SEEDED_TASK = "triton2triton/vllm/fake_seeded"  # seeded_test.py: one case per seed, inputs from a helper
+SEEDED_ADDRESS = f"tasks/{SEEDED_TASK}:fake_seeded"
 
 
 def _outcomes(checkout: Path, out: Path) -> dict[str, str]:
@@ -44,6 +46,7 @@ def test_the_tensor_in_tensor_out_tasks_are_imported_and_the_others_say_why_not(
         FILL_TASK: FILL_ADDRESS,
         APPEND_TASK: APPEND_ADDRESS,
         SOFTMAX_TASK: SOFTMAX_ADDRESS,
+        SEEDED_TASK: SEEDED_ADDRESS,
         "triton2triton/rocmbench/fake_add": "NO: the test launches the Triton kernel `add_kernel[grid](...)` "
         "itself: there is no function that takes tensors for arena to call",
     }
@@ -60,6 +63,7 @@ def test_the_declaration_loads_with_the_task_loader(checkout: Path, tmp_path: Pa
         FILL_ADDRESS,
         QUANT_ADDRESS,
         SCALE_ADDRESS,
+        SEEDED_ADDRESS,
     ]
     task = load_task(out, SCALE_ADDRESS)
     assert task.category.value == "triton2triton"
@@ -160,6 +164,7 @@ def test_a_declaration_arena_refuses_is_removed_and_reported(checkout: Path, tmp
         FILL_ADDRESS,
         QUANT_ADDRESS,
         SCALE_ADDRESS,
+        SEEDED_ADDRESS,
     ]
 
 

@@ -1,0 +1,77 @@
+"""A task runner without TEST_SHAPES (their fla/kda tasks): the fixture's fake_seeded loops over
+SEEDS, draws its inputs in `gen_inputs(seed, device)`, calls `mod.rms_rows(*args, **kwargs)` and
+compares `r_cpu = result.float().cpu()`; its own `reference` function is copied and reference.py's
+function takes another name. And the reasons such a runner is not imported."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from arena.importer.checkout import find_tasks
+from arena.importer.importer import import_checkout, read_task
+from arena.importer.outcome import NotImportable
+from arena.task.load import load_task
+from arena.task.task import Distribution
+from arena.task.tolerance import tolerance_for
+from arena_testing.modules import load_module
+
+SEEDED_TASK = "triton2triton/vllm/fake_seeded"
+SEEDED_ADDRESS = f"tasks/{SEEDED_TASK}:fake_seeded"
+RUNNER = Path("tasks") / SEEDED_TASK / "scripts" / "task_runner.py"
+
+
+def _edit(checkout: Path, old: str, new: str) -> None:
+    path = checkout / RUNNER
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new))
+
+
+def _reason(checkout: Path) -> str:
+    [task] = [t for t in find_tasks(checkout) if t.name == SEEDED_TASK]
+    with pytest.raises(NotImportable) as raised:
+        read_task(task, checkout)
+    return str(raised.value)
+
+
+def test_one_case_per_seed_with_the_helper_s_draws(checkout: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    outcomes = {o.source: o for o in import_checkout(checkout, out)}
+    assert outcomes[SEEDED_TASK].address == SEEDED_ADDRESS
+    task = load_task(out, SEEDED_ADDRESS)
+    # gen_inputs's `x = torch.randn(T, D) * 2`, its T and D the dims; `(x, 1e-5)` spread: eps.
+    assert [(t.name, t.shape, t.dtype, t.dist) for t in task.inputs] == [
+        ("x", ("T", "D"), "float32", Distribution("normal", {"std": 2.0})),
+    ]
+    assert task.scalars == {"eps": 1e-5}
+    # `r_cpu = result.float().cpu()` is what the test compares: the output `result`.
+    assert [(t.name, t.shape, t.dtype) for t in task.outputs] == [("result", ("T", "D"), "float32")]
+    assert [(c.name, dict(c.dims), c.seed) for c in task.cases] == [
+        ("shape1", {"T": 4, "D": 32}, 7),
+        ("shape2", {"T": 4, "D": 32}, 8),
+        ("shape3", {"T": 4, "D": 32}, 9),
+    ]
+    assert tolerance_for(task, "float32").atol == 1e-5
+
+
+def test_the_runner_s_own_reference_is_copied_beside_another_name(checkout: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    import_checkout(checkout, out)
+    assert str(load_task(out, SEEDED_ADDRESS).reference) == "reference.py:arena_reference"
+    module = load_module(out / "tasks" / SEEDED_TASK / "reference.py")
+    x = torch.randn(4, 32)
+    want = x / torch.sqrt((x * x).mean(-1, keepdim=True) + 1e-5)
+    torch.testing.assert_close(module.arena_reference(x, eps=1e-5), want)
+
+
+def test_a_helper_that_fills_an_input_in_a_loop_is_the_reason(checkout: Path) -> None:
+    _edit(checkout, "    return (x, 1e-5), {}", "    for t in range(T):\n        x[t] = t\n    return (x, 1e-5), {}")
+    assert _reason(checkout).startswith("input 'x' is written by line ")
+
+
+def test_seeds_that_are_not_a_literal_list_are_the_reason(checkout: Path) -> None:
+    _edit(checkout, "SEEDS = [7, 8, 9]", "SEEDS = list(range(3))")
+    assert _reason(checkout) == "SEEDS in scripts/task_runner.py is not a literal list"
