@@ -48,6 +48,7 @@ class RunnerSource:
 def write_reference(runner: RunnerSource, loop: TestLoop, cases: list[FollowedCase], fields: TaskFields) -> str:
     """The text of reference.py; NotImportable when the reference needs what it cannot be given."""
     statements, free = _slice(loop, fields)
+    _check_no_draws(statements, runner.tree)
     bindings, local_imports = _bindings(free, loop, cases, fields)
     given = {f.name for f in fields.inputs} | {s.param for s in fields.scalars}
     local = {name for node in local_imports for name in _stored(node)}
@@ -103,6 +104,34 @@ def _slice(loop: TestLoop, fields: TaskFields) -> tuple[list[ast.stmt], set[str]
         chosen.insert(0, statement)
         needed = (needed - assigned) | _free(statement)
     return chosen, needed
+
+
+_RANDOM = frozenset(("randn", "rand", "randint", "randperm", "randn_like", "rand_like", "randint_like", "normal"))
+
+
+def _check_no_draws(statements: list[ast.stmt], tree: ast.Module) -> None:
+    """NotImportable when a reference statement draws random values (itself, or through a function
+    of the runner): arena gives the reference the inputs it drew, not a generator to draw again."""
+    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+
+    def draws(node: ast.AST, seen: frozenset[str]) -> bool:
+        for child in ast.walk(node):
+            if not isinstance(child, ast.Call):
+                continue
+            name = child.func.attr if isinstance(child.func, ast.Attribute) else getattr(child.func, "id", "")
+            if isinstance(child.func, ast.Attribute) and name in _RANDOM:
+                return True
+            if name in functions and name not in seen and draws(functions[name], seen | {name}):
+                return True
+        return False
+
+    for statement in statements:
+        if draws(statement, frozenset()):
+            first = ast.unparse(statement).splitlines()[0][:70]
+            raise NotImportable(
+                f"line {statement.lineno}: `{first}` draws random values for the reference; arena gives the "
+                "reference the kernel's inputs"
+            )
 
 
 def _check_not_read_after_the_kernel(statement: ast.stmt, written: set[str]) -> None:

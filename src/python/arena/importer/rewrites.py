@@ -295,3 +295,59 @@ class _Spreader(ast.NodeTransformer):
         name = generator.target.id
         elements = [_Renamer({name: element}).visit(copy.deepcopy(comprehension.elt)) for element in literal.elts]
         return ast.copy_location(ast.Tuple(elements, ast.Load()), node)
+
+
+def fold_constant_ifs(body: list[ast.stmt], known: dict[str, object]) -> list[ast.stmt]:
+    """An `if` whose test compares names bound to literals (`if device != "cpu":`, with `device =
+    "cuda"` before it) as the branch it takes; `known` holds the literals bound before `body`."""
+    known = dict(known)
+    result: list[ast.stmt] = []
+    for node in body:
+        if isinstance(node, ast.If):
+            taken = _decide(node.test, known)
+            if taken is not None:
+                result += fold_constant_ifs(node.body if taken else node.orelse, known)
+                continue
+        for name in {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}:
+            known.pop(name, None)
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Constant)
+        ):
+            known[node.targets[0].id] = node.value.value
+        result.append(node)
+    return result
+
+
+def literal_bindings(statements: list[ast.stmt]) -> dict[str, object]:
+    """The names `statements` bind to a literal constant (`device = "cuda"`), last binding kept."""
+    known: dict[str, object] = {}
+    for node in statements:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            if isinstance(node.value, ast.Constant):
+                known[node.targets[0].id] = node.value.value
+            else:
+                known.pop(node.targets[0].id, None)
+    return known
+
+
+def _decide(test: ast.expr, known: dict[str, object]) -> bool | None:
+    """The truth of `test` when it compares known names and literals; None when it cannot say."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _decide(test.operand, known)
+        return None if inner is None else not inner
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and len(test.comparators) == 1):
+        return None
+    sides: list[object] = []
+    for side in (test.left, test.comparators[0]):
+        if isinstance(side, ast.Constant):
+            sides.append(side.value)
+        elif isinstance(side, ast.Name) and side.id in known:
+            sides.append(known[side.id])
+        else:
+            return None
+    left, right = sides
+    operators = {ast.Eq: left == right, ast.NotEq: left != right, ast.Is: left is right, ast.IsNot: left is not right}
+    return operators.get(type(test.ops[0]))

@@ -75,3 +75,23 @@ def test_a_helper_that_fills_an_input_in_a_loop_is_the_reason(checkout: Path) ->
 def test_seeds_that_are_not_a_literal_list_are_the_reason(checkout: Path) -> None:
     _edit(checkout, "SEEDS = [7, 8, 9]", "SEEDS = list(range(3))")
     assert _reason(checkout) == "SEEDS in scripts/task_runner.py is not a literal list"
+
+
+def test_an_if_on_a_literal_takes_its_branch(checkout: Path, tmp_path: Path) -> None:
+    """`if device != "cpu": x = x.to(device)` with `device = "cuda"`: the move, x still drawn."""
+    _edit(
+        checkout,
+        "    return (x, 1e-5), {}",
+        '    if device != "cpu":\n        x = x.to(device)\n    return (x, 1e-5), {}',
+    )
+    outcomes = {o.source: o for o in import_checkout(checkout, tmp_path / "out")}
+    assert outcomes[SEEDED_TASK].address == SEEDED_ADDRESS
+
+
+def test_a_reference_that_draws_its_own_inputs_is_the_reason(checkout: Path) -> None:
+    _edit(
+        checkout,
+        "            ref = reference(*args_cpu, **kwargs)",
+        '            cpu_args, _ = gen_inputs(seed, "cpu")\n            ref = reference(*cpu_args, **kwargs)',
+    )
+    assert _reason(checkout).startswith("line 50: `cpu_args, _ = gen_inputs(seed, 'cpu')` draws random values")
