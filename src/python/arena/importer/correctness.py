@@ -16,7 +16,13 @@ import ast
 from dataclasses import dataclass
 
 from arena.importer.outcome import NotImportable
-from arena.importer.rewrites import fold_constant_ifs, inline_helpers, literal_bindings, spread_literals
+from arena.importer.rewrites import (
+    fold_constant_ifs,
+    inline_helpers,
+    literal_bindings,
+    spread_literals,
+    unroll_output_loops,
+)
 
 SHAPES_NAME = "TEST_SHAPES"
 TEST_FUNCTION = "run_correctness"
@@ -110,6 +116,7 @@ def read_test_loop(tree: ast.Module, runner: str) -> TestLoop:
     helpers = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name != TEST_FUNCTION}
     body = spread_literals(inline_helpers(list(body), helpers, {}, runner, 0, module_name))
     body = fold_constant_ifs(body, literal_bindings(setup))
+    body = unroll_output_loops(body, helpers, module_name)
     seed, statements, call, comparisons = read_loop_body(body, module_name, runner)
     return TestLoop(shapes, index, target, tuple(setup), module_name, seed, tuple(statements), call, comparisons)
 

@@ -95,3 +95,39 @@ def test_a_reference_that_draws_its_own_inputs_is_the_reason(checkout: Path) -> 
         '            cpu_args, _ = gen_inputs(seed, "cpu")\n            ref = reference(*cpu_args, **kwargs)',
     )
     assert _reason(checkout).startswith("line 50: `cpu_args, _ = gen_inputs(seed, 'cpu')` draws random values")
+
+
+def test_a_loop_comparing_each_output_with_its_reference_is_unrolled(checkout: Path, tmp_path: Path) -> None:
+    """`for idx, (r, ref) in enumerate(zip(results, refs))`, where the runner's reference returns
+    two tensors: two outputs, each compared with its reference."""
+    kernel = checkout / "tasks" / SEEDED_TASK / "source" / "fake_seeded.py"
+    kernel.write_text(kernel.read_text().replace("    return x * torch.rsqrt(", "    return x, x * torch.rsqrt("))
+    _edit(checkout, "    return x / torch.sqrt(", "    return x, x / torch.sqrt(")
+    _edit(
+        checkout,
+        """            result = mod.rms_rows(*args, **kwargs)
+            ref = reference(*args_cpu, **kwargs)
+            r_cpu = result.float().cpu()
+            ref_f = ref.float()
+            if not torch.allclose(r_cpu, ref_f, atol=1e-5, rtol=1e-5):
+                return False, f"Shape {i+1}: differs\"""",
+        """            results = mod.rms_rows(*args, **kwargs)
+            refs = reference(*args_cpu, **kwargs)
+            for idx, (r, ref) in enumerate(zip(results, refs)):
+                if ref is None:
+                    continue
+                r_cpu = r.float().cpu()
+                ref_f = ref.float()
+                if not torch.allclose(r_cpu, ref_f, atol=1e-5, rtol=1e-5):
+                    return False, f"Shape {i+1} output {idx}: differs\"""",
+    )
+    out = tmp_path / "out"
+    outcomes = {o.source: o for o in import_checkout(checkout, out)}
+    assert outcomes[SEEDED_TASK].address == SEEDED_ADDRESS, outcomes[SEEDED_TASK].reason
+    task = load_task(out, SEEDED_ADDRESS)
+    assert [(t.name, t.shape) for t in task.outputs] == [("results_0", ("T", "D")), ("results_1", ("T", "D"))]
+    module = load_module(out / "tasks" / SEEDED_TASK / "reference.py")
+    x = torch.randn(4, 32)
+    first, second = module.arena_reference(x, eps=1e-5)
+    assert torch.equal(first, x)
+    torch.testing.assert_close(second, x / torch.sqrt((x * x).mean(-1, keepdim=True) + 1e-5))
