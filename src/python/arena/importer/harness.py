@@ -84,14 +84,16 @@ class Constants:
     """The values of top-level names of the harness (and of the names it imports from the kernel
     file), evaluated on demand from literals, comprehensions, slices and a few builtins."""
 
-    def __init__(self, tree: ast.Module, kernel_tree: ast.Module) -> None:
+    def __init__(self, tree: ast.Module, kernel_tree: ast.Module | None = None) -> None:
         self.nodes: dict[str, ast.expr | str] = {}
-        kernel = _top_assignments(kernel_tree)
+        self.imported: dict[str, str] = {}  # harness name -> the kernel file's name it imports
+        self.kernel = Constants(kernel_tree) if kernel_tree is not None else None
+        kernel = _top_assignments(kernel_tree) if kernel_tree is not None else {}
         for node in tree.body:
             if isinstance(node, ast.ImportFrom) and node.level == 0:
                 for alias in node.names:
                     if alias.name in kernel:
-                        self.nodes[alias.asname or alias.name] = kernel[alias.name]
+                        self.imported[alias.asname or alias.name] = alias.name
         self.nodes.update(_top_assignments(tree))
         for node in tree.body:  # a list a top-level loop or call grows is not what its literal says
             if isinstance(node, (ast.For, ast.While, ast.If, ast.Expr, ast.AugAssign, ast.With)):
@@ -104,6 +106,8 @@ class Constants:
     def value(self, name: str) -> Any:
         if name in self.values:
             return self.values[name]
+        if name in self.imported and name not in self.nodes and self.kernel is not None:
+            return self.kernel.value(self.imported[name])  # evaluated among the kernel file's names
         node = self.nodes.get(name)
         if node is None:
             raise CannotRead(f"{name!r} is not a top-level constant of the harness")

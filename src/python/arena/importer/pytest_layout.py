@@ -86,7 +86,7 @@ def read_pytest_loop(tree: ast.Module, shown: str, excluded: list[str]) -> TestL
     }
     if not kernel:
         raise NotImportable(f"`{test.name}` calls no function of {shown} that launches a Triton kernel")
-    constants = Constants(tree, ast.Module(body=[], type_ignores=[]))
+    constants = Constants(tree)
     parameters, shapes = _cases(test, constants)
     defaults = _defaults(test, constants, set(parameters))
     target = ast.copy_location(ast.Tuple([ast.Name(n, ast.Store()) for n in parameters], ast.Store()), test)

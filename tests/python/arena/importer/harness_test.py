@@ -99,3 +99,14 @@ def test_a_helper_that_returns_early_is_not_inlined(checkout: Path) -> None:
 def test_a_harness_that_calls_no_kernel_function_is_not_imported(checkout: Path) -> None:
     _edit(checkout, "from kernel import append_columns", "from kernel import ALL_ROWS")
     assert _reason(checkout) == "test_kernel_harness.py imports no function of the kernel file"
+
+
+def test_a_constant_imported_from_the_kernel_file_is_read_among_its_names(checkout: Path, tmp_path: Path) -> None:
+    """`from kernel import BASE_IDS`, where the kernel file has `_BASE = 8` and `BASE_IDS = _BASE`."""
+    kernel = checkout / "tasks" / APPEND_TASK / "kernel.py"
+    kernel.write_text(kernel.read_text() + "\n_BASE = 8\nBASE_IDS = _BASE\n")
+    _edit(checkout, "from kernel import append_columns", "from kernel import BASE_IDS, append_columns")
+    _edit(checkout, '"N": 8,', '"N": BASE_IDS,')
+    out = tmp_path / "out"
+    import_checkout(checkout, out)
+    assert [dict(c.dims)["N"] for c in load_task(out, APPEND_ADDRESS).cases] == [8, 8, 8]
