@@ -29,6 +29,10 @@ def declare(
         {"name": f"shape{k + 1}", "dims": dims, "dtype": case_dtype, "seed": seed, "timed": k > 0 or single}
         for k, (dims, seed) in enumerate(zip(fields.dims, fields.seeds))
     ]
+    for k, case in enumerate(cases):  # an input whose distribution differs between cases
+        dists = {f.name: f.case_dists[k] for f in fields.inputs if f.case_dists and f.case_dists[k] != f.dist}
+        if dists:
+            case["dists"] = dists
     declared: dict[str, Any] = {
         "name": name,
         "category": CATEGORY,

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from arena.importer.correctness import Comparison, TestLoop, written_names
 from arena.importer.draws import distribution, find_draw
-from arena.importer.follow import FollowedCase, constant_reader, same_in_every_case
+from arena.importer.follow import FollowedCase, same_in_every_case
 from arena.importer.outcome import NotImportable
 from arena.importer.values import Tensor, Unknown, describe, same_value
 from arena.task.task import DTYPES, INT_DTYPES
@@ -35,6 +35,7 @@ class TensorField:
     inplace: bool = False  # outputs only: the input of this name, as the kernel leaves it
     copy_of: tuple[str, ...] = ()  # inputs only: the test's names this input is a copy of (`x_k = x.clone()`)
     cast_of: tuple[str, ...] = ()  # inputs only: the test's names this input is a cast of (`a = a_f.to(fp16)`)
+    case_dists: tuple[dict[str, Any], ...] = ()  # inputs only: each case's distribution, when they differ
 
     def declared(self) -> dict[str, Any]:
         if self.inplace:
@@ -190,10 +191,18 @@ def _input(
         raise NotImportable(f"input {shown!r} {how} `{first}`, which no arena distribution matches")
     draw = find_draw(node.id, assignment)
     tensors = _tensors(values, f"input {shown!r}")
-    reader = constant_reader(cases, f"input {shown!r}:")
-    dist = distribution(draw, node.id, reader)
+    reader = _same_reader(cases, f"input {shown!r}:")
+    try:
+        dist = distribution(draw, node.id, reader)
+        case_dists: tuple[dict[str, Any], ...] = ()
+    except _Differs:
+        # A parameter that differs between cases (`torch.full((b,), seq_len // 2)`): the first
+        # case's distribution, and each case's own as its `dists` override.
+        case_dists = tuple(distribution(draw, node.id, _case_reader(case, shown)) for case in cases)
+        dist = dict(case_dists[0])
     if dist["kind"] in ("randint", "permutation"):
         dist["high"] = _bound(cases, dims, dist["high"], f"{node.id}_high")
+        case_dists = tuple({**d, "high": dist["high"]} for d in case_dists)
     axes = draw.size_args
     if len(axes) == 1 and isinstance(axes[0], (ast.Tuple, ast.List)):
         axes = axes[0].elts  # torch.randn((m, n)): one tuple of sizes
@@ -206,8 +215,42 @@ def _input(
             named = dims.matching(per_case, base, avoid=shape) if not axes else dims.new(base, per_case)
         shape.append(named)
     return TensorField(
-        node.id, tuple(shape), _dtype(tensors, f"input {shown!r}"), dist, copy_of=tuple(copy_of), cast_of=tuple(cast_of)
+        node.id,
+        tuple(shape),
+        _dtype(tensors, f"input {shown!r}"),
+        dist,
+        copy_of=tuple(copy_of),
+        cast_of=tuple(cast_of),
+        case_dists=case_dists if any(d != dist for d in case_dists) else (),
     )
+
+
+class _Differs(NotImportable):
+    """A distribution's parameter differs between cases (per-case `dists` declare it)."""
+
+
+def _same_reader(cases: list[FollowedCase], what: str) -> Callable[[ast.expr], Any]:
+    """The value `node` has in every case (follow.same_in_every_case), _Differs where it differs."""
+
+    def read(node: ast.expr) -> Any:
+        values = [case.read(node) for case in cases]
+        if not any(isinstance(value, Unknown) for value in values) and not all(
+            same_value(value, values[0]) for value in values
+        ):
+            raise _Differs(f"{what} `{ast.unparse(node)}` differs between cases")
+        return same_in_every_case(cases, node, what)
+
+    return read
+
+
+def _case_reader(case: FollowedCase, shown: str) -> Callable[[ast.expr], Any]:
+    def read(node: ast.expr) -> Any:
+        value = case.read(node)
+        if isinstance(value, Unknown):
+            raise NotImportable(f"input {shown!r}: `{ast.unparse(node)}` cannot be read: {value.reason}")
+        return value
+
+    return read
 
 
 def _bound(cases: list[FollowedCase], dims: _Dims, node: ast.expr, base: str) -> str | int:

@@ -211,3 +211,21 @@ def test_an_out_folder_in_use_is_refused_and_an_earlier_import_is_replaced(check
     stale.write_text("")
     assert _outcomes(checkout, out)[SCALE_TASK] == SCALE_ADDRESS
     assert not stale.exists()
+
+
+def test_a_draw_whose_parameter_differs_between_cases_gets_per_case_dists(checkout: Path, tmp_path: Path) -> None:
+    """`torch.full((cols,), rows * 0.5)`: the first case's constant as the input's distribution,
+    each other case's as its `dists` override."""
+    runner = checkout / "tasks" / SCALE_TASK / "scripts" / "task_runner.py"
+    old = "w = torch.rand(cols, device=device, dtype=torch.float32) * 2 + 0.5"
+    assert old in runner.read_text()
+    runner.write_text(runner.read_text().replace(old, "w = torch.full((cols,), rows * 0.5, device=device)"))
+    out = tmp_path / "out"
+    import_checkout(checkout, out)
+    task = load_task(out, SCALE_ADDRESS)
+    assert [t.dist for t in task.inputs if t.name == "w"] == [Distribution("constant", {"value": 2.0})]
+    assert [dict(c.dists) for c in task.cases] == [
+        {},
+        {"w": Distribution("constant", {"value": 4.0})},
+        {"w": Distribution("constant", {"value": 8.0})},
+    ]
