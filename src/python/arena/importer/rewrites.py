@@ -62,14 +62,40 @@ def inline_helpers(
             if seed is not None:
                 result.append(ast.copy_location(ast.Expr(_manual_seed(seed)), node))
                 continue
-            if depth < MAX_INLINE_DEPTH and (_draws(helper) or _calls_kernel(helper, kernel)):
-                inlined = _inline_call(node, call, helper, harness)
+            feeds = _stored(node) & _kernel_arguments(body, kernel, module)  # the helper makes its inputs
+            if depth < MAX_INLINE_DEPTH and ((_draws(helper) and feeds) or _calls_kernel(helper, kernel)):
+                outer = {
+                    n.id for other in body if other is not node for n in ast.walk(other) if isinstance(n, ast.Name)
+                }
+                inlined = _inline_call(node, call, helper, harness, outer)
                 result += inline_helpers(flatten(inlined), functions, kernel, harness, depth + 1, module)
                 called = called or _calls_kernel(helper, kernel)
                 continue
         called = called or any(_calls_kernel(child, kernel) for child in [node])
         result.append(node)
     return result
+
+
+def _stored(node: ast.stmt) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+def _kernel_arguments(body: list[ast.stmt], kernel: dict[str, str], module: str) -> set[str]:
+    """The names the statements that call the kernel read (its arguments, `*args` included);
+    every name when the kernel call is not among them (a helper calls it: no narrowing)."""
+    names: set[str] = set()
+    found = False
+    for node in body:
+        on_module = bool(module) and any(
+            isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == module
+            for n in ast.walk(node)
+        )
+        if on_module or _calls_kernel(node, kernel):
+            found = True
+            names |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    if not found:
+        return {n.id for node in body for n in ast.walk(node) if isinstance(n, ast.Name)}
+    return names
 
 
 def _helper_call(node: ast.stmt, functions: dict[str, ast.FunctionDef]) -> ast.Call | None:
@@ -123,9 +149,13 @@ def _calls_kernel(node: ast.AST, kernel: dict[str, str]) -> bool:
     )
 
 
-def _inline_call(node: ast.stmt, call: ast.Call, helper: ast.FunctionDef, harness: str) -> list[ast.stmt]:
+def _inline_call(
+    node: ast.stmt, call: ast.Call, helper: ast.FunctionDef, harness: str, outer: set[str] | None = None
+) -> list[ast.stmt]:
     """`x, w = build(M, N)` as build's body: parameters bound to the arguments (a name given for a
-    parameter the body does not rebind replaces it), the return bound to the loop's names."""
+    parameter the body does not rebind replaces it), the return bound to the loop's names. A
+    helper's own name that the loop uses elsewhere (`outer`) is renamed (`x` to `x_build`), so the
+    inlined body never rebinds the loop's."""
     shown = f"line {node.lineno}: `{ast.unparse(node)[:60]}`"
     spec = helper.args
     if spec.vararg or spec.kwarg or spec.posonlyargs:
@@ -147,7 +177,16 @@ def _inline_call(node: ast.stmt, call: ast.Call, helper: ast.FunctionDef, harnes
             raise NotImportable(f"{shown}: the helper {helper.name}() is given **kwargs")
         given[keyword.arg] = keyword.value
     rebound = {n.id for s in body for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    taken = set(outer or ()) | {n.id for n in ast.walk(call) if isinstance(n, ast.Name)}
     renames: dict[str, ast.expr] = {}
+
+    def fresh(name: str) -> str:
+        candidate, suffix = f"{name}_{helper.name}", 1
+        while candidate in taken or candidate in rebound or candidate in params:
+            candidate, suffix = f"{name}_{helper.name}_{suffix}", suffix + 1
+        taken.add(candidate)
+        return candidate
+
     bindings: list[ast.stmt] = []
     for param in params:
         value = given.get(param, defaults.get(param))
@@ -155,9 +194,16 @@ def _inline_call(node: ast.stmt, call: ast.Call, helper: ast.FunctionDef, harnes
             raise NotImportable(f"{shown}: the helper {helper.name}() is not given {param!r}")
         if isinstance(value, ast.Name) and param not in rebound:
             renames[param] = value
-        elif not (isinstance(value, ast.Name) and value.id == param):
-            bindings.append(ast.copy_location(ast.Assign([ast.Name(param, ast.Store())], copy.deepcopy(value)), node))
+            continue
+        name = fresh(param) if param in taken else param
+        if name != param:
+            renames[param] = ast.Name(name, ast.Load())
+        bindings.append(ast.copy_location(ast.Assign([ast.Name(name, ast.Store())], copy.deepcopy(value)), node))
+    for local in sorted(rebound - set(params)):
+        if local in taken:
+            renames[local] = ast.Name(fresh(local), ast.Load())
     returned = body.pop().value if body and isinstance(body[-1], ast.Return) else None  # type: ignore[attr-defined]
+    tail: list[ast.stmt] = []
     if isinstance(node, ast.Assign):
         if returned is None:
             raise NotImportable(f"{shown}: the helper {helper.name}() returns nothing")
@@ -166,20 +212,24 @@ def _inline_call(node: ast.stmt, call: ast.Call, helper: ast.FunctionDef, harnes
         values = returned.elts if isinstance(returned, ast.Tuple) and len(targets) > 1 else [returned]
         if len(values) != len(targets) or not all(isinstance(t, ast.Name) for t in targets):
             raise NotImportable(f"{shown}: the helper {helper.name}() returns other than the names it is unpacked into")
-        tail: list[ast.stmt] = []
         names = [t.id for t in targets if isinstance(t, ast.Name)]
+        mapped: set[str] = set()
         for name, value in zip(names, values):
+            own = value.id if isinstance(value, ast.Name) else None
             if _comparison(value):
                 tail.append(ast.copy_location(ast.Expr(value), node))  # `ok = check(cfg)`: the check
-            elif isinstance(value, ast.Name) and value.id not in params and value.id not in renames:
-                renames[value.id] = ast.Name(name, ast.Load())
-            elif not (isinstance(value, ast.Name) and value.id == name):
+            elif own is not None and own in rebound and own not in params and own not in mapped:
+                renames[own] = ast.Name(name, ast.Load())  # the local is the loop's name from here on
+                mapped.add(own)
+            elif not (own is not None and own == name and own not in renames):
                 tail.append(ast.copy_location(ast.Assign([ast.Name(name, ast.Store())], value), node))
-        body += tail
     elif returned is not None and _comparison(returned):
-        body.append(ast.copy_location(ast.Expr(returned), node))
-    body = [_Renamer(renames).visit(statement) for statement in body]
-    return bindings + [ast.fix_missing_locations(statement) for statement in body]
+        tail.append(ast.copy_location(ast.Expr(returned), node))
+    renamer = _Renamer(renames)
+    body = [renamer.visit(statement) for statement in body]
+    for statement in tail:  # the loop's own names stay; what they are given is the helper's
+        statement.value = renamer.visit(statement.value)  # type: ignore[attr-defined]
+    return bindings + [ast.fix_missing_locations(statement) for statement in body + tail]
 
 
 def _comparison(node: ast.expr) -> bool:
