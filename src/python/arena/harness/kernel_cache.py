@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 TRUSTED_VARIABLE = "ARENA_TRUSTED_TRITON_CACHE"  # the layer's folder, as the child sees it
 MANAGER = "arena.harness.triton_cache:LayeredCache"  # the child's TRITON_CACHE_MANAGER
@@ -41,11 +42,18 @@ def promote(run_cache: Path, trusted: Path) -> int:
         target = trusted / entry.name
         if not entry.is_dir() or target.exists():
             continue
-        aside = trusted / f".{entry.name}.{os.getpid()}"
-        shutil.copytree(entry, aside, ignore=shutil.ignore_patterns("lock", "tmp.*"))
-        try:
-            os.rename(aside, target)  # whole or not at all; a racing copy of the same key wins
-            added += 1
-        except OSError:
-            shutil.rmtree(aside, ignore_errors=True)
+        added += place_whole(entry, target, shutil.ignore_patterns("lock", "tmp.*"))
     return added
+
+
+def place_whole(entry: Path, target: Path, ignore: Any = None) -> bool:
+    """Copy the folder `entry` to `target` whole or not at all (a racing copy of the same key
+    wins): whether this copy is the one placed."""
+    aside = target.with_name(f".{target.name}.{os.getpid()}")
+    shutil.copytree(entry, aside, ignore=ignore)
+    try:
+        os.rename(aside, target)
+        return True
+    except OSError:
+        shutil.rmtree(aside, ignore_errors=True)
+        return False

@@ -47,6 +47,7 @@ from arena.harness.kernel_cache import MANAGER, TRUSTED_VARIABLE, promote, trust
 from arena.harness.result import HarnessResult
 from arena.harness.sandbox import hand_over, read_only_folders, refuse_exposed, sandboxed
 from arena.harness.settings import HarnessSettings
+from arena.harness.trusted_builds import promote as promote_builds
 from arena.harness.version import trusted_digest
 from arena.task.task import Task
 
@@ -89,9 +90,11 @@ def run_harness(
         dirs = {name: str(child.work / name) for name in FOLDERS}
         job = new_job(task, settings, dirs, key, child.result_fd_in_child)
         result = child.run(job, settings.timeout_s)
-        if candidate is None and result.status == "PASSED":
-            # Only trusted code ran (the baseline as its own candidate): its kernels may be reused.
+        if candidate is None and result.status in ("PASSED", "NEEDS_DEVICE"):
+            # Only trusted code ran (the baseline as its own candidate): its kernels and its HIP
+            # build may be reused.
             promote(child.work / "triton", trusted_root())
+            promote_builds(child.work / "work", trusted_root())
     finally:
         child.close()
     if trusted_digest() != child.trusted_digest:

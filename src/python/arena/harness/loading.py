@@ -27,19 +27,39 @@ def library_path(work: Path, label: str) -> Path:
     return work / f"{label}.so"
 
 
-def build_side(task: Task, directory: Path, work: Path, label: str, backend: str, arch: str) -> None:
-    """Compile a HIP side into work/<label>.so, or run a repository's build; BuildFailed on failure."""
+def build_side(task: Task, directory: Path, work: Path, label: str, backend: str, arch: str) -> str:
+    """Compile a HIP side into work/<label>.so, or run a repository's build; BuildFailed on failure.
+    How a HIP library came ("compiled", "from the trusted builds"), else ''."""
     from arena.harness.backends.hip import compile_hip
     from arena.harness.backends.repository import build_repository
+    from arena.harness.trusted_builds import fetch, stash
 
     if task.category.is_hip:
-        ok, log = compile_hip(directory / task.entry.file, library_path(work, label), backend, arch)
+        library = library_path(work, label)
+        # Only the judge's own build of the baseline is looked up and kept (trusted_builds.py).
+        key = trusted_build_key(task, directory, label, backend, arch)
+        if key and fetch(key, library):
+            return "from the trusted builds"
+        ok, log = compile_hip(directory / task.entry.file, library, backend, arch)
         if not ok:
             raise BuildFailed(f"{label} does not compile:\n{cut(log)}")
+        if key:
+            stash(key, library, work)
+        return "compiled"
     elif task.category.value == "repository":
         ok, log = build_repository(directory, task.build)
         if not ok:
             raise BuildFailed(f"{label} build failed:\n{cut(log)}")
+    return ""
+
+
+def trusted_build_key(task: Task, directory: Path, label: str, backend: str, arch: str) -> str:
+    """The baseline's build key where the judge may reuse a trusted build, else ''."""
+    from arena.harness.trusted_builds import build_key, compiler_version
+
+    if label != "baseline" or not task.category.is_hip or not compiler_version(backend):
+        return ""
+    return build_key(directory, task.entry.file, backend, arch)
 
 
 def load_side(task: Task, directory: Path, work: Path, label: str) -> Any:

@@ -88,6 +88,7 @@ class Run:
         self._worker = worker  # started ahead by the child, or by _start_worker
         self.judge: Judge | None = None
         self._allowed: set[str] | None = None
+        self.baseline_build = ""  # how the HIP baseline's library came: compiled, or from the trusted builds
         self._check_block: SharedBlock | None = None  # on a GPU: where the worker puts a checked call's outputs
         self._lent_views: list[torch.Tensor] = []
         self.on_candidate: Callable[[], None] = lambda: None  # candidate code may run from its call on
@@ -388,6 +389,9 @@ class Run:
         source = self.dirs["candidate"] / self.task.entry.file
         ok, log = compile_hip(source, self.dirs["work"] / "candidate.so", "cuda", arch)
         self.compiled = ok
+        if ok:
+            self._baseline_symbols("cuda", arch)  # the baseline built (or found) for the symbol check
+            log += f"\nthe baseline's library: {self.baseline_build}"
         self._end_stage("compile", ok, log)
         if ok:
             self._check_preprocessed("cuda", arch)
@@ -429,9 +433,12 @@ class Run:
         if self._allowed is None:
             baseline = self.dirs["work"] / "baseline.so"
             if not baseline.exists():
-                ok, log = compile_hip(self.dirs["baseline"] / self.task.entry.file, baseline, backend, arch)
-                if not ok:
-                    raise RuntimeError(f"the baseline does not compile:\n{cut(log)}")
+                try:
+                    self.baseline_build = build_side(
+                        self.task, self.dirs["baseline"], self.dirs["work"], "baseline", backend, arch
+                    )
+                except BuildFailed as failed:
+                    raise RuntimeError(str(failed)) from None
             self._allowed = undefined_symbols(baseline.with_suffix(".o"))
         return self._allowed
 
@@ -449,9 +456,13 @@ class Run:
     def _load_kernel(self, directory: Path, label: str) -> Kernel:
         """A trusted side (the baseline), built and loaded in the judge."""
         try:
-            build_side(self.task, directory, self.dirs["work"], label, self.device.backend, device_arch(self.device))
+            came = build_side(
+                self.task, directory, self.dirs["work"], label, self.device.backend, device_arch(self.device)
+            )
         except BuildFailed as failed:
             raise RuntimeError(str(failed)) from None
+        if came:
+            self._mark(f"{label}'s library {came}")
         kernel = load_side(self.task, directory, self.dirs["work"], label)
         if self.task.category.is_hip:
             # Mapped now; the files go before the worker runs: the candidate, in the same sandbox,
