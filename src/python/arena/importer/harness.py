@@ -11,8 +11,9 @@ reference and compares.
 
 What is brought to the runner's shape, each exactly equivalent to the harness:
 - the case list is evaluated from the harness's (and the kernel file's) top-level constants: a
-  comprehension over literal lists, slices, `list(range(len(...)))`; a list grown by top-level
-  loops or built by a function is not read;
+  comprehension over literal lists, slices, `list(range(len(...)))`, a list literal that
+  top-level loops then fill (`for a in A: for b in B: CONFIGS.append((a, b))`: the same as
+  `[(a, b) for a in A for b in B]`); a list built by a function is not read;
 - run_correctness's parameters (`shapes`, `atol=...`) get the values main() passes for
   `--correctness` (`args.atol`: the argparse default), else their own defaults;
 - a dict case (`cfg`) becomes one name per key: `cfg["M"]` is `M`, `f(**cfg)` is `f(M=M, ...)`;
@@ -95,9 +96,11 @@ class Constants:
                     if alias.name in kernel:
                         self.imported[alias.asname or alias.name] = alias.name
         self.nodes.update(_top_assignments(tree))
+        grown, loops = _grown_lists(tree)
+        self.nodes.update(grown)
         for node in tree.body:  # a list a top-level loop or call grows is not what its literal says
             if isinstance(node, (ast.For, ast.While, ast.If, ast.Expr, ast.AugAssign, ast.With)):
-                for name in _mutated(node):
+                for name in _mutated(node) - ({loops[id(node)]} if id(node) in loops else set()):
                     if name in self.nodes:
                         self.nodes[name] = f"{name} is built by top-level code (line {node.lineno})"
         self.values: dict[str, Any] = {}
@@ -218,6 +221,68 @@ def _top_assignments(tree: ast.Module) -> dict[str, ast.expr]:
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
             found[node.target.id] = node.value
     return found
+
+
+def _grown_lists(tree: ast.Module) -> tuple[dict[str, ast.expr], dict[int, str]]:
+    """Lists that a top-level `NAME = [...]` starts and top-level loops then fill, each loop only
+    nested `for`s around one `NAME.append(e)`, with no other statement reading or writing NAME
+    in between: the list literal plus, per loop, the comprehension that appends the same values
+    in the same order (`[e for a in A for b in B]`). Returns those values by name, and the loops
+    they take in (by id, to the name)."""
+    started: dict[str, ast.expr] = {}
+    grown: dict[str, ast.expr] = {}
+    loops: dict[int, str] = {}
+    for node in tree.body:
+        appended = _appending_loop(node)
+        filled = appended[0] if appended is not None and appended[0] in started else None
+        for child in ast.walk(node):
+            if child is node or (isinstance(child, ast.Name) and child.id == filled):
+                continue
+            if isinstance(child, ast.Name) and child.id in started:
+                del started[child.id]  # read or written: later loops do not extend what was read
+            if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store) and child.id in grown:
+                del grown[child.id]  # assigned again: its last assignment is its value
+                loops = {k: v for k, v in loops.items() if v != child.id}
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.List)
+        ):
+            started[node.targets[0].id] = node.value
+        if appended is not None and filled is not None:
+            comprehension = appended[1]
+            started[filled] = ast.copy_location(ast.BinOp(started[filled], ast.Add(), comprehension), node)
+            grown[filled] = started[filled]
+            loops[id(node)] = filled
+    return grown, loops
+
+
+def _appending_loop(node: ast.stmt) -> tuple[str, ast.ListComp] | None:
+    """`for a in A: for b in B: NAME.append(e)` (nothing else in the loops, no `else:`) as NAME
+    and `[e for a in A for b in B]`."""
+    generators: list[ast.comprehension] = []
+    inner = node
+    while isinstance(inner, ast.For) and not inner.orelse and len(inner.body) == 1:
+        generators.append(ast.comprehension(target=inner.target, iter=inner.iter, ifs=[], is_async=0))
+        inner = inner.body[0]
+    if not generators or not isinstance(inner, ast.Expr) or not isinstance(inner.value, ast.Call):
+        return None
+    call = inner.value
+    if not (
+        isinstance(call.func, ast.Attribute)
+        and call.func.attr == "append"
+        and isinstance(call.func.value, ast.Name)
+        and len(call.args) == 1
+        and not isinstance(call.args[0], ast.Starred)
+        and not call.keywords
+    ):
+        return None
+    name = call.func.value.id
+    read = [call.args[0]] + [part for g in generators for part in (g.target, g.iter)]
+    if any(isinstance(n, ast.Name) and n.id == name for part in read for n in ast.walk(part)):
+        return None  # a loop that reads the list it grows
+    return name, ast.copy_location(ast.ListComp(elt=call.args[0], generators=generators), node)
 
 
 def _mutated(node: ast.stmt) -> set[str]:

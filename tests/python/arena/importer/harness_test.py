@@ -84,8 +84,42 @@ def test_a_subset_of_the_configs_is_not_imported(checkout: Path) -> None:
     assert _reason(checkout) == "run_correctness() is given 2 of the 3 configs, not all in order"
 
 
+def test_a_list_that_top_level_loops_fill_is_the_comprehension_they_make(checkout: Path, tmp_path: Path) -> None:
+    """`ALL_CONFIGS = []`, then nested `for`s around one `ALL_CONFIGS.append(...)`, then another
+    loop: the same cases, in the same order, as `[... for m in _ROWS for s in [1, 2]] + [...]`."""
+    _edit(
+        checkout,
+        'ALL_CONFIGS = [{"M": m, "K": _WIDTH, "S": 1, "N": 8, "fill": 1.0} for m in _ROWS]\n',
+        "ALL_CONFIGS = []\n"
+        "for m in _ROWS[:2]:\n"
+        "    for s in [1, 2]:\n"
+        '        ALL_CONFIGS.append({"M": m, "K": _WIDTH, "S": s, "N": 8, "fill": 1.0})\n'
+        "for m in [7]:\n"
+        '    ALL_CONFIGS.append({"M": m, "K": _WIDTH, "S": 1, "N": 8, "fill": 1.0})\n',
+    )
+    out = tmp_path / "out"
+    outcomes = {o.source: o for o in import_checkout(checkout, out)}
+    assert outcomes[APPEND_TASK].address == APPEND_ADDRESS, outcomes[APPEND_TASK].reason
+    task = load_task(out, APPEND_ADDRESS)
+    # S now differs by case, so the outputs' K + S axis is a dim of its own (out_ids_1).
+    assert [(dict(c.dims), c.seed) for c in task.cases] == [
+        ({"N": 8, "M": 1, "K": 2, "S": 1, "out_ids_1": 3}, 42),
+        ({"N": 8, "M": 1, "K": 2, "S": 2, "out_ids_1": 4}, 43),
+        ({"N": 8, "M": 4, "K": 2, "S": 1, "out_ids_1": 3}, 44),
+        ({"N": 8, "M": 4, "K": 2, "S": 2, "out_ids_1": 4}, 45),
+        ({"N": 8, "M": 7, "K": 2, "S": 1, "out_ids_1": 3}, 46),
+    ]
+
+
+def test_a_list_read_before_a_loop_fills_it_is_not_read(checkout: Path) -> None:
+    _edit(checkout, "_WIDTH = 2\n", "_WIDTH = len(_ROWS)\nfor _m in range(3):\n    _ROWS.append(_m)\n")
+    assert (
+        _reason(checkout) == "the harness's cases `indices` cannot be read: _ROWS is built by top-level code (line 19)"
+    )
+
+
 def test_cases_built_by_top_level_code_are_not_imported(checkout: Path) -> None:
-    _edit(checkout, "_WIDTH = 2\n", "_WIDTH = 2\nfor _m in range(3):\n    _ROWS.append(_m)\n")
+    _edit(checkout, "_WIDTH = 2\n", "_WIDTH = 2\nfor _m in range(3):\n    if _m:\n        _ROWS.append(_m)\n")
     assert (
         _reason(checkout) == "the harness's cases `indices` cannot be read: _ROWS is built by top-level code (line 19)"
     )
