@@ -43,6 +43,17 @@ def read_config(task_dir: Path) -> TaskConfig:
     )
 
 
+def command_words(config: TaskConfig) -> list[str] | None:
+    """The config's one correctness command split into words; None when it has several commands
+    or one that does not split (each layout's reader says so in its own words)."""
+    if len(config.correctness_command) != 1:
+        return None
+    try:
+        return shlex.split(config.correctness_command[0])
+    except ValueError:
+        return None
+
+
 def runner_path(config: TaskConfig) -> str:
     """The test runner a config starts as `python3 <runner> correctness`; NotImportable otherwise
     (a pytest file, or a harness with its own flags, is another layout)."""

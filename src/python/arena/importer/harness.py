@@ -30,10 +30,9 @@ from __future__ import annotations
 
 import ast
 import copy
-import shlex
 from typing import Any, Callable, Iterator
 
-from arena.importer.config import TaskConfig
+from arena.importer.config import TaskConfig, command_words
 from arena.importer.correctness import TestLoop, read_loop_body, setup_and_loop
 from arena.importer.interpreter import Interpreter, Scope
 from arena.importer.outcome import NotImportable
@@ -46,11 +45,8 @@ TEST_FUNCTION = "run_correctness"
 
 def harness_path(config: TaskConfig) -> str | None:
     """The harness a config starts as `python3 <harness>.py --correctness`; None for another layout."""
-    if len(config.correctness_command) != 1:
-        return None
-    try:
-        words = shlex.split(config.correctness_command[0])
-    except ValueError:
+    words = command_words(config)
+    if words is None:
         return None
     if len(words) == 3 and words[0] in ("python", "python3") and words[1].endswith(".py") and words[2] == HARNESS_FLAG:
         return words[1]

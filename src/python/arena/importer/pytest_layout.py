@@ -18,10 +18,9 @@ from __future__ import annotations
 
 import ast
 import itertools
-import shlex
 from typing import Any
 
-from arena.importer.config import TaskConfig
+from arena.importer.config import TaskConfig, command_words
 from arena.importer.correctness import TestLoop, read_loop_body
 from arena.importer.harness import Constants, assignment, is_literal_value
 from arena.importer.outcome import NotImportable
@@ -35,11 +34,8 @@ _COMPARISONS = frozenset(("assert_close", "allclose", "equal", "assert_allclose"
 def pytest_file(config: TaskConfig) -> tuple[str, list[str]] | None:
     """The test file a config runs as `pytest ... <file>.py -k "..."`, and the names `-k` leaves
     out (`not a and not b`); None for another layout. NotImportable for a `-k` not of that form."""
-    if len(config.correctness_command) != 1:
-        return None
-    try:
-        words = shlex.split(config.correctness_command[0])
-    except ValueError:
+    words = command_words(config)
+    if words is None:
         return None
     if not words or words[0] != "pytest":
         return None
