@@ -2,22 +2,27 @@
 worker, every candidate call checked by the judge and its timings bounded by the judge's clock.
 
 Per trial, per chunk of B calls (B as large as the memory budget allows, up to the trial's n):
-1. freeze the worker; a probe kernel of the judge's must run at its calibrated speed (GPU work
-   the candidate left running would share the GPU with the baseline);
-2. draw B fresh input sets (new seeds; the worker draws the same sets in its own memory once it
-   is thawed): every timed call of either side gets inputs no call has seen, so no stored answer
-   can match, each set copied to a random place of a pool of its side's (placement.py);
-3. time the baseline on them in the judge (timing.run_calls, the chunk queued whole behind a
-   spin as the worker's is behind `go`: lent.Lent.ahead), keeping each call's outputs as that set's
-   reference (the baseline passed the check stage against the task's reference);
-4. thaw the worker; the chunk clock: the judge spins its stream long enough for the worker to
-   queue the whole chunk, records `start` and an interprocess `go`; the worker's stream waits on
+1. the judge draws B fresh input sets (new seeds: every timed call of either side gets inputs no
+   call has seen, so no stored answer can match) and keeps them as drawn; its own copies go to
+   random places of its pool (placement.py);
+2. freeze the worker; a probe kernel of the judge's must run at its calibrated speed (GPU work
+   the candidate left running would share the GPU with the baseline); time the baseline on its
+   copies (timing.run_calls, the chunk queued whole behind a spin as the worker's is behind `go`:
+   lent.Lent.ahead), keeping each call's outputs as that set's reference (the baseline passed
+   the check stage against the task's reference);
+3. thaw the worker; the chunk clock: the judge spins its stream long enough for the worker to
+   queue the whole chunk (on places of a pool the judge lends it, empty still), then copies the
+   sets into that pool, records `start` and an interprocess `go`: the worker's inputs exist
+   nowhere it can reach before the GPU is about to run its calls, so no code of the candidate's
+   can work on them before the clock (docs/harness.md, cheat 29). The worker's stream waits on
    `go`, runs the same per-call procedure (its own event pair per call: the samples), copies
    each call's outputs into the judge's slots and records `done`; the judge's stream waits on
    `done` and records `end`;
-5. the judge compares every slot, as its stream copied them right after `done` and before
+4. the judge compares every slot, as its stream copied them right after `done` and before
    `end`, with its reference.
-Every other chunk runs 4 before 3 (the worker drawing first): neither side is always timed second.
+Every other chunk runs 3 before 2: neither side is always timed second. The copies of the
+worker's sets must take about as long as the judge's copies of its own (_COPY_SLOWER): GPU work
+of the candidate's beside them, on the sets as they land, would slow them.
 The worker's samples are its own: they can only flatter the candidate. The bound: the chunk's
 span on the judge's clock, less the same procedure without calls (the empty chunk: run through
 the worker, two context switches included, before the candidate was loaded, for every timed
@@ -47,7 +52,8 @@ from arena.harness.timing import interquartile_mean
 from arena.harness.verdict import Verdict
 from arena.task.task import Case, Task, Tolerance
 
-CHUNK_BYTES = 4 << 30  # per chunk: both sides' fresh input sets, the output slots and the references
+# Per chunk: the sets as drawn, both sides' placed copies, the output slots and the references.
+CHUNK_BYTES = 4 << 30
 # Calls per chunk at most: the whole chunk is queued behind `go`, and a stream's queue of pending
 # launches is finite (docs/harness.md, "Why each constant").
 CHUNK_CALLS = 48
@@ -71,6 +77,9 @@ LAUNCH_CYCLE = (0, 1, 2)  # empty kernels in the empty calls' pairs, interleaved
 PAIR_CHUNK_CALLS = 63
 # The fewest calls a chunk is cut to when the candidate's launches fill the stream's queue.
 _MIN_CHUNK_CALLS = 6
+# The copies of the worker's sets, just before `go`, against the judge's copies of its own (the
+# same bytes): slower than this share, plus a little a chunk, and something shared the GPU then.
+_COPY_SLOWER, _COPY_US = 1.5, 20.0
 
 
 @dataclass(frozen=True)
@@ -97,6 +106,7 @@ class _Tally:
     spin_us: float = 0.0  # the spin's cost a call, measured with the worker frozen
     late: int = 0  # the judge's chunks the GPU reached before their host had queued them
     lead_ms: float = 0.0
+    copies_us: dict[str, list[float]] = field(default_factory=dict)  # Lent.copies_us
     log: list[str] = field(default_factory=list)
 
 
@@ -204,7 +214,7 @@ class Judge:
         bound still reads the samples less the empty pair (the lower of the two sides'), which
         its empty procedure is measured against."""
         warm = self.warm(case, reference_like)
-        per_call = max(1, 2 * self.input_bytes[case.name] + 4 * sum(t.nbytes for t in reference_like))
+        per_call = max(1, 3 * self.input_bytes[case.name] + 4 * sum(t.nbytes for t in reference_like))
         b_warm = max(2, min(32, CHUNK_BYTES // per_call))
         with Lent(self.clock, case, Layout.of(reference_like, b_warm), baseline, scalars, dims, 0, warm=warm) as lent:
             walls, hosts = lent.warm_up(seeds)
@@ -218,6 +228,9 @@ class Judge:
         judged = sum(tally.spans) - empty - len(tally.spans) * self.switch_us
         claimed = sum(tally.claimed)
         tally.log.append(self._describe(case, reference_like, warm, tally, b, judged / calls, claimed / calls, hosts))
+        crowded = crowded_copies(tally.copies_us)
+        if crowded:
+            raise Verdict("CHEAT_DETECTED", crowded)
         if exceeds_bound(judged, claimed, empty, calls, len(tally.spans)):
             raise Verdict(
                 "CHEAT_DETECTED",
@@ -289,7 +302,7 @@ class Judge:
         phases = ", ".join(f"{name} {seconds:.2f}" for name, seconds in lent.phases.items())
         tally.log.append(f"{time.perf_counter() - began:.2f} s in chunks ({phases})")
         tally.spin_us = statistics.fmean(lent.spins_us) if lent.spins_us else 0.0
-        tally.late, tally.lead_ms = lent.late_chunks, lent.lead_ms
+        tally.late, tally.lead_ms, tally.copies_us = lent.late_chunks, lent.lead_ms, lent.copies_us
         return tally
 
     def _describe(
@@ -320,8 +333,14 @@ class Judge:
             f"kernel {launch['judge']:.3f} us in the judge, {launch['worker']:.3f} us in the worker, a second "
             f"{stream:.3f} us: {offsets['judge']:.3f} and {offsets['worker']:.3f} us taken off their samples; the "
             f"judge's chunks queued behind a {tally.lead_ms:.1f} ms lead, {tally.late} reached early and timed again; "
-            f"a call's host cost {hosts[0]:.1f} us in the judge, {hosts[1]:.1f} us in the worker"
+            f"a call's host cost {hosts[0]:.1f} us in the judge, {hosts[1]:.1f} us in the worker; the sets copied "
+            f"in {_median(tally.copies_us.get('judge')):.0f} us a chunk for the judge, "
+            f"{_median(tally.copies_us.get('worker')):.0f} us into the worker's lent pool just before `go`"
         )
+
+
+def _median(values: Sequence[float] | None) -> float:
+    return statistics.median(values) if values else 0.0
 
 
 def _by_launches(times: Sequence[float]) -> list[float]:
@@ -333,6 +352,22 @@ def _by_launches(times: Sequence[float]) -> list[float]:
 def first_side(chunk: int) -> str:
     """Which side a chunk times first: the baseline in even chunks, the candidate in odd ones."""
     return "baseline" if chunk % 2 == 0 else "candidate"
+
+
+def crowded_copies(copies_us: dict[str, list[float]]) -> str:
+    """Why the copies of the worker's sets, queued on the judge's stream just before `go`, ran
+    slower than the judge's copies of the same bytes (per chunk, us; medians compared), or "": the
+    candidate's GPU work would have read its inputs as they landed, before the clock."""
+    judge, worker = copies_us.get("judge", []), copies_us.get("worker", [])
+    if not judge or not worker:
+        return ""
+    mine, its = statistics.median(judge), statistics.median(worker)
+    if its <= _COPY_SLOWER * mine + _COPY_US:
+        return ""
+    return (
+        f"the copies of the candidate's inputs, just before its timed calls, took {its:.0f} us a chunk against "
+        f"{mine:.0f} us for the same bytes in the judge: GPU work of the candidate's ran beside them"
+    )
 
 
 def bound_slack(claimed: float, empty: float, calls: int, spans: int) -> float:
@@ -360,17 +395,18 @@ def largest_hidden_gain(true_us: float, calls: int, empty_us: float) -> float:
 class ChunkSides(Protocol):
     """The steps of one chunk on each side, as timed_chunks orders them (lent.Lent)."""
 
-    def worker_draw(self, seeds: list[int]) -> None: ...
+    def stage(self, seeds: list[int]) -> None: ...
     def candidate_chunk(self) -> tuple[float, list[float], list[str]]: ...
-    def baseline_chunk(self, drawn: list[int]) -> list[float]: ...
+    def baseline_chunk(self) -> list[float]: ...
 
 
 def timed_chunks(
     lent: ChunkSides, index: int, drawn: list[int], reset_l2: Callable[[], str], log: list[str]
 ) -> tuple[list[float], float, list[float], list[str]]:
-    """Chunk `index` of a case: each side's timed calls on the sets of seeds `drawn`, the side
-    first_side(index) names first, reset_l2 called just before each side's chunk (a note it
-    returns goes to `log`): (baseline times, span, candidate samples, candidate errors)."""
+    """Chunk `index` of a case: the sets of seeds `drawn` staged in the judge, then each side's
+    timed calls on them, the side first_side(index) names first, reset_l2 called just before each
+    side's chunk (a note it returns goes to `log`): (baseline times, span, candidate samples,
+    candidate errors)."""
 
     def reset() -> None:
         note = reset_l2()
@@ -378,18 +414,18 @@ def timed_chunks(
             log.append(note)
 
     def candidate() -> tuple[float, list[float], list[str]]:
-        lent.worker_draw(drawn)
         reset()
         return lent.candidate_chunk()
 
+    lent.stage(drawn)
     if first_side(index) == "baseline":
         reset()
-        base_times = lent.baseline_chunk(drawn)
+        base_times = lent.baseline_chunk()
         span, cand_times, errors = candidate()
     else:
         span, cand_times, errors = candidate()
         reset()
-        base_times = lent.baseline_chunk(drawn)
+        base_times = lent.baseline_chunk()
     return base_times, span, cand_times, errors
 
 

@@ -19,6 +19,7 @@ from arena.harness.backends.kernel import Kernel
 from arena.harness.check import made_outputs, mismatch_mask, split_outputs, with_written
 from arena.harness.chunk_clock import ChunkClock
 from arena.harness.families import inputs_for
+from arena.harness.placement import Scatter, lent_pool_bytes
 from arena.harness.shared_gpu import SharedBlock, slot_places, typed_view
 from arena.harness.timing import elapsed_us, empty_launches, run_calls
 from arena.harness.verdict import Verdict
@@ -98,7 +99,13 @@ class Lent:
         self.warm = warm  # inputs read back into the cache before each call, on both sides
         self.scalars, self.dims = scalars, dims
         self.queue_us = queue_us  # the worker's host time a call, from the warm-up
-        self.sets: list[list[torch.Tensor]] = []
+        self.sets: list[list[torch.Tensor]] = []  # the judge's copies of the chunk's sets, placed
+        self.staged: list[list[torch.Tensor]] = []  # the sets as drawn, untouched: the worker's come from them
+        self.pool: SharedBlock | None = None  # where the worker's sets are put, lent to it (made on first use)
+        self.pool_scatter: Scatter | None = None
+        # Per chunk, us: the judge's copies of its own sets, and the copies of the worker's sets
+        # queued just before `go` (nothing else of the judge's runs on the GPU then).
+        self.copies_us: dict[str, list[float]] = {"judge": [], "worker": []}
         self.spins_us: list[float] = []  # per chunk: the spin's cost, with the worker frozen
         # The judge's own lead (ahead()), first sized as the worker's wait in clocked().
         self.lead_ms = max(_QUEUE_SPIN_MS[0], 1.5 * layout.count * queue_us / 1000 + 2)
@@ -142,14 +149,52 @@ class Lent:
         finally:
             torch.cuda.synchronize()
             self.outputs.close()
+            if self.pool is not None:
+                self.pool.close()
 
-    def draw(self, seeds: list[int]) -> None:
-        """The judge's own copies of the chunk's input sets (the worker draws its own: worker_draw)."""
-        self.sets = []
-        drawn = [inputs_for(self.clock.task, self.case, s, self.clock.device.torch_device, True) for s in seeds]
-        self.sets = self.clock.scatter.place(drawn)
-        del drawn
+    def stage(self, seeds: list[int]) -> None:
+        """The chunk's input sets, drawn here for both sides: the judge's copies placed now, the
+        worker's kept as drawn until lend_sets copies them into its lent pool just before `go`
+        (nothing of the sets exists in the worker's process before then)."""
+        began = time.perf_counter()
+        self.sets, self.staged = [], []
+        self.staged = [inputs_for(self.clock.task, self.case, s, self.clock.device.torch_device, True) for s in seeds]
+        first, placed = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        first.record()
+        self.sets = self.clock.scatter.place(self.staged)
+        placed.record()
         torch.cuda.synchronize()  # drawn before anything is timed
+        if self.sets and self.sets[0] and self.sets[0][0] is not self.staged[0][0]:  # copied, not left as drawn
+            self.copies_us["judge"].append(elapsed_us(first, placed))
+        self.phases["draw"] += time.perf_counter() - began
+
+    def lend_sets(self) -> dict[str, Any]:
+        """The staged sets copied into the worker's lent pool, queued on the judge's stream (the
+        copies are GPU work of the judge's: no candidate code sees the values before they land):
+        the chunk header's `inputs`, where the worker finds its pool and each set in it."""
+        if self.pool is None:
+            free, _ = torch.cuda.mem_get_info()
+            self.pool = SharedBlock.allocate(self.clock.rt, lent_pool_bytes(len(self.staged), self.staged[0], free))
+            self.pool_scatter = Scatter(self.clock.device.torch_device, pool=self.pool.bytes)
+        assert self.pool_scatter is not None
+        placed = self.pool_scatter.place(self.staged)
+        base = self.pool.bytes.data_ptr()
+        return {
+            "handle": self.pool.handle.hex(),
+            "nbytes": self.pool.nbytes,
+            "sets": [
+                [
+                    {
+                        "offset": t.data_ptr() - base,
+                        "dtype": str(t.dtype).removeprefix("torch."),
+                        "shape": list(t.shape),
+                        "nbytes": t.nbytes,
+                    }
+                    for t in one
+                ]
+                for one in placed
+            ],
+        }
 
     def empty_pairs(self, count: int, rounds: int, launches: Sequence[int] = (0,)) -> list[float]:
         """`rounds` of `count` empty calls of the judge's own, as the worker's empty chunk runs them
@@ -207,11 +252,6 @@ class Lent:
         if left:
             raise Verdict("CHEAT_DETECTED", f"after a timed chunk: {left}")
 
-    def worker_draw(self, seeds: list[int]) -> None:
-        began = time.perf_counter()
-        self.clock.worker.request("draw", {"seeds": seeds})
-        self.phases["draw"] += time.perf_counter() - began
-
     def warm_up(self, seeds: Seeds) -> tuple[list[float], list[float]]:
         """Both sides run the timed procedure (discarded), long enough to size n and the spin:
         (wall per call of each side, host us per invoke of each side), from the second of two
@@ -219,16 +259,16 @@ class Lent:
         count = self.layout.count
         worker = self.clock.worker
         for _ in range(2):
-            drawn = seeds(count)
-            self.draw(drawn)
+            self.stage(seeds(count))
+            inputs = self.lend_sets()
+            torch.cuda.synchronize()
             begin = time.perf_counter()
             _, base_host = self._baseline_calls(count, ahead=False)  # a wall with no lead in it
             torch.cuda.synchronize()
             base_wall = (time.perf_counter() - begin) / count
-            self.worker_draw(drawn)
             begin = time.perf_counter()
             self.clock.go.record()
-            worker.send("chunk", {"count": count})
+            worker.send("chunk", {"count": count, "inputs": inputs})
             worker.receive()  # queued
             reply, _ = worker.receive()
             cand_wall = (time.perf_counter() - begin) / count
@@ -286,16 +326,14 @@ class Lent:
         torch.cuda.synchronize()
         return queued
 
-    def baseline_chunk(self, drawn: list[int]) -> list[float]:
-        """The baseline's timed calls on the sets of seeds `drawn`, with the worker frozen."""
+    def baseline_chunk(self) -> list[float]:
+        """The baseline's timed calls on the staged sets, with the worker frozen."""
         worker = self.clock.worker
         began = time.perf_counter()
         worker.freeze()
         self.clock.quiet()
         self.spins_us.append(self.clock.spin_cost(self.spin))
         probed = time.perf_counter()
-        self.draw(drawn)
-        drew = time.perf_counter()
         pairs, _ = self._baseline_calls(self.layout.count)
         if self.was_late:  # timed while its host fed it: again, behind the longer lead (the same sets)
             pairs, _ = self._baseline_calls(self.layout.count)
@@ -303,23 +341,25 @@ class Lent:
         timed = time.perf_counter()
         worker.thaw()
         self.phases["freeze+probe"] += probed - began
-        self.phases["draw"] += drew - probed
-        self.phases["baseline"] += timed - drew
+        self.phases["baseline"] += timed - probed
         return [elapsed_us(s, e) for s, e in pairs]
 
     def clocked(self, count: int, calls: bool = True, launches: Sequence[int] = (0,)) -> tuple[float, dict[str, Any]]:
-        """The chunk clock around the worker's `count` calls (call k on set k), or its empty calls
-        (`calls` False: call k with launches[k % len] empty kernels): (span us, reply). A chunk the
-        worker took too long to queue is clocked again behind a longer wait, which this lent's
-        later chunks of as many calls start from (empty calls have no warm-up to size it)."""
+        """The chunk clock around the worker's `count` calls (call k on the staged set k, copied
+        into its lent pool behind the wait, just before `start`), or its empty calls (`calls`
+        False: call k with launches[k % len] empty kernels): (span us, reply). A chunk the worker
+        took too long to queue is clocked again behind a longer wait, which this lent's later
+        chunks of as many calls start from (empty calls have no warm-up to size it)."""
         worker = self.clock.worker
         wait_ms = min(_QUEUE_SPIN_MS[1], max(_QUEUE_SPIN_MS[0], 1.5 * count * self.queue_us / 1000 + 2))
         wait_ms = max(wait_ms, self.waits_ms.get(count, 0.0))
         held = 0  # tries in a row whose queueing ended as the GPU reached `go`
         while True:
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            copying, start, end = (torch.cuda.Event(enable_timing=True) for _ in range(3))
             torch.cuda._sleep(int(wait_ms * 1000 * self.clock.cycles))
             launched = time.perf_counter()
+            copying.record()
+            inputs = self.lend_sets() if calls else {}
             start.record()
             self.clock.go.record()
             worker.send(
@@ -329,6 +369,7 @@ class Lent:
                     "calls": calls,
                     "launches": list(launches),
                     "poison": self.clock.task.category.is_hip,
+                    "inputs": inputs,
                 },
             )
             worker.receive()  # queued: every call is behind `go`
@@ -343,6 +384,8 @@ class Lent:
             outcome, held = queueing(queued_ms, wait_ms, held)
             if outcome == "ok":
                 self.waits_ms[count] = wait_ms
+                if calls:
+                    self.copies_us["worker"].append(elapsed_us(copying, start))
                 return elapsed_us(start, end), header
             if outcome != "again":  # the GPU may have idled inside the span: no bound
                 why = ": its host waited for the GPU (a call synchronised, or its launches filled the stream's queue)"

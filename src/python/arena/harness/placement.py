@@ -135,38 +135,56 @@ def _aligned(nbytes: int) -> int:
     return -(-nbytes // _ALIGN) * _ALIGN
 
 
+def lent_pool_bytes(sets: int, one: Sequence[torch.Tensor], free: int) -> int:
+    """The size of a pool the judge lends the worker for chunks of `sets` sets like `one`: room
+    for them twice over (their places then vary, as in Scatter._grow), POOL_BYTES at least, within
+    MAX_POOL_BYTES and the device's free memory (less _SPARE), but never less than they need once."""
+    need = sets * (sum(_aligned(t.nbytes) for t in one) + _SHIFT)
+    return max(need, min(max(2 * need, POOL_BYTES), MAX_POOL_BYTES, free - _SPARE))
+
+
 class Scatter:
     """A pool of device memory, allocated on first use, and the copying of sets into it."""
 
-    def __init__(self, device: torch.device, pool_bytes: int = POOL_BYTES, max_bytes: int = MAX_POOL_BYTES) -> None:
+    def __init__(
+        self,
+        device: torch.device,
+        pool_bytes: int = POOL_BYTES,
+        max_bytes: int = MAX_POOL_BYTES,
+        pool: torch.Tensor | None = None,
+    ) -> None:
+        """`pool`: memory of a fixed size to place into (the worker's pool, which the judge lends
+        it): never grown, and a set that cannot be placed there is an error, not left as drawn."""
         self.device, self.pool_bytes, self.max_bytes = device, pool_bytes, max_bytes
-        self.pool: torch.Tensor | None = None
+        self.pool: torch.Tensor | None = pool
+        self.fixed = pool is not None
+        if pool is not None:
+            self.pool_bytes = self.max_bytes = pool.numel()
         self.rng = random.Random()  # seeded from the OS: no other process can tell the places
         self.note = "nothing placed yet"  # what the last place() did, for the time stage's log
 
     def place(self, sets: Sequence[Sequence[torch.Tensor]]) -> list[list[torch.Tensor]]:
         """`sets`, each copied to a random place of the pool where they fit apart (no two sets
         share a byte); sets that are strided, not on the device or too many or too large to fit
-        apart are returned as drawn."""
+        apart are returned as drawn (an error in a fixed pool: the worker sees nothing else)."""
         as_drawn = [list(s) for s in sets]
         self.note = "inputs where drawn"
         if not sets:
             return as_drawn
         tensors = [t for s in sets for t in s]
         if not all(isinstance(t, torch.Tensor) and t.device == self.device and t.is_contiguous() for t in tensors):
-            self.note += " (not all contiguous on the device)"
-            return as_drawn
+            return self._as_drawn(as_drawn, "not all contiguous on the device")
         size = max(sum(_aligned(t.nbytes) for t in s) for s in sets)
         slot = size + _SHIFT
         if not size:
             return as_drawn
-        if self.pool_bytes // slot < len(sets):
+        if self.pool_bytes // slot < len(sets) and not self.fixed:
             self._grow(len(sets) * slot)
         slots = self.pool_bytes // slot
         if slots < len(sets):
-            fit = f"{len(sets)} sets of {size / 2**20:.1f} MiB do not fit apart in {self.pool_bytes >> 20} MiB"
-            self.note += f" ({fit})"
-            return as_drawn
+            return self._as_drawn(
+                as_drawn, f"{len(sets)} sets of {size / 2**20:.1f} MiB do not fit apart in {self.pool_bytes >> 20} MiB"
+            )
         self.note = f"inputs at random places of a {self.pool_bytes >> 20} MiB pool"
         if self.pool is None:
             self.pool = torch.empty(self.pool_bytes, dtype=torch.uint8, device=self.device)
@@ -181,6 +199,12 @@ class Scatter:
                 offset += _aligned(t.nbytes)
             placed.append(views)
         return placed
+
+    def _as_drawn(self, as_drawn: list[list[torch.Tensor]], why: str) -> list[list[torch.Tensor]]:
+        if self.fixed:
+            raise RuntimeError(f"the timed inputs cannot be placed in the worker's lent pool: {why}")
+        self.note += f" ({why})"
+        return as_drawn
 
     def _grow(self, least: int) -> None:
         """A larger pool in place of the current one: room for twice the chunk's sets (`least`

@@ -34,7 +34,6 @@ class Worker:
         self.working: list[Any] = []
         self.recent: collections.deque[tuple[Any, ...]] = collections.deque(maxlen=1)
         self.bound: dict[str, Any] = {}
-        self.scatter: Any = None  # placement.Scatter, made on the first chunk
 
     # -- requests ---------------------------------------------------------------------------------
     def start(self, header: dict[str, Any], blobs: list[bytearray]) -> dict[str, Any]:
@@ -216,16 +215,17 @@ class Worker:
         )
         return {}
 
-    def draw(self, header: dict[str, Any], blobs: list[bytearray]) -> dict[str, Any]:
-        """The chunk's input sets, drawn here from the seeds the judge drew its own with."""
-        self.bound["sets"] = []  # the last chunk's sets go first
-        drawn = [self._draw(self.bound["case"], int(seed), fresh=True) for seed in header["seeds"]]
-        self.bound["sets"] = self._scatter().place(drawn)  # each set at a new place, as the judge's are
-        del drawn
-        import torch
+    def _lent_sets(self, inputs: dict[str, Any]) -> list[list[Any]]:
+        """The chunk's input sets: views of the pool the judge lends (mapped on first sight), where
+        its stream copies the values just before `go`; until then they hold the last chunk's."""
+        from arena.harness.shared_gpu import SharedBlock, runtime, typed_view
 
-        torch.cuda.synchronize()  # the reply says the sets are there: the judge's clock starts after
-        return {}
+        pool = self.bound.get("pool")
+        if pool is None or pool.handle.hex() != inputs["handle"]:
+            pool = SharedBlock.open(runtime(), bytes.fromhex(inputs["handle"]), int(inputs["nbytes"]))
+            self.bound["pool"] = pool
+            self.bound["blocks"] += (pool,)
+        return [[typed_view(pool.bytes, place) for place in one] for one in inputs["sets"]]
 
     def unbind(self, header: dict[str, Any] | None = None, blobs: Sequence[bytes] = ()) -> dict[str, Any]:
         import torch
@@ -266,8 +266,9 @@ class Worker:
             else:
                 self._to_slot(k, result, b["sets"][j], outputs, errors)
 
+        b["sets"] = self._lent_sets(header["inputs"]) if calls else [b["empty_inputs"]] * count
+        sets = b["sets"]
         b["go"].wait()
-        sets = b["sets"] if calls else [b["empty_inputs"]] * count
         pairs, host_us = run_calls(
             kernel,
             list(range(count)),
@@ -316,13 +317,6 @@ class Worker:
             self.recent.append(tuple(got))
 
     # -- helpers ----------------------------------------------------------------------------------
-    def _scatter(self) -> Any:
-        from arena.harness.placement import Scatter
-
-        if self.scatter is None:
-            self.scatter = Scatter(self.device.torch_device)
-        return self.scatter
-
     def _draw(self, case_name: str, seed: int, fresh: bool = False) -> list[Any]:
         from arena.harness.families import inputs_for
 
@@ -377,7 +371,7 @@ def serve(requests: int, replies: int) -> None:
                 reply, data = worker.chunk(header, blobs, replies), []
             elif op == "call":
                 reply, data = worker.call(header, blobs)
-            elif op in {"start", "build", "load", "profile", "guard", "bind", "unbind", "draw"}:
+            elif op in {"start", "build", "load", "profile", "guard", "bind", "unbind"}:
                 reply, data = getattr(worker, op)(header, blobs), []
             else:
                 reply, data = {"error": f"unknown request {op!r}"}, []

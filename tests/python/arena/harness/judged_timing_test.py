@@ -92,12 +92,13 @@ class _Chunks:
     def __init__(self, steps: list[str]) -> None:
         self.steps = steps
 
-    def baseline_chunk(self, drawn):
-        self.steps.append("baseline")
-        return [1.0] * len(drawn)
+    def stage(self, drawn):
+        self.steps.append(f"stage {drawn}")  # the judge draws both sides' sets first
+        self.drawn = drawn
 
-    def worker_draw(self, drawn):
-        self.steps.append("draw")
+    def baseline_chunk(self):
+        self.steps.append("baseline")
+        return [1.0] * len(self.drawn)
 
     def candidate_chunk(self):
         self.steps.append("candidate")
@@ -124,8 +125,8 @@ def test_the_persisting_l2_reset_runs_before_every_timed_chunk_of_either_side(mo
     for index in range(2):
         got = judged_timing.timed_chunks(_Chunks(steps), index, [7], judge.reset_l2, log)
         assert got == ([1.0], 5.0, [0.5], [])
-    assert steps == ["reset", "baseline", "draw", "reset", "candidate"] + [
-        "draw",
+    assert steps == ["stage [7]", "reset", "baseline", "reset", "candidate"] + [
+        "stage [7]",
         "reset",
         "candidate",
         "reset",
@@ -198,3 +199,16 @@ def test_queueing_tells_a_host_held_by_the_gpu_from_a_slow_one():
 def test_a_held_queue_is_a_verdict_that_a_smaller_chunk_may_avoid():
     blocked = lent.QueueBlocked("took 2000 ms", on_gpu=True)
     assert blocked.status == "RUNTIME_ERROR" and blocked.on_gpu and "2000 ms" in str(blocked)
+
+
+def test_copies_of_the_workers_sets_slower_than_the_judges_own_are_a_cheat():
+    # The worker's sets land in its lent pool just before `go`; GPU work of the candidate's
+    # reading them as they land (before the clock) shares the GPU with those copies.
+    same = {"judge": [100.0, 104.0, 98.0], "worker": [101.0, 103.0, 140.0]}
+    assert judged_timing.crowded_copies(same) == ""
+    assert judged_timing.crowded_copies({"judge": [], "worker": [500.0]}) == ""  # the judge's not placed
+    tiny = {"judge": [4.0, 4.0], "worker": [20.0, 21.0]}  # within the per-chunk allowance
+    assert judged_timing.crowded_copies(tiny) == ""
+    crowded = {"judge": [100.0, 101.0, 99.0], "worker": [190.0, 185.0, 200.0]}
+    why = judged_timing.crowded_copies(crowded)
+    assert "took 190 us a chunk against 100 us" in why and "ran beside them" in why

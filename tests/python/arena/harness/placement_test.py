@@ -1,6 +1,7 @@
+import pytest
 import torch
 
-from arena.harness.placement import Scatter
+from arena.harness.placement import POOL_BYTES, Scatter, lent_pool_bytes
 from arena_testing.gpu import needs_gpu
 
 
@@ -173,3 +174,24 @@ def test_the_pool_grows_on_the_device_only_into_free_memory():
     greedy = Scatter(device, pool_bytes=16 << 20, max_bytes=1 << 50)
     huge = [[torch.empty(free // 2 + (64 << 20), dtype=torch.uint8, device=device)]]  # twice is over what is free
     assert greedy.place(huge)[0][0] is huge[0][0] and greedy.pool is None
+
+
+def test_a_lent_pool_is_used_as_given_never_grown_and_a_misfit_is_an_error():
+    # The worker sees only the pool the judge lends it: its sets cannot stay where they were drawn.
+    lent = torch.zeros(16 << 20, dtype=torch.uint8)
+    scatter = Scatter(torch.device("cpu"), pool=lent)
+    placed = scatter.place(_sets(2))
+    assert all(lent.data_ptr() <= t.data_ptr() < lent.data_ptr() + lent.nbytes for one in placed for t in one)
+    with pytest.raises(RuntimeError, match="do not fit apart in 16 MiB"):
+        scatter.place(_sets(40, n=100_000))
+    assert scatter.pool is lent and scatter.pool_bytes == 16 << 20
+    with pytest.raises(RuntimeError, match="not all contiguous"):
+        scatter.place([[torch.randn(8, 8).t()]])
+
+
+def test_a_lent_pool_holds_a_chunk_twice_when_memory_allows_and_once_at_least():
+    one = [torch.empty(100 << 20, dtype=torch.uint8)]  # 100 MiB a set, 102 MiB a slot with its shift
+    assert lent_pool_bytes(2, one, free=64 << 30) == POOL_BYTES  # small chunks get the usual pool
+    assert lent_pool_bytes(16, one, free=64 << 30) == 2 * 16 * (102 << 20)
+    assert lent_pool_bytes(16, one, free=3 << 30) == 2 << 30  # as much as leaves 1 GiB free
+    assert lent_pool_bytes(16, one, free=5 << 29) == 16 * (102 << 20)  # less than once: once
