@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from arena.importer.outcome import NotImportable
 from arena.importer.rewrites import (
     fold_constant_ifs,
+    fold_fill_loops,
     inline_helpers,
     literal_bindings,
     spread_literals,
@@ -219,7 +220,7 @@ def read_loop_body(
     call: ast.Assign | ast.Expr | None = None
     pending: list[ast.stmt] = []  # statements after a comparison of a written argument
     found: dict[str, Comparison] = {}  # by output name, in the order the test compares them
-    for node in body:
+    for node in fold_fill_loops(body):
         compared = _comparison_call(node)
         if compared is not None:
             if call is None:

@@ -21,6 +21,9 @@ _DRAWS = ("randn", "rand", "randint", "zeros", "ones", "full", "arange", "randpe
 # torch.<kind>_like(x[, value]): x's shape and dtype (read elsewhere), the draw of <kind>.
 _LIKE = ("randn", "rand", "zeros", "ones", "full", "empty")
 _PASS_THROUGH = ("contiguous", "clone", "to")
+INTEGER_DTYPES = frozenset(
+    f"torch.{name}" for name in ("int8", "int16", "int32", "int64", "uint8", "int", "long", "short")
+)
 _KEYWORDS = {"dtype", "device"}  # what else a draw is given changes its values or is not modelled
 
 
@@ -134,6 +137,9 @@ def _arange(draw: Draw, name: str, constant: Callable[[ast.expr], Any], scale: f
         raise NotImportable(f"input {name!r}: torch.arange without its bounds as arguments")
     if any(k.arg in ("start", "end", "step") for k in draw.call.keywords):
         raise NotImportable(f"input {name!r}: torch.arange with its bounds given by keyword")
+    integer = any(k.arg == "dtype" and ast.unparse(k.value) in INTEGER_DTYPES for k in draw.call.keywords)
+    if integer and not scale.is_integer():  # a fill loop read as an arange stores integers (rewrites.py)
+        raise NotImportable(f"input {name!r} scales an integer torch.arange by {scale:g}, not an integer")
     start = 0.0 if len(arguments) == 1 else _number(constant(arguments[0]), name)
     step = 1.0 if len(arguments) < 3 else _number(constant(arguments[2]), name)
     first, stride = start * scale + offset, step * scale

@@ -1,7 +1,8 @@
 """Rewrites of a test's statements into equivalent ones the readers follow (shared by
 arena.importer.correctness, .harness and .pytest_layout): a helper that draws the inputs or
 calls the kernel inlined, a seeding helper as its torch.manual_seed, `try:` bodies in place of the
-try, printing and clean-up left out, `f(*args, **kwargs)` of literal tuples and dicts spread.
+try, printing and clean-up left out, `f(*args, **kwargs)` of literal tuples and dicts spread, an
+integer tensor a loop fills with a progression as its torch.arange.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import ast
 import copy
 
+from arena.importer.draws import INTEGER_DTYPES
 from arena.importer.outcome import NotImportable
 
 MAX_INLINE_DEPTH = 3
@@ -532,3 +534,96 @@ def _skips_none(node: ast.stmt, name: str) -> bool:
         and isinstance(node.body[0], ast.Continue)
         and not node.orelse
     )
+
+
+def fold_fill_loops(body: list[ast.stmt]) -> list[ast.stmt]:
+    """An integer `t = torch.zeros(n + 1, ...)` that the next statement fills as a running sum,
+    `for r in range(n): t[r + 1] = t[r] + c`, or `t = torch.zeros(n, ...)` filled as `for j in
+    range(n): t[j] = j * c` (`c * j`, `j`): `t = torch.arange(n [+ 1], ...) * c`, the same values
+    (k * c at k; an integer c: a fractional one, truncated at each store, is refused where the
+    draw is read). `c` reads neither the loop's name nor t, and nothing after reads the loop's name."""
+    result: list[ast.stmt] = []
+    position = 0
+    while position < len(body):
+        node = body[position]
+        following = body[position + 1] if position + 1 < len(body) else None
+        folded = _folded_fill(node, following, body[position + 2 :]) if following is not None else None
+        if folded is not None:
+            result.append(folded)
+            position += 2
+            continue
+        result.append(node)
+        position += 1
+    return result
+
+
+def _folded_fill(node: ast.stmt, loop: ast.stmt, rest: list[ast.stmt]) -> ast.stmt | None:
+    if not (
+        isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Name)
+        and isinstance(node.value, ast.Call)
+        and ast.unparse(node.value.func) == "torch.zeros"
+        and len(node.value.args) == 1
+        and not isinstance(node.value.args[0], (ast.Tuple, ast.List, ast.Starred))
+        and {k.arg for k in node.value.keywords} <= {"dtype", "device"}
+        and any(k.arg == "dtype" and ast.unparse(k.value) in INTEGER_DTYPES for k in node.value.keywords)
+    ):
+        return None
+    name, size = node.targets[0].id, node.value.args[0]
+    if not (
+        isinstance(loop, ast.For)
+        and isinstance(loop.target, ast.Name)
+        and not loop.orelse
+        and len(loop.body) == 1
+        and isinstance(loop.iter, ast.Call)
+        and ast.unparse(loop.iter.func) == "range"
+        and len(loop.iter.args) == 1
+        and not loop.iter.keywords
+    ):
+        return None
+    index, count, fill = loop.target.id, loop.iter.args[0], loop.body[0]
+    if not (isinstance(fill, ast.Assign) and len(fill.targets) == 1 and isinstance(fill.targets[0], ast.Subscript)):
+        return None
+    target, value = fill.targets[0], fill.value
+    if not (isinstance(target.value, ast.Name) and target.value.id == name):
+        return None
+    step: ast.expr | None = None
+    if _same(target.slice, _plus_one(ast.Name(index, ast.Load()))) and _same(size, _plus_one(count)):
+        # t[r + 1] = t[r] + c
+        if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
+            read = ast.Subscript(ast.Name(name, ast.Load()), ast.Name(index, ast.Load()), ast.Load())
+            if _same(value.left, read):
+                step = value.right
+    elif _same(target.slice, ast.Name(index, ast.Load())) and _same(size, count):
+        # t[j] = j * c, c * j or j
+        if isinstance(value, ast.Name) and value.id == index:
+            step = ast.Constant(1)
+        elif isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult):
+            if isinstance(value.left, ast.Name) and value.left.id == index:
+                step = value.right
+            elif isinstance(value.right, ast.Name) and value.right.id == index:
+                step = value.left
+    if step is None or {n.id for n in ast.walk(step) if isinstance(n, ast.Name)} & {name, index}:
+        return None
+    if any(isinstance(n, ast.Name) and n.id == index for later in rest for n in ast.walk(later)):
+        return None  # the loop's name, bound after the loop, is read later
+    arange = ast.Call(
+        ast.Attribute(ast.Name("torch", ast.Load()), "arange", ast.Load()),
+        [copy.deepcopy(size)],
+        [copy.deepcopy(k) for k in node.value.keywords],
+    )
+    value = (
+        arange
+        if isinstance(step, ast.Constant) and step.value == 1
+        else ast.BinOp(arange, ast.Mult(), copy.deepcopy(step))
+    )
+    return ast.fix_missing_locations(ast.copy_location(ast.Assign([ast.Name(name, ast.Store())], value), node))
+
+
+def _plus_one(node: ast.expr) -> ast.expr:
+    return ast.BinOp(copy.deepcopy(node), ast.Add(), ast.Constant(1))
+
+
+def _same(a: ast.AST, b: ast.AST) -> bool:
+    return ast.dump(a, annotate_fields=False) == ast.dump(b, annotate_fields=False)

@@ -17,12 +17,19 @@ from arena.importer.outcome import NotImportable
 
 RUNNER = Path("tasks/triton2triton/vllm/fake_scale/scripts/task_runner.py")
 DRAW_X = "x = torch.randn(rows, cols, device=device, dtype=dtype)"
+DRAW_W = "w = torch.rand(cols, device=device, dtype=torch.float32) * 2 + 0.5"
 CALL = "result = mod.scale_rows(x, w, alpha=ALPHA)"
 
 
 def _read_scale_task(checkout: Path) -> dict[str, bytes]:
     [task] = [t for t in find_tasks(checkout) if t.name.endswith("fake_scale")]
     return read_task(task, checkout).files
+
+
+def _files_after(checkout: Path, old: str, new: str) -> dict[str, bytes]:
+    runner = checkout / RUNNER
+    runner.write_text(runner.read_text().replace(old, new))
+    return _read_scale_task(checkout)
 
 
 def _reason_after(checkout: Path, old: str, new: str) -> str:
@@ -86,15 +93,13 @@ def test_a_test_the_importer_cannot_read_says_why(checkout: Path, old: str, new:
 
 
 def test_a_loop_that_computes_the_reference_is_repeated_in_it(checkout: Path) -> None:
-    runner = checkout / RUNNER
     old = "            ref = reference_scale(x, w, ALPHA)\n"
     new = (
         "            ref = torch.zeros_like(x)\n"
         "            for r in range(rows):\n"
         "                ref[r] = reference_scale(x[r], w, ALPHA)\n"
     )
-    runner.write_text(runner.read_text().replace(old, new))
-    reference = _read_scale_task(checkout)["reference.py"].decode()
+    reference = _files_after(checkout, old, new)["reference.py"].decode()
     assert "    for r in range(rows):\n        ref[r] = reference_scale(x[r], w, ALPHA)\n" in reference
     assert "    rows = x.shape[0]\n" in reference  # the loop's bound, read from the input; `r` is its own
 
@@ -114,10 +119,20 @@ def test_a_loop_that_computes_the_reference_is_repeated_in_it(checkout: Path) ->
     ],
 )
 def test_an_arange_and_a_permutation_input_are_declared(checkout: Path, draw: str, declared: str) -> None:
-    runner = checkout / RUNNER
-    old = "w = torch.rand(cols, device=device, dtype=torch.float32) * 2 + 0.5"
-    runner.write_text(runner.read_text().replace(old, f"w = {draw}"))
-    assert declared in _read_scale_task(checkout)["BUILD"].decode()
+    assert declared in _files_after(checkout, DRAW_W, f"w = {draw}")["BUILD"].decode()
+
+
+def test_an_integer_input_a_loop_fills_with_a_progression_is_an_arange(checkout: Path) -> None:
+    fill = "w = torch.zeros(cols, device=device, dtype=torch.int32)\n            for j in range(cols):\n"
+    build = _files_after(checkout, DRAW_W, fill + "                w[j] = j * rows")["BUILD"].decode()
+    assert "{'name': 'w', 'shape': ['cols'], 'dtype': 'int32', 'dist': {'kind': 'arange', 'step': 4}}" in build
+    assert "'dists': {'w': {'kind': 'arange', 'step': 8}}" in build
+
+
+def test_an_integer_arange_scaled_by_a_fraction_is_refused() -> None:
+    draw = find_draw("x", ast.parse("torch.arange(n, dtype=torch.int32) * 2.5", mode="eval").body)
+    with pytest.raises(NotImportable, match="scales an integer torch.arange by 2.5"):
+        distribution(draw, "x", lambda node: ast.literal_eval(node))
 
 
 def test_an_input_that_copies_a_draw_is_that_draw_and_the_reference_reads_its_copy(checkout: Path) -> None:

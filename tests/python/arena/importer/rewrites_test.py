@@ -1,11 +1,13 @@
 """arena.importer.rewrites on small loops: a helper inlined without rebinding the loop's names,
-literal tuples spread, `if`s on literals folded."""
+literal tuples spread, `if`s on literals folded, integer fill loops read as aranges."""
 
 from __future__ import annotations
 
 import ast
 
-from arena.importer.rewrites import fold_constant_ifs, inline_helpers, spread_literals
+import pytest
+
+from arena.importer.rewrites import fold_constant_ifs, fold_fill_loops, inline_helpers, spread_literals
 
 
 def _functions(source: str) -> dict[str, ast.FunctionDef]:
@@ -50,3 +52,44 @@ def test_an_if_on_a_literal_is_its_branch() -> None:
     body = ast.parse("if device != 'cpu':\n    x = x.to(device)\nelse:\n    x = x.cpu()").body
     assert _lines(fold_constant_ifs(body, {"device": "cuda"})) == ["x = x.to(device)"]
     assert _lines(fold_constant_ifs(body, {})) == _lines(body)
+
+
+@pytest.mark.parametrize(
+    "fill, arange",
+    [
+        (
+            "t = torch.zeros(n + 1, dtype=torch.int32, device=d)\nfor r in range(n):\n    t[r + 1] = t[r] + q_len",
+            "t = torch.arange(n + 1, dtype=torch.int32, device=d) * q_len",
+        ),
+        (
+            "t = torch.zeros(bs, device=d, dtype=torch.int64)\nfor j in range(bs):\n    t[j] = j * seq_len",
+            "t = torch.arange(bs, device=d, dtype=torch.int64) * seq_len",
+        ),
+        (
+            "t = torch.zeros(bs, dtype=torch.int32)\nfor j in range(bs):\n    t[j] = j",
+            "t = torch.arange(bs, dtype=torch.int32)",
+        ),
+    ],
+)
+def test_an_integer_fill_loop_is_its_arange(fill: str, arange: str) -> None:
+    body = ast.parse(f"{fill}\nout = mod.f(t)").body
+    assert _lines(fold_fill_loops(body)) == [arange, "out = mod.f(t)"]
+
+
+@pytest.mark.parametrize(
+    "fill",
+    [
+        # a float tensor: a running sum rounds otherwise than a product
+        "t = torch.zeros(n + 1, dtype=torch.float32)\nfor r in range(n):\n    t[r + 1] = t[r] + c",
+        # a size other than the loop's count: the last element is left 0
+        "t = torch.zeros(n + 1, dtype=torch.int32)\nfor j in range(n):\n    t[j] = j * c",
+        # a step that reads the loop's name, or the tensor
+        "t = torch.zeros(n, dtype=torch.int32)\nfor j in range(n):\n    t[j] = j * j",
+        "t = torch.zeros(n + 1, dtype=torch.int32)\nfor r in range(n):\n    t[r + 1] = t[r] + t[0]",
+        # the loop's name read after the loop
+        "t = torch.zeros(n, dtype=torch.int32)\nfor j in range(n):\n    t[j] = j\nlast = j",
+    ],
+)
+def test_other_fill_loops_are_kept(fill: str) -> None:
+    body = ast.parse(fill).body
+    assert _lines(fold_fill_loops(body)) == _lines(body)
