@@ -50,15 +50,31 @@ def inline_helpers(
     """Helpers that seed, draw the inputs or call the kernel, called before the kernel is, inlined
     (the kernel: a function of `kernel`, or any function of the kernel module named `module`)."""
     result: list[ast.stmt] = []
-    called = False
-    for node in body:
+    called = written = False
+    inlined_calls: dict[str, tuple[ast.Call, ast.expr, int]] = {}  # helper -> its call, its target, where
+    for position, node in enumerate(body):
         if module and any(
             isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == module
             for n in ast.walk(node)
         ):
             called = True
+            written = written or not isinstance(node, ast.Assign)  # `mod.fn(x, out)` may write x
         call = _helper_call(node, functions)
         helper = functions[call.func.id] if call is not None and isinstance(call.func, ast.Name) else None
+        earlier = inlined_calls.get(helper.name) if helper is not None else None
+        if call is not None and helper is not None and earlier is not None and not written:
+            bound = {  # what the earlier call's target holds, as the inlined statements bind it
+                t.id: statement.value
+                for statement in result
+                if isinstance(statement, ast.Assign)
+                for t in statement.targets
+                if isinstance(t, ast.Name)
+            }
+            taken = {n.id for statement in body + result for n in ast.walk(statement) if isinstance(n, ast.Name)}
+            again = _drawn_again(node, call, helper, earlier, body[earlier[2] + 1 : position], bound, taken)
+            if again is not None:
+                result += again
+                continue
         if call is not None and helper is not None and not called:
             seed = _seed_of(helper, call)
             if seed is not None:
@@ -70,12 +86,111 @@ def inline_helpers(
                     n.id for other in body if other is not node for n in ast.walk(other) if isinstance(n, ast.Name)
                 }
                 inlined = _inline_call(node, call, helper, harness, outer)
+                if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                    inlined_calls[helper.name] = (call, node.targets[0], position)
                 result += inline_helpers(flatten(inlined), functions, kernel, harness, depth + 1, module)
                 called = called or _calls_kernel(helper, kernel)
                 continue
         called = called or any(_calls_kernel(child, kernel) for child in [node])
         result.append(node)
     return result
+
+
+def _drawn_again(
+    node: ast.stmt,
+    call: ast.Call,
+    helper: ast.FunctionDef,
+    earlier: tuple[ast.Call, ast.expr, int],
+    between: list[ast.stmt],
+    literals: dict[str, ast.expr],
+    taken: set[str],
+) -> list[ast.stmt] | None:
+    """`cpu_inputs = make_inputs(n, "cpu")` after `inputs = make_inputs(n, device)` was inlined,
+    where make_inputs seeds itself with a constant before it draws and reads the one argument that
+    differs only to move what it drew (`x = x.to(device)`, under `if device != "cpu":`): the same
+    values, so each of inputs' names moved where the call would place it, bound there (`cpu_inputs_0
+    = x.to("cpu")`, ...: what the kernel writes later is not seen), and `cpu_inputs = (cpu_inputs_0,
+    ...)`. Returns those statements; None when that does not hold."""
+    first, target, _ = earlier
+    if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+        return None
+    params = [a.arg for a in helper.args.args]
+    if helper.args.vararg or helper.args.kwarg or len(call.args) != len(first.args):
+        return None
+    if sorted(k.arg or "" for k in call.keywords) != sorted(k.arg or "" for k in first.keywords):
+        return None
+    pairs = [(params[i] if i < len(params) else "", a, b) for i, (a, b) in enumerate(zip(first.args, call.args))]
+    mine = {k.arg: k.value for k in call.keywords}
+    pairs += [(k.arg or "", k.value, mine[k.arg]) for k in first.keywords]
+    differing = [(param, value) for param, old, value in pairs if not _same(old, value)]
+    if len(differing) != 1 or not differing[0][0]:
+        return None
+    param, value = differing[0]
+    read = {n.id for _, old, _ in pairs for n in ast.walk(old) if isinstance(n, ast.Name)}
+    if read & {name for statement in between for name in _stored(statement)}:
+        return None  # an argument rebound between the two calls
+    if not (_seeds_before_drawing(helper) and _only_moves(helper, param)):
+        return None
+    made = literals.get(target.id) if isinstance(target, ast.Name) else target
+    if not (isinstance(made, ast.Tuple) and all(isinstance(e, ast.Name) for e in made.elts)):
+        return None
+    name = node.targets[0].id
+    names = [f"{name}_{k}" for k in range(len(made.elts))]
+    if taken & set(names):
+        return None
+    statements: list[ast.stmt] = [
+        ast.Assign(
+            [ast.Name(moved, ast.Store())],
+            ast.Call(ast.Attribute(copy.deepcopy(element), "to", ast.Load()), [copy.deepcopy(value)], []),
+        )
+        for moved, element in zip(names, made.elts)
+    ]
+    statements.append(ast.Assign([node.targets[0]], ast.Tuple([ast.Name(n, ast.Load()) for n in names], ast.Load())))
+    return [ast.fix_missing_locations(ast.copy_location(statement, node)) for statement in statements]
+
+
+def _seeds_before_drawing(helper: ast.FunctionDef) -> bool:
+    """The helper's first statement that draws or seeds is `torch.manual_seed(<a constant>)`."""
+    for statement in helper.body:
+        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+            seeded = statement.value
+            if ast.unparse(seeded.func) == "torch.manual_seed":
+                return len(seeded.args) == 1 and isinstance(seeded.args[0], ast.Constant)
+        if _draws(statement) or any(
+            isinstance(n, ast.Call) and ast.unparse(n.func) == "torch.manual_seed" for n in ast.walk(statement)
+        ):
+            return False
+    return False
+
+
+def _only_moves(helper: ast.FunctionDef, param: str) -> bool:
+    """`param` is read only as `.to(param)` in `x = y.to(param)` statements, and in the test of
+    `if`s holding only such statements: it places what the helper drew and changes no value."""
+
+    def moves(statement: ast.stmt) -> bool:
+        value = statement.value if isinstance(statement, ast.Assign) else None
+        return (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Attribute)
+            and value.func.attr == "to"
+            and len(value.args) == 1
+            and not value.keywords
+            and isinstance(value.args[0], ast.Name)
+            and value.args[0].id == param
+            and not any(isinstance(n, ast.Name) and n.id == param for n in ast.walk(value.func))
+        )
+
+    def clean(statements: list[ast.stmt]) -> bool:
+        for statement in statements:
+            if moves(statement):
+                continue
+            if isinstance(statement, ast.If) and all(moves(s) for s in statement.body + statement.orelse):
+                continue
+            if any(isinstance(n, ast.Name) and n.id == param for n in ast.walk(statement)):
+                return False
+        return True
+
+    return clean(helper.body)
 
 
 def _stored(node: ast.stmt) -> set[str]:
@@ -133,7 +248,7 @@ def _manual_seed(seed: ast.expr) -> ast.Call:
     return ast.Call(ast.Attribute(ast.Name("torch", ast.Load()), "manual_seed", ast.Load()), [seed], [])
 
 
-def _draws(helper: ast.FunctionDef) -> bool:
+def _draws(helper: ast.AST) -> bool:
     return any(
         isinstance(child, ast.Call)
         and isinstance(child.func, ast.Attribute)
@@ -269,8 +384,8 @@ def call_on_module(node: ast.stmt, kernel: dict[str, str], module: str) -> ast.s
 
 
 def spread_literals(body: list[ast.stmt]) -> list[ast.stmt]:
-    """`args, kwargs = (x, 64), {"eps": 1e-6}` then `f(*args, **kwargs)`: `f(x, 64, eps=1e-6)`; and
-    `tuple(E for a in args)` over such a tuple: the tuple of E for each element. Exact rewrites,
+    """`args, kwargs = (x, 64), {"eps": 1e-6}` then `f(*args, **kwargs)`: `f(x, 64, eps=1e-6)`;
+    `args[0]`: x; and `tuple(E for a in args)` over such a tuple: the tuple of E for each element. Exact rewrites,
     so that each argument is one named tensor or one value again."""
     literals: dict[str, ast.expr] = {}
     result: list[ast.stmt] = []
@@ -278,8 +393,9 @@ def spread_literals(body: list[ast.stmt]) -> list[ast.stmt]:
         node = _Spreader(literals).visit(copy.deepcopy(node))
         ast.fix_missing_locations(node)
         stored = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-        for name in stored:
-            literals.pop(name, None)
+        for name in list(literals):  # a literal whose name, or a name it holds, is rebound is gone
+            if name in stored or stored & {n.id for n in ast.walk(literals[name]) if isinstance(n, ast.Name)}:
+                del literals[name]
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             pairs: list[tuple[ast.expr, ast.expr]] = [(node.targets[0], node.value)]
             target, value = node.targets[0], node.value
@@ -301,6 +417,20 @@ def _literal_keys(node: ast.Dict) -> bool:
 class _Spreader(ast.NodeTransformer):
     def __init__(self, literals: dict[str, ast.expr]) -> None:
         self.literals = literals
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+        """`args[1]` of a literal tuple `args`, read: its element."""
+        self.generic_visit(node)
+        literal = self.literals.get(node.value.id) if isinstance(node.value, ast.Name) else None
+        index = node.slice.value if isinstance(node.slice, ast.Constant) else None
+        if (
+            isinstance(node.ctx, ast.Load)
+            and isinstance(literal, ast.Tuple)
+            and type(index) is int
+            and -len(literal.elts) <= index < len(literal.elts)
+        ):
+            return ast.copy_location(copy.deepcopy(literal.elts[index]), node)
+        return node
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
         self.generic_visit(node)

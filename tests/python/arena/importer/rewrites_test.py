@@ -93,3 +93,58 @@ def test_an_integer_fill_loop_is_its_arange(fill: str, arange: str) -> None:
 def test_other_fill_loops_are_kept(fill: str) -> None:
     body = ast.parse(fill).body
     assert _lines(fold_fill_loops(body)) == _lines(body)
+
+
+MAKE = (
+    "def make(n, device='cpu'):\n"
+    "    torch.manual_seed(42)\n"
+    "    x = torch.randn(n, 4)\n"
+    "    w = torch.rand(4)\n"
+    "    if device != 'cpu':\n"
+    "        x = x.to(device)\n"
+    "        w = w.to(device)\n"
+    "    return x, w\n"
+)
+DRAWN_TWICE = (
+    "inputs = make(n, device)\ncpu_inputs = make(n, 'cpu')\nout = mod.f(*inputs)\nref = reference(*cpu_inputs)"
+)
+
+
+def test_a_self_seeded_helper_called_again_for_the_cpu_is_a_copy_of_its_first_draws() -> None:
+    body = ast.parse(DRAWN_TWICE).body
+    assert _lines(spread_literals(inline_helpers(body, _functions(MAKE), {}, "t", 0, "mod"))) == [
+        "torch.manual_seed(42)",
+        "x = torch.randn(n, 4)",
+        "w = torch.rand(4)",
+        "if device != 'cpu':\n    x = x.to(device)\n    w = w.to(device)",
+        "inputs = (x, w)",
+        "cpu_inputs_0 = x.to('cpu')",  # bound before the kernel runs: what it writes is not seen
+        "cpu_inputs_1 = w.to('cpu')",
+        "cpu_inputs = (cpu_inputs_0, cpu_inputs_1)",
+        "out = mod.f(x, w)",
+        "ref = reference(cpu_inputs_0, cpu_inputs_1)",
+    ]
+
+
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        ("    torch.manual_seed(42)\n", ""),  # the second call draws other values
+        ("torch.rand(4)", "torch.rand(4, device=device)"),  # drawn on another generator
+        ("        w = w.to(device)\n", "        w = w.to(device) * 2\n"),  # the device changes a value
+    ],
+)
+def test_a_helper_that_may_draw_other_values_the_second_time_is_not_copied(old: str, new: str) -> None:
+    body = ast.parse(DRAWN_TWICE).body
+    lines = _lines(inline_helpers(body, _functions(MAKE.replace(old, new)), {}, "t", 0, "mod"))
+    assert "cpu_inputs = make(n, 'cpu')" in lines
+
+
+def test_a_second_call_after_the_kernel_may_have_written_is_not_copied() -> None:
+    body = ast.parse("inputs = make(n, device)\nmod.f(*inputs)\ncpu_inputs = make(n, 'cpu')").body
+    assert _lines(inline_helpers(body, _functions(MAKE), {}, "t", 0, "mod"))[-1] == "cpu_inputs = make(n, 'cpu')"
+
+
+def test_an_element_of_a_literal_tuple_is_read_until_a_name_it_holds_is_rebound() -> None:
+    body = ast.parse("args = (x, w)\nout = mod.f(args[0], args[1])\nx = x * 2\nref = g(args[0])").body
+    assert _lines(spread_literals(body))[1:] == ["out = mod.f(x, w)", "x = x * 2", "ref = g(args[0])"]
