@@ -327,7 +327,8 @@ class Interpreter:
                 return torch_rules.matmul(left, right)
             raise CannotRead(f"@ of {describe(left)} and {describe(right)}")
         if isinstance(left, Tensor) or isinstance(right, Tensor):
-            return torch_rules.binary(_TENSOR_OPS[type(node.op)], left, right)
+            result = torch_rules.binary(_TENSOR_OPS[type(node.op)], left, right)
+            return torch_rules.progressed(type(node.op), left, right, result)
         return python_rules.number_op(node, left, right)
 
     def _unaryop(self, node: ast.UnaryOp, scope: Scope) -> Any:

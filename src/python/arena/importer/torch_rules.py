@@ -6,6 +6,7 @@ rule raises CannotRead naming it, so the importer says which call it could not f
 
 from __future__ import annotations
 
+import ast
 import math
 from typing import Any, Callable, Mapping, Sequence
 
@@ -123,8 +124,45 @@ def reshape(tensor: Tensor, sizes: tuple[int, ...]) -> Tensor:
     return Tensor(sizes, tensor.dtype)
 
 
+def with_progression(tensor: Tensor, progression: tuple[int, int] | None) -> Tensor:
+    """`tensor` holding the integer values start + step * i, where its dtype holds them all."""
+    if progression is None or is_float(tensor.dtype) or tensor.dtype == "bool" or len(tensor.shape) > 1:
+        return tensor
+    start, step = progression
+    last = start + step * max((tensor.shape or (1,))[0] - 1, 0)
+    bits = _element_size(tensor.dtype) * 8
+    low, high = (0, 2**bits - 1) if tensor.dtype.startswith("uint") else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+    if not (low <= min(start, last) and max(start, last) <= high):
+        return tensor
+    return Tensor(tensor.shape, tensor.dtype, (start, step))
+
+
+def progressed(op: type, left: Any, right: Any, result: Any) -> Any:
+    """`result` of `left <op> right` (+, - or *) with its values, where one side is an integer
+    arange and the other an int."""
+    tensor, number = (left, right) if isinstance(left, Tensor) else (right, left)
+    if not (isinstance(result, Tensor) and isinstance(tensor, Tensor) and tensor.progression is not None):
+        return result
+    if isinstance(number, bool) or not isinstance(number, int):
+        return result
+    start, step = tensor.progression
+    if op is ast.Mult:
+        return with_progression(result, (start * number, step * number))
+    if op is ast.Add:
+        return with_progression(result, (start + number, step))
+    if op is ast.Sub:
+        flipped = tensor is right  # c - t
+        return with_progression(result, (number - start, -step) if flipped else (start - number, step))
+    return result
+
+
 def index_tensor(tensor: Tensor, index: Any) -> Tensor:
     """tensor[index] for ints, slices, None and one Ellipsis."""
+    if tensor.progression is not None and len(tensor.shape) == 1 and type(index) is int:
+        position = index + tensor.shape[0] if index < 0 else index
+        if 0 <= position < tensor.shape[0]:  # one element of an arange: its value
+            start, step = tensor.progression
+            return Tensor((), tensor.dtype, (start + step * position, 0))
     items = list(index) if isinstance(index, tuple) else [index]
     if any(isinstance(item, Tensor) for item in items):
         raise CannotRead("indexing a tensor with a tensor")
@@ -288,7 +326,9 @@ _METHODS: Mapping[str, Callable[[Tensor, Args, Kwargs], Any]] = {
     "dim": lambda t, a, k: len(t.shape),
     "numel": lambda t, a, k: math.prod(t.shape),
     "element_size": lambda t, a, k: _element_size(t.dtype),
-    "item": lambda t, a, k: Unknown("a tensor's value (.item())"),
+    "item": lambda t, a, k: (
+        t.progression[0] if t.progression is not None and not t.shape else Unknown("a tensor's value (.item())")
+    ),
     "tolist": lambda t, a, k: Unknown("a tensor's values (.tolist())"),
     "stride": lambda t, a, k: Unknown("a tensor's strides"),
     "data_ptr": lambda t, a, k: Unknown("a tensor's address"),
@@ -332,7 +372,9 @@ def call_torch(path: str, args: Args, kwargs: Kwargs) -> Any:
         length = len(range(*[int(n) for n in numbers])) if all(isinstance(n, int) for n in numbers) else None
         if length is None:
             raise CannotRead("torch.arange over non-integers")
-        return Tensor((length,), dtype_kwarg(kwargs, "int64"))
+        made = Tensor((length,), dtype_kwarg(kwargs, "int64"))
+        start, step = (numbers[0] if len(numbers) > 1 else 0), (numbers[2] if len(numbers) > 2 else 1)
+        return with_progression(made, (int(start), int(step)))
     if name in _LIKE:
         return Tensor(args[0].shape, dtype_kwarg(kwargs, args[0].dtype))
     if name in ("matmul", "mm", "bmm"):

@@ -6,7 +6,7 @@ and dtype; a module is its dotted name). Nothing here runs the code it reads.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 # torch's dtype attribute names, by the name arena and torch print (float -> float32, ...).
@@ -36,10 +36,13 @@ class CannotRead(Exception):
 
 @dataclass(frozen=True)
 class Tensor:
-    """A tensor as far as shapes go: its shape (in one case) and dtype name."""
+    """A tensor as far as shapes go: its shape (in one case) and dtype name; for an integer
+    arange (no draw: its values are known), `progression` holds them."""
 
     shape: tuple[int, ...]
     dtype: str
+    # (start, step): element i of a 1-D tensor is start + step * i; a 0-d one's value is start.
+    progression: tuple[int, int] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

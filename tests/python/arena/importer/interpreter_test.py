@@ -94,3 +94,30 @@ def test_torch_rules_follow_torch() -> None:
         broadcast((3,), (4,))
     with pytest.raises(CannotRead, match="torch.einsum"):
         torch_rules.call_torch("torch.einsum", ["ij->ji", a], {})
+
+
+ARANGES = """
+import torch
+
+
+def ends(n, c):
+    loc = torch.arange(n + 1, dtype=torch.int32) * c
+    return int(loc[-1].item()), (loc - 1)[2].item(), (3 - loc)[1].item(), (torch.arange(2, 9, 3) + 1)[1].item()
+
+
+def shifted(n):
+    return (torch.arange(n) << 1)[1].item()
+
+
+def wrapped(n):
+    return torch.arange(n, dtype=torch.int8)[1].item()
+"""
+
+
+def test_the_values_of_an_integer_arange_are_known() -> None:
+    interpreter = Interpreter()
+    scope = module_scope(ast.parse(ARANGES), interpreter)
+    assert interpreter.call_function(scope["ends"], [4, 16], {}) == (64, 31, -13, 6)  # type: ignore[arg-type]
+    for name, n in (("shifted", 4), ("wrapped", 200)):  # not followed: a shift; values int8 cannot hold
+        unknown = interpreter.call_function(scope[name], [n], {})  # type: ignore[arg-type]
+        assert isinstance(unknown, Unknown) and unknown.reason == "a tensor's value (.item())"
