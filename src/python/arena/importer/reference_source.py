@@ -49,7 +49,7 @@ def write_reference(runner: RunnerSource, loop: TestLoop, cases: list[FollowedCa
     """The text of reference.py; NotImportable when the reference needs what it cannot be given."""
     statements, free = _slice(loop, fields)
     _check_no_draws(statements, runner.tree)
-    bindings, local_imports = _bindings(free, loop, cases, fields)
+    bindings, local_imports = _bindings(free, loop, cases, fields, statements)
     given = {f.name for f in fields.inputs} | {s.param for s in fields.scalars}
     local = {name for node in local_imports for name in _stored(node)}
     module_parts = _module_parts(runner, free - set(bindings) - local - given)
@@ -157,7 +157,7 @@ def _check_not_read_after_the_kernel(statement: ast.stmt, written: set[str]) -> 
 
 
 def _bindings(
-    free: set[str], loop: TestLoop, cases: list[FollowedCase], fields: TaskFields
+    free: set[str], loop: TestLoop, cases: list[FollowedCase], fields: TaskFields, statements: list[ast.stmt]
 ) -> tuple[dict[str, str], list[ast.stmt]]:
     """Source for each free name the function must bind, and the test's local imports it needs."""
     inputs = [field.name for field in fields.inputs]
@@ -188,7 +188,8 @@ def _bindings(
             bindings[name] = f"{copies[name]}.clone()"
             continue
         if name in loop.result_names:
-            raise NotImportable("the reference is computed from the kernel's output")
+            bindings[name] = _output_stand_in(name, loop, fields, statements, from_shapes)
+            continue
         if name == loop.module_name:
             raise NotImportable("the reference calls the kernel module")
         if name in imports:
@@ -202,6 +203,38 @@ def _bindings(
         elif name in cases[0].scope.names:
             bindings[name] = _constant_source(name, cases, inputs[0], fields)
     return bindings, local_imports
+
+
+_LIKE = frozenset(f"torch.{kind}_like" for kind in ("zeros", "ones", "empty", "full"))
+
+
+def _output_stand_in(
+    name: str, loop: TestLoop, fields: TaskFields, statements: list[ast.stmt], from_shapes: dict[str, str]
+) -> str:
+    """`ref = torch.zeros_like(result)` reads only the output's shape, dtype and device: an empty
+    tensor of the declared output's, as source. NotImportable where the reference reads more of
+    it, or where a dim of its shape is no input's."""
+    refused = NotImportable("the reference is computed from the kernel's output")
+    calls = [n for node in statements for n in ast.walk(node) if isinstance(n, ast.Call) and _like_of(n, name)]
+    shaped = {id(call.args[0]) for call in calls}
+    uses = [n for node in statements for n in ast.walk(node) if isinstance(n, ast.Name) and n.id == name]
+    if loop.writes or not uses or any(id(use) not in shaped for use in uses):
+        raise refused
+    output = dict(zip(loop.result_names, fields.outputs))[name]
+    sizes = [str(dim) if isinstance(dim, int) else from_shapes.get(dim, "") for dim in output.shape]
+    if not all(sizes):
+        raise refused
+    shape = f"({', '.join(sizes)},)" if len(sizes) == 1 else f"({', '.join(sizes)})"
+    return f"torch.empty({shape}, dtype=torch.{output.dtype}, device={fields.inputs[0].name}.device)"
+
+
+def _like_of(node: ast.Call, name: str) -> bool:
+    return (
+        ast.unparse(node.func) in _LIKE
+        and bool(node.args)
+        and isinstance(node.args[0], ast.Name)
+        and node.args[0].id == name
+    )
 
 
 def _constant_source(name: str, cases: list[FollowedCase], first_input: str, fields: TaskFields) -> str:

@@ -129,6 +129,15 @@ def test_an_integer_input_a_loop_fills_with_a_progression_is_an_arange(checkout:
     assert "'dists': {'w': {'kind': 'arange', 'step': 8}}" in build
 
 
+def test_a_reference_shaped_like_the_output_is_given_a_stand_in_of_its_shape(checkout: Path) -> None:
+    old = "ref = reference_scale(x, w, ALPHA)"
+    reference = _files_after(checkout, old, f"ref = torch.zeros_like(result) + {old[6:]}")["reference.py"].decode()
+    assert "    result = torch.empty((x.shape[0], x.shape[1]), dtype=torch.float16, device=x.device)\n" in reference
+    assert "the reference is computed from the kernel's output" in _reason_after(
+        checkout, "torch.zeros_like(result)", "torch.zeros_like(result) * result.sum()"
+    )
+
+
 def test_an_integer_arange_scaled_by_a_fraction_is_refused() -> None:
     draw = find_draw("x", ast.parse("torch.arange(n, dtype=torch.int32) * 2.5", mode="eval").body)
     with pytest.raises(NotImportable, match="scales an integer torch.arange by 2.5"):
