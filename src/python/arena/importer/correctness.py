@@ -72,11 +72,17 @@ class TestLoop:
 
     @property
     def result_names(self) -> tuple[str, ...]:
-        """The names the test binds the kernel's outputs to, in the order it returns them; for a
-        kernel that writes into its arguments, the arguments the test compares, in their order."""
+        """The names the test binds the kernel's outputs to, in the order it returns them, then
+        the arguments it writes into that the test compares, in the call's order."""
         if self.writes:
             return tuple(comparison.output for comparison in self.comparisons)
-        return result_names(self.call)
+        return result_names(self.call) + self.written
+
+    @property
+    def written(self) -> tuple[str, ...]:
+        """The arguments the kernel writes into that the test compares (outputs written in place)."""
+        returned = () if isinstance(self.call, ast.Expr) else result_names(self.call)
+        return tuple(comparison.output for comparison in self.comparisons if comparison.output not in returned)
 
     @property
     def writes(self) -> bool:
@@ -220,8 +226,19 @@ def read_loop_body(
     call: ast.Assign | ast.Expr | None = None
     pending: list[ast.stmt] = []  # statements after a comparison of a written argument
     found: dict[str, Comparison] = {}  # by output name, in the order the test compares them
+    complete = False  # every output the kernel returns is compared; an argument may follow
     for node in fold_fill_loops(body):
         compared = _comparison_call(node)
+        if complete and isinstance(call, ast.Assign):
+            names = result_names(call)
+            try:
+                extra = _read_comparison(compared, call, found, runner) if compared is not None else None
+            except NotImportable:
+                extra = None
+            if extra is None or extra.output in names:
+                break
+            found[extra.output] = extra
+            continue
         if compared is not None:
             if call is None:
                 raise NotImportable(f"line {node.lineno}: the test compares before it calls the kernel")
@@ -229,9 +246,7 @@ def read_loop_body(
             found[comparison.output] = comparison
             statements += pending
             pending = []
-            names = result_names(call)
-            if len(found) == len(names) and isinstance(call, ast.Assign):
-                return seed, statements, call, tuple(found[name] for name in names)
+            complete = isinstance(call, ast.Assign) and all(name in found for name in result_names(call))
             continue
         torch_call = _torch_call_name(node)
         if found and isinstance(call, ast.Expr):  # the test may compare another written argument later
@@ -260,6 +275,11 @@ def read_loop_body(
             raise NotImportable(
                 f"line {node.lineno}: `{first[:70]}` prepares the case with code the importer does not follow"
             )
+    if complete and isinstance(call, ast.Assign):
+        # what it returns, then the arguments it writes that the test compares, in the call's order
+        names = result_names(call)
+        written = tuple(name for name in _argument_names(call) if name in found and name not in names)
+        return seed, statements, call, tuple(found[name] for name in names + written)
     if isinstance(call, ast.Expr) and found:  # the written arguments, in the call's order
         return seed, statements, call, tuple(found[name] for name in result_names(call) if name in found)
     if isinstance(call, ast.Expr):
@@ -417,13 +437,16 @@ def _read_comparison(
     if len(call.args) < 2:
         raise NotImportable(f"line {call.lineno}: {name}() without both tensors as arguments")
     outputs = result_names(kernel)
+    if isinstance(kernel, ast.Assign):  # a kernel that returns may also write an argument the test compares
+        outputs += tuple(name for name in _argument_names(kernel) if name not in outputs)
     sides = [_strip(arg) for arg in call.args[:2]]
     ours = [index for index, (base, _) in enumerate(sides) if isinstance(base, ast.Name) and base.id in outputs]
     if not ours and aliases:  # `r_cpu = result.float().cpu()` compared: the output, cast
         sides = [_through_aliases(*side, aliases, outputs) for side in sides]
         ours = [index for index, (base, _) in enumerate(sides) if isinstance(base, ast.Name) and base.id in outputs]
     if len(ours) != 1:
-        whole = f"the whole output {outputs[0]!r}" if len(outputs) == 1 else f"one whole output ({', '.join(outputs)})"
+        shown = outputs if isinstance(kernel, ast.Expr) else result_names(kernel)
+        whole = f"the whole output {shown[0]!r}" if len(shown) == 1 else f"one whole output ({', '.join(shown)})"
         raise NotImportable(f"line {call.lineno}: `{ast.unparse(call)[:80]}` does not compare {whole} with a reference")
     output = sides[ours[0]][0].id  # type: ignore[attr-defined]
     if output in found:
@@ -439,6 +462,10 @@ def _read_comparison(
         atol=keywords.get("atol", positional.get("atol")),
         rtol=keywords.get("rtol", positional.get("rtol")),
     )
+
+
+def _argument_names(call: ast.Assign | ast.Expr) -> tuple[str, ...]:
+    return tuple(arg.id for arg in call.value.args if isinstance(arg, ast.Name))  # type: ignore[attr-defined]
 
 
 def _strip(node: ast.expr) -> tuple[ast.expr, bool]:

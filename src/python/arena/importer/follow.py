@@ -12,7 +12,7 @@ import ast
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from arena.importer.correctness import TestLoop
+from arena.importer.correctness import TestLoop, result_names
 from arena.importer.interpreter import Interpreter, Scope
 from arena.importer.outcome import NotImportable
 from arena.importer.values import CannotRead, SourceModule, Unknown, describe, same_value
@@ -86,6 +86,8 @@ def _follow(loop: TestLoop, index: int, value: object, runner: Mapping[str, Any]
             else:
                 outputs = _outputs(loop, index, returned)
                 scope.names.update(zip(loop.result_names, outputs))
+                # an argument it also writes, which the test compares, keeps its shape and dtype
+                outputs += tuple(_evaluate(interpreter, ast.Name(name, ast.Load()), scope) for name in loop.written)
         else:
             interpreter.run_statement(statement, scope)
     return FollowedCase(
@@ -102,7 +104,7 @@ def _follow(loop: TestLoop, index: int, value: object, runner: Mapping[str, Any]
 
 def _outputs(loop: TestLoop, index: int, returned: Any) -> tuple[Any, ...]:
     """What the kernel call returned, per name the test binds it to."""
-    names = loop.result_names
+    names = result_names(loop.call)
     if not loop.several or isinstance(returned, Unknown):
         return (returned,) * len(names)
     if not isinstance(returned, (tuple, list)):

@@ -99,8 +99,8 @@ def _slice(loop: TestLoop, fields: TaskFields) -> tuple[list[ast.stmt], set[str]
             assigned = written_names(statement)  # a loop filling the reference writes into it
         if statement is loop.call or not assigned & needed or assigned <= inputs and not _after(statement, loop):
             continue  # the kernel call, an unused statement, or an input's draw (a parameter now)
-        if loop.writes and _after(statement, loop):
-            _check_not_read_after_the_kernel(statement, set(loop.result_names))
+        if loop.written and _after(statement, loop):
+            _check_not_read_after_the_kernel(statement, set(loop.written))
         chosen.insert(0, statement)
         needed = (needed - assigned) | _free(statement)
     return chosen, needed

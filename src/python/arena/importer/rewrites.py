@@ -736,7 +736,7 @@ def _folded_fill(node: ast.stmt, loop: ast.stmt, rest: list[ast.stmt]) -> ast.st
                 step = value.left
     if step is None or {n.id for n in ast.walk(step) if isinstance(n, ast.Name)} & {name, index}:
         return None
-    if any(isinstance(n, ast.Name) and n.id == index for later in rest for n in ast.walk(later)):
+    if _read_before_rebound(index, rest):
         return None  # the loop's name, bound after the loop, is read later
     arange = ast.Call(
         ast.Attribute(ast.Name("torch", ast.Load()), "arange", ast.Load()),
@@ -749,6 +749,22 @@ def _folded_fill(node: ast.stmt, loop: ast.stmt, rest: list[ast.stmt]) -> ast.st
         else ast.BinOp(arange, ast.Mult(), copy.deepcopy(step))
     )
     return ast.fix_missing_locations(ast.copy_location(ast.Assign([ast.Name(name, ast.Store())], value), node))
+
+
+def _read_before_rebound(name: str, statements: list[ast.stmt]) -> bool:
+    """Whether `statements` read `name` before a plain rebinding of it (`for name in ...:`, `name = ...`)."""
+    for statement in statements:
+        head: ast.AST | None = None
+        if isinstance(statement, ast.For) and isinstance(statement.target, ast.Name) and statement.target.id == name:
+            head = statement.iter
+        elif isinstance(statement, ast.Assign) and [getattr(t, "id", "") for t in statement.targets] == [name]:
+            head = statement.value
+        reads = head if head is not None else statement
+        if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in ast.walk(reads)):
+            return True
+        if head is not None:
+            return False
+    return False
 
 
 def _plus_one(node: ast.expr) -> ast.expr:

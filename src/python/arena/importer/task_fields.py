@@ -124,7 +124,7 @@ def read_task_fields(loop: TestLoop, cases: list[FollowedCase], function: ast.Fu
     taken = {field.name for field in inputs} | {s.param for s in scalars}
     outputs: list[TensorField] = []
     for position in range(len(loop.comparisons)):
-        if loop.writes:
+        if loop.result_names[position] in loop.written:
             outputs.append(_written(loop, cases, inputs, position))
         else:
             outputs.append(_output(loop, cases, dims, position, taken | {field.name for field in outputs}))

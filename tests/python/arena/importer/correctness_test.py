@@ -138,6 +138,21 @@ def test_a_reference_shaped_like_the_output_is_given_a_stand_in_of_its_shape(che
     )
 
 
+def test_an_argument_the_test_compares_beside_what_the_kernel_returns_is_written_in_place(checkout: Path) -> None:
+    compared = '                return False, f"Shape {i + 1}: mismatch"\n'
+    runner = checkout / RUNNER
+    text = runner.read_text().replace(CALL, f"w_before = w.clone()\n            {CALL}")
+    text = text.replace("reference_scale(x, w, ALPHA)", "reference_scale(x, w_before, ALPHA)")
+    runner.write_text(text.replace(compared, f"{compared}            assert torch.equal(w, w_before)\n"))
+    files = _read_scale_task(checkout)
+    assert (
+        "outputs=[{'name': 'result', 'shape': ['rows', 'cols'], 'dtype': 'float16'}, {'name': 'w', 'inplace': True}]"
+        in (files["BUILD"].decode())
+    )
+    reference = files["reference.py"].decode()
+    assert "    w_before = w.clone()\n" in reference and "    w.copy_((w_before).to(device=x.device" in reference
+
+
 def test_an_integer_arange_scaled_by_a_fraction_is_refused() -> None:
     draw = find_draw("x", ast.parse("torch.arange(n, dtype=torch.int32) * 2.5", mode="eval").body)
     with pytest.raises(NotImportable, match="scales an integer torch.arange by 2.5"):

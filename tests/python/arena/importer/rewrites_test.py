@@ -148,3 +148,9 @@ def test_a_second_call_after_the_kernel_may_have_written_is_not_copied() -> None
 def test_an_element_of_a_literal_tuple_is_read_until_a_name_it_holds_is_rebound() -> None:
     body = ast.parse("args = (x, w)\nout = mod.f(args[0], args[1])\nx = x * 2\nref = g(args[0])").body
     assert _lines(spread_literals(body))[1:] == ["out = mod.f(x, w)", "x = x * 2", "ref = g(args[0])"]
+
+
+def test_a_fill_loop_whose_name_a_later_loop_rebinds_is_its_arange() -> None:
+    fill = "t = torch.zeros(n + 1, dtype=torch.int32)\nfor r in range(n):\n    t[r + 1] = t[r] + c\n"
+    later = "for r in range(n):\n    u[r] = t[r]"
+    assert _lines(fold_fill_loops(ast.parse(fill + later).body)) == ["t = torch.arange(n + 1, dtype=torch.int32) * c", later]
