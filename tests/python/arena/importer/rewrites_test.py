@@ -153,4 +153,7 @@ def test_an_element_of_a_literal_tuple_is_read_until_a_name_it_holds_is_rebound(
 def test_a_fill_loop_whose_name_a_later_loop_rebinds_is_its_arange() -> None:
     fill = "t = torch.zeros(n + 1, dtype=torch.int32)\nfor r in range(n):\n    t[r + 1] = t[r] + c\n"
     later = "for r in range(n):\n    u[r] = t[r]"
-    assert _lines(fold_fill_loops(ast.parse(fill + later).body)) == ["t = torch.arange(n + 1, dtype=torch.int32) * c", later]
+    assert _lines(fold_fill_loops(ast.parse(fill + later).body)) == [
+        "t = torch.arange(n + 1, dtype=torch.int32) * c",
+        later,
+    ]
