@@ -1,32 +1,57 @@
-"""Segmented sum in one launch: one wide program per segment, summing into a vector.
+"""Segmented sum with every segment split across programs: the work spreads over the GPU
+whatever the number of segments.
 
-The baseline runs one program per segment that reduces each block of 1024 to a scalar before
-loading the next (a reduction's latency per 4 KB). Here each program keeps a vector of 8192
-partial sums (16 warps, 16-byte loads) and reduces once at the end: with 8 experts and half a
-million entries, 8 loads of 32 KB a program instead of 64 loads and 64 reductions. One launch,
-not two: the caller's calls are queued many at a time, and a stream's queue of pending launches
-is finite. Fixed order: every call gives the same bits.
+The baseline runs one program per segment, so 8 experts sharing half a million entries keep 8 of
+132 SMs busy, each walking 64K entries one dependent 4 KB load and reduction at a time. Here
+program (s, p) sums the p-th of SPLIT equal shares of segment s (SPLIT chosen so that there are
+a few programs per SM and each reads a few thousand entries, a share proportional to the
+segment's length, so skewed segments split too), into a (segments, SPLIT) table of partial sums
+that a second, small kernel adds up in a fixed order: every call gives the same bits, and no
+float atomics.
 """
 
 import torch
 import triton
 import triton.language as tl
 
+SHARE = 2048  # entries a program should read, at least
+MAX_SPLIT = 256
+
 
 @triton.jit
-def _segmented_sum_kernel(x_ptr, offsets_ptr, out_ptr, BLOCK: tl.constexpr):
+def _segment_partials_kernel(x_ptr, offsets_ptr, partials_ptr, SPLIT: tl.constexpr, BLOCK: tl.constexpr):
     seg = tl.program_id(0)
+    part = tl.program_id(1)
     start = tl.load(offsets_ptr + seg)
     end = tl.load(offsets_ptr + seg + 1)
+    share = (end - start + SPLIT - 1) // SPLIT
+    lo = start + part * share
+    hi = tl.minimum(lo + share, end)
     acc = tl.zeros([BLOCK], dtype=tl.float32)
-    for base in range(start, end, BLOCK):
+    for base in range(lo, hi, BLOCK):
         offs = base + tl.arange(0, BLOCK)
-        acc += tl.load(x_ptr + offs, mask=offs < end, other=0.0)
-    tl.store(out_ptr + seg, tl.sum(acc, axis=0))
+        acc += tl.load(x_ptr + offs, mask=offs < hi, other=0.0)
+    tl.store(partials_ptr + seg * SPLIT + part, tl.sum(acc, axis=0))
+
+
+@triton.jit
+def _segment_totals_kernel(partials_ptr, out_ptr, num_segments, SPLIT: tl.constexpr, SEGS: tl.constexpr):
+    segs = tl.program_id(0) * SEGS + tl.arange(0, SEGS)
+    parts = tl.arange(0, SPLIT)
+    mask = segs < num_segments
+    partials = tl.load(partials_ptr + segs[:, None] * SPLIT + parts[None, :], mask=mask[:, None], other=0.0)
+    tl.store(out_ptr + segs, tl.sum(partials, axis=1), mask=mask)
 
 
 def segmented_sum(x: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
     num_segments = offsets.numel() - 1
     out = torch.empty(num_segments, dtype=torch.float32, device=x.device)
-    _segmented_sum_kernel[(num_segments,)](x, offsets, out, BLOCK=8192, num_warps=16)
+    if num_segments <= 0:
+        return out
+    split = min(MAX_SPLIT, triton.next_power_of_2(triton.cdiv(max(1, x.numel()), num_segments * SHARE)))
+    partials = torch.empty(num_segments * split, dtype=torch.float32, device=x.device)
+    _segment_partials_kernel[(num_segments, split)](x, offsets, partials, SPLIT=split, BLOCK=1024, num_warps=4)
+    segs = max(1, min(triton.next_power_of_2(num_segments), 4096 // split))
+    _segment_totals_kernel[(triton.cdiv(num_segments, segs),)](partials, out, num_segments, SPLIT=split, SEGS=segs,
+                                                               num_warps=4)
     return out
