@@ -5,9 +5,10 @@
 // y0 = floor(sy), y1 = min(y0 + 1, H - 1) and likewise for x, with weights (1 - ly, ly) and
 // (1 - lx, lx) (ly = sy - y0, lx = sx - x0). Arithmetic in float; the result is rounded to
 // float16 once. y is (N, C, 2H, 2W), contiguous.
-// Exemplar: the baseline gives every output pixel a thread that computes its source coordinates
-// and makes four 2-byte loads for one 2-byte store, most of them of pixels its neighbours load
-// too: about 40 instructions and five memory instructions per output value. At scale 2 the weights are fixed: output column 2j
+// Exemplar: the baseline gives every 2x2 quad of output pixels a thread (its coordinates computed
+// once, reused across the planes it walks) that makes four 2-byte loads per pixel, 16 a quad, for
+// two 4-byte stores, most of them of pixels its neighbours load too: about 40 instructions and 4.5
+// memory instructions per output value. At scale 2 the weights are fixed: output column 2j
 // is 0.25 * x[j - 1] + 0.75 * x[j] and column 2j + 1 is 0.75 * x[j] + 0.25 * x[j + 1] (indices
 // clamped to the image), and the same for rows. So when W is a multiple of 4 a thread takes 4
 // input columns of one input row i: it reads rows i - 1, i, i + 1 (one 8-byte load and two edge
