@@ -3,18 +3,18 @@ whatever the number of segments.
 
 The baseline runs one program per segment, so 8 experts sharing half a million entries keep 8 of
 132 SMs busy, each walking 64K entries one dependent 4 KB load and reduction at a time. Here
-program (s, p) sums the p-th of SPLIT equal shares of segment s (SPLIT chosen so that there are
-a few programs per SM and each reads a few thousand entries, a share proportional to the
-segment's length, so skewed segments split too), into a (segments, SPLIT) table of partial sums
-that a second, small kernel adds up in a fixed order: every call gives the same bits, and no
-float atomics.
+program (s, p) sums the p-th of SPLIT equal shares of segment s into a (segments, SPLIT) table
+of partial sums that a second, small kernel adds up in a fixed order: every call gives the same
+bits, and no float atomics. SPLIT gives evenly filled segments about 512 entries a program (a
+thousand or two programs for the timed shapes, one wave); a share is proportional to its
+segment's length, so a skewed segment is split SPLIT ways too.
 """
 
 import torch
 import triton
 import triton.language as tl
 
-SHARE = 2048  # entries a program should read, at least
+SHARE = 512  # entries a program reads when the segments are evenly filled
 MAX_SPLIT = 256
 
 
