@@ -7,9 +7,10 @@
 # 1. Sums made as soon as the sets are known are of whatever the pool held (the last chunk's
 #    sets). Expected: INCORRECT (when the worker drew its own sets before `go`: PASSED, faster).
 # 2. Memory-heavy work on its own stream from then on, to meet the values as they land: the
-#    judge's copies of the sets share the GPU with it and run slow (or, where it runs on, the
-#    frozen worker's GPU work slows the judge's probe). Expected: CHEAT_DETECTED. (A first try,
-#    100 passes, all ran within the judge's wait, before the copies: PASSED, and harmless.)
+#    judge's copies of the sets share the GPU with it and run slow; where it runs on into the
+#    span the judge's clock sees it, and past the span the frozen worker's GPU work slows the
+#    judge's probe. Expected: CHEAT_DETECTED. (A first try, 100 passes, all ran within the
+#    judge's wait, before the copies: PASSED, and harmless.)
 
 from arena_testing.gpu import needs_gpu
 
@@ -79,4 +80,8 @@ def test_sums_made_before_the_clock_are_of_no_inputs(run_candidate):
 def test_gpu_work_beside_the_copies_of_the_inputs_is_caught(run_candidate):
     result = run_candidate(BESIDE_THE_COPIES, backend="cuda", budget_s_per_case=0.2)
     assert result.status == "CHEAT_DETECTED", (result.status, result.errors)
-    assert "ran beside them" in result.errors[0] or "frozen" in result.errors[0], result.errors
+    # Which defence fires depends on where the work lands: beside the copies (they run slow),
+    # inside the span (the judge's clock sees more than the samples: on the H200, 1151.58 us a
+    # call against 304.50 claimed), or still running at the next freeze (the probe runs slow).
+    caught_by = ("ran beside them", "judge's clock saw", "frozen")
+    assert any(words in result.errors[0] for words in caught_by), result.errors
