@@ -80,6 +80,12 @@ _MIN_CHUNK_CALLS = 6
 # The copies of the worker's sets, just before `go`, against the judge's copies of its own (the
 # same bytes): slower than this share, plus a little a chunk, and something shared the GPU then.
 _COPY_SLOWER, _COPY_US = 1.5, 20.0
+# A case stops early, after an even count of at least _STOP_CHUNKS chunks, once the 95% interval
+# of the speedup over its chunks is within _STOP_WIDTH of it either way (issue #36: seconds per
+# evaluation; the chunk, not the call, is the unit, so drift between chunks counts).
+_STOP_CHUNKS, _STOP_WIDTH = 6, 0.005
+# Student's t at 97.5% by degrees of freedom (5 and up), for the interval over chunks.
+_T975 = {5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 11: 2.201, 15: 2.131, 19: 2.093, 29: 2.045}
 
 
 @dataclass(frozen=True)
@@ -107,6 +113,7 @@ class _Tally:
     late: int = 0  # the judge's chunks the GPU reached before their host had queued them
     lead_ms: float = 0.0
     copies_us: dict[str, list[float]] = field(default_factory=dict)  # Lent.copies_us
+    ratios: list[float] = field(default_factory=list)  # per chunk: the baseline's time over the candidate's
     log: list[str] = field(default_factory=list)
 
 
@@ -299,6 +306,14 @@ class Judge:
             tally.candidate += [max(t - offsets["worker"], _MIN_CALL_US) for t in cand_times]
             tally.spans.append(span)
             tally.claimed.append(_claimed(cand_times, pair_us))
+            tally.ratios.append(interquartile_mean(base_times) / max(interquartile_mean(cand_times), _MIN_CALL_US))
+            width = ratio_width(tally.ratios)
+            if len(tally.ratios) < count and width is not None and width <= _STOP_WIDTH:
+                tally.log.append(
+                    f"stopped after {len(tally.ratios)} of {count} chunks: the speedup's interval over them "
+                    f"+-{100 * width:.2f}%"
+                )
+                break
         phases = ", ".join(f"{name} {seconds:.2f}" for name, seconds in lent.phases.items())
         tally.log.append(f"{time.perf_counter() - began:.2f} s in chunks ({phases})")
         tally.spin_us = statistics.fmean(lent.spins_us) if lent.spins_us else 0.0
@@ -352,6 +367,20 @@ def _by_launches(times: Sequence[float]) -> list[float]:
 def first_side(chunk: int) -> str:
     """Which side a chunk times first: the baseline in even chunks, the candidate in odd ones."""
     return "baseline" if chunk % 2 == 0 else "candidate"
+
+
+def ratio_width(ratios: Sequence[float]) -> float | None:
+    """The 95% interval's half-width of the mean of per-chunk speedups, relative to that mean, once
+    there are enough chunks to stop on (an even count, at least _STOP_CHUNKS: as many chunks of
+    each side first); None before."""
+    k = len(ratios)
+    if k < _STOP_CHUNKS or k % 2:
+        return None
+    mean = statistics.fmean(ratios)
+    if mean <= 0:
+        return None
+    t = _T975[max(df for df in _T975 if df <= k - 1)]
+    return t * statistics.stdev(ratios) / math.sqrt(k) / mean
 
 
 def crowded_copies(copies_us: dict[str, list[float]]) -> str:

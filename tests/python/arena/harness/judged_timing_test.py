@@ -1,5 +1,8 @@
 """The judge's slot layout on the CPU (the GPU path itself: cheat_judge_gpu_test.py and bench/)."""
 
+import math
+import statistics
+
 import torch
 
 from arena.harness import judged_timing, lent
@@ -212,3 +215,16 @@ def test_copies_of_the_workers_sets_slower_than_the_judges_own_are_a_cheat():
     crowded = {"judge": [100.0, 101.0, 99.0], "worker": [190.0, 185.0, 200.0]}
     why = judged_timing.crowded_copies(crowded)
     assert "took 190 us a chunk against 100 us" in why and "ran beside them" in why
+
+
+def test_a_case_stops_once_its_speedup_is_known_closely_enough():
+    assert judged_timing.ratio_width([1.0] * 5) is None  # too few chunks
+    assert judged_timing.ratio_width([1.0, 1.001] * 3 + [1.0]) is None  # an odd count: one side first more
+    steady = [1.0, 1.002, 0.999, 1.001, 1.0, 0.998]
+    width = judged_timing.ratio_width(steady)
+    assert width is not None and width < judged_timing._STOP_WIDTH
+    noisy = [1.0, 1.05, 0.96, 1.03, 0.98, 1.01]
+    wide = judged_timing.ratio_width(noisy)
+    assert wide is not None and wide > judged_timing._STOP_WIDTH
+    # Student's t for 5 degrees of freedom: 2.571 x sd / sqrt(6) / mean.
+    assert abs(wide - 2.571 * statistics.stdev(noisy) / math.sqrt(6) / statistics.fmean(noisy)) < 1e-12
