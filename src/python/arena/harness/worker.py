@@ -95,24 +95,9 @@ class Worker:
         import torch
 
         from arena.harness import guard
-        from arena.harness.check import (
-            changed_inputs,
-            check_output_type,
-            made_outputs,
-            split_outputs,
-            stale_output,
-            with_written,
-        )
+        from arena.harness.check import changed_inputs, made_outputs, split_outputs, with_written
 
-        pristine = self._draw(header["case"], int(header["seed"]))
-        if header.get("family") != self.family or [t.shape for t in pristine] != [t.shape for t in self.working]:
-            # Every call of one family gets the same working buffers, new contents: an answer
-            # cached on a pointer is then wrong for the next set.
-            self.family, self.returned = header.get("family", ""), []
-            self.working = [t.clone() for t in pristine]
-        working = self.working
-        for work, source in zip(working, pristine):
-            work.copy_(source)
+        working, pristine = self._working_set(header)
         every = self._wants(header["outputs"])
         wants = [every[i] for i in made_outputs(self.task)]  # not the inputs written in place
         _poison_allocator(wants)
@@ -132,16 +117,13 @@ class Worker:
         reply: dict[str, Any] = {"ops": self.recorder.take()}
         if isinstance(got, str):
             return dict(reply, outcome=got), []
-        for index, (g, want) in enumerate(zip(got, wants)):
-            error = check_output_type(str(index), g, want)
-            if not error and not self.kernel.harness_outputs:
-                error = stale_output(str(index), g, working, self.returned)
-            if error:
-                return dict(reply, outcome=error), []
-        writable = {s.name for s in self.task.outputs if s.inplace}
-        error = changed_inputs([s.name for s in self.task.inputs], working, pristine, writable)
+        error = self._output_error(range(len(wants)), got, wants, working, self.returned)
         if error:
             return dict(reply, outcome=error), []
+        writable = {s.name for s in self.task.outputs if s.inplace}
+        changed = changed_inputs([s.name for s in self.task.inputs], working, pristine, writable)
+        if changed:
+            return dict(reply, outcome=changed), []
         self.returned += [] if self.kernel.harness_outputs else list(got)
         got = with_written(self.task, got, working)
         if header.get("into"):
@@ -149,6 +131,33 @@ class Worker:
             return dict(reply, into=True), []
         meta, data = pack_tensors(got)
         return dict(reply, outputs=meta), data
+
+    def _working_set(self, header: dict[str, Any]) -> tuple[list[Any], list[Any]]:
+        """(working, pristine): the checked call's set, drawn here, copied into the buffers every
+        call of its family gets (new contents in the same memory: an answer cached on a pointer is
+        then wrong for the next set)."""
+        pristine = self._draw(header["case"], int(header["seed"]))
+        if header.get("family") != self.family or [t.shape for t in pristine] != [t.shape for t in self.working]:
+            self.family, self.returned = header.get("family", ""), []
+            self.working = [t.clone() for t in pristine]
+        for work, source in zip(self.working, pristine):
+            work.copy_(source)
+        return self.working, pristine
+
+    def _output_error(
+        self, labels: Sequence[int], got: Sequence[Any], wants: Sequence[Any], working: Sequence[Any], earlier: Any
+    ) -> str:
+        """Why one of a call's outputs is refused (its type, or an input or an `earlier` output
+        handed back as it), or "": the same rule for checked and timed calls."""
+        from arena.harness.check import check_output_type, stale_output
+
+        for index, g, want in zip(labels, got, wants):
+            error = check_output_type(str(index), g, want)
+            if not error and not self.kernel.harness_outputs:
+                error = stale_output(str(index), g, working, earlier)
+            if error:
+                return error
+        return ""
 
     def _into(self, lent: dict[str, Any], got: Sequence[Any]) -> None:
         """The outputs copied into the judge's slots for one checked call (mapped for this call
@@ -293,7 +302,7 @@ class Worker:
         }
 
     def _to_slot(self, k: int, result: Any, working: list[Any], outputs: list[Any], errors: list[str]) -> None:
-        from arena.harness.check import check_output_type, made_outputs, split_outputs, stale_output, with_written
+        from arena.harness.check import made_outputs, split_outputs, with_written
 
         slot = self.bound["slots"][k]
         made = made_outputs(self.task)
@@ -304,13 +313,11 @@ class Worker:
         if isinstance(got, str):
             errors.append(got)
             return
-        for index, g in zip(made, got):
-            error = check_output_type(str(index), g, slot[index])
-            if not error and not self.kernel.harness_outputs:
-                error = stale_output(str(index), g, working, [t for held in self.recent for t in held])
-            if error:
-                errors.append(error)
-                return
+        earlier = [t for held in self.recent for t in held]
+        error = self._output_error(made, got, [slot[i] for i in made], working, earlier)
+        if error:
+            errors.append(error)
+            return
         for place, g in zip(slot, with_written(self.task, got, working)):
             place.copy_(g)
         if not self.kernel.harness_outputs:
