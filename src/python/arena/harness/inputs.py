@@ -17,6 +17,7 @@ from typing import Mapping
 import torch
 
 from arena.task.task import CASE_DTYPE, Case, Distribution, Task, TensorSpec
+from arena.task.vectors import base_distribution
 
 _DEVICE_DRAW_NUMEL = 1 << 22
 # Defaults for parameters a declaration may leave out (see docs/task-format.md).
@@ -26,6 +27,7 @@ _DEFAULTS: Mapping[str, Mapping[str, float]] = {
     "wide": {"low": -3.0, "high": 3.0},
     "large": {"scale": 1000.0},
     "arange": {"start": 0, "step": 1},
+    "half_normal": {"std": 1.0, "low": 0.0},
 }
 
 
@@ -131,4 +133,8 @@ def _draw(
         return torch.randn(shape, generator=gen, device=on, dtype=work) * float(p["scale"])
     if dist.kind == "constant":
         return torch.full(shape, float(p["value"]), device=on, dtype=work)
+    if dist.kind == "half_normal":  # |N(0, std)| + low: magnitudes, e.g. scales and routing weights
+        return torch.randn(shape, generator=gen, device=on, dtype=work).abs() * float(p["std"]) + float(p["low"])
+    if dist.kind == "cumsum":  # running sums along `dim` of a draw of the base kind, on the same device
+        return _draw(base_distribution(dist), shape, dtype, dims, gen, on).cumsum(int(p["dim"]))
     raise ValueError(f"unknown distribution kind {dist.kind!r}")

@@ -36,7 +36,9 @@ class Distribution:
 
     kind: normal (mean, std) | uniform (low, high) | randint (low, high; high may name a dim) |
     wide (sign * 10**uniform(low, high): magnitudes across many decades, exposes downcasts) |
-    large (normal scaled by `scale`, near the dtype's range) | constant (value).
+    large (normal scaled by `scale`, near the dtype's range) | constant (value) |
+    half_normal (|N(0, std)| + low) | cumsum (running sums along `dim` of a draw of kind `base`,
+    with the base's parameters beside `base` and `dim`); docs/task-format.md lists them all.
     """
 
     kind: str = "normal"

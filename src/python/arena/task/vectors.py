@@ -26,8 +26,17 @@ DISTRIBUTION_PARAMS: Mapping[str, tuple[str, ...]] = {
     "constant": ("value",),
     "permutation": ("low", "high"),  # distinct ints: the first numel of a shuffled [low, high)
     "arange": ("start", "step"),  # start + step * i over the flattened tensor; no draw
+    "half_normal": ("std", "low"),  # |N(0, std)| + low
+    "cumsum": ("base", "dim"),  # running sums along dim of a draw of `base`, with base's parameters
 }
-_REQUIRED = {"randint": ("low", "high"), "constant": ("value",), "permutation": ("low", "high")}
+# The kinds a cumsum may sum: draws of independent elements, one parameter set for the tensor.
+CUMSUM_BASES = ("normal", "uniform", "half_normal", "randint", "constant")
+_REQUIRED = {
+    "randint": ("low", "high"),
+    "constant": ("value",),
+    "permutation": ("low", "high"),
+    "cumsum": ("base", "dim"),
+}
 _INTEGER_KINDS = ("randint", "permutation")  # their bounds are ints, and high may name a dim
 
 
@@ -36,6 +45,8 @@ def parse_distribution(field: str, raw: Any, what: str) -> Distribution:
     kind = raw.get("kind")
     if kind not in DISTRIBUTION_PARAMS:
         raise FieldError(field, f"{what} has kind {kind!r}; expected one of {', '.join(DISTRIBUTION_PARAMS)}")
+    if kind == "cumsum":
+        return _parse_cumsum(field, raw, what)
     require_keys(field, raw, f"{what} ({kind})", ("kind",) + _REQUIRED.get(kind, ()), DISTRIBUTION_PARAMS[kind])
     params = {key: value for key, value in raw.items() if key != "kind"}
     for key, value in params.items():
@@ -48,11 +59,32 @@ def parse_distribution(field: str, raw: Any, what: str) -> Distribution:
     low, high = params.get("low"), params.get("high")
     if isinstance(low, (int, float)) and isinstance(high, (int, float)) and not low < high:
         raise FieldError(field, f"{what} needs low < high, got {low} and {high}")
-    if kind == "normal" and params.get("std", 1) <= 0:
+    if kind in ("normal", "half_normal") and params.get("std", 1) <= 0:
         raise FieldError(field, f"{what} needs std > 0")
     if kind == "arange" and params.get("step", 1) == 0:
         raise FieldError(field, f"{what} needs a step other than 0")
     return Distribution(kind=kind, params=params)
+
+
+def _parse_cumsum(field: str, raw: Mapping[str, Any], what: str) -> Distribution:
+    """{"kind": "cumsum", "base": <kind>, "dim": <int>, ...the base's parameters}."""
+    require_keys(field, raw, f"{what} (cumsum)", ("kind", "base", "dim"), raw)  # the base checks the rest
+    base = raw["base"]
+    if base not in CUMSUM_BASES:
+        raise FieldError(field, f"{what} sums base {base!r}; expected one of {', '.join(CUMSUM_BASES)}")
+    dim = require_int(field, raw["dim"], f"{what} dim")
+    own = {key: value for key, value in raw.items() if key not in ("kind", "base", "dim")}
+    inner = parse_distribution(field, {"kind": base, **own}, f"{what} base")
+    return Distribution(kind="cumsum", params={"base": base, "dim": dim, **inner.params})
+
+
+def base_distribution(dist: Distribution) -> Distribution:
+    """The distribution a cumsum sums (itself for any other kind)."""
+    if dist.kind != "cumsum":
+        return dist
+    return Distribution(
+        kind=str(dist.params["base"]), params={k: v for k, v in dist.params.items() if k not in ("base", "dim")}
+    )
 
 
 def parse_tensors(field: str, raw: Any, *, with_dist: bool) -> tuple[TensorSpec, ...]:
@@ -163,7 +195,8 @@ def check_dims_defined(cases: tuple[Case, ...], tensors: tuple[TensorSpec, ...],
     for case in cases:
         for spec in tensors:
             dists = [spec.dist, case.dists.get(spec.name)]
-            bounds = [d.params["high"] for d in dists if d and d.kind in _INTEGER_KINDS]
+            bases = [base_distribution(d) for d in dists if d]
+            bounds = [d.params["high"] for d in bases if d.kind in _INTEGER_KINDS]
             bounds = [b for b in bounds if isinstance(b, str)]
             for dim in [d for d in spec.shape if isinstance(d, str)] + bounds:
                 if dim not in case.dims:
@@ -171,11 +204,24 @@ def check_dims_defined(cases: tuple[Case, ...], tensors: tuple[TensorSpec, ...],
                         "cases", f"case {case.name!r} uses dim {dim!r} not set in its dims (by {spec.name!r})"
                     )
         check_permutations(case, tensors)
+        check_cumsum_dims(case, tensors)
         for name, value in scalars.items():
             if isinstance(value, str) and value not in case.dims:
                 raise FieldError(
                     "cases", f"case {case.name!r} uses dim {value!r} not set in its dims (by scalar {name!r})"
                 )
+
+
+def check_cumsum_dims(case: Case, tensors: tuple[TensorSpec, ...]) -> None:
+    """Each cumsum-drawn tensor of `case` has the axis its sums run along."""
+    for spec in tensors:
+        dist = case.dists.get(spec.name, spec.dist)
+        if dist.kind == "cumsum" and not -len(spec.shape) <= int(dist.params["dim"]) < max(len(spec.shape), 1):
+            raise FieldError(
+                "cases",
+                f"case {case.name!r}: {spec.name!r} sums along dim {dist.params['dim']}, "
+                f"which its {len(spec.shape)}-dim shape does not have",
+            )
 
 
 def check_permutations(case: Case, tensors: tuple[TensorSpec, ...]) -> None:

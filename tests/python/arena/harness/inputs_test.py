@@ -87,3 +87,39 @@ def test_scalars_take_dims_by_name(tmp_path):
 
     task = replace(build_task(tmp_path), scalars={"n": "N", "alpha": 0.5})
     assert make_scalars(task, task.cases[0]) == {"n": 129, "alpha": 0.5}
+
+
+def test_a_half_normal_draws_magnitudes_of_the_seeds_normal(tmp_path):
+    from dataclasses import replace
+
+    dist = Distribution("half_normal", {"std": 0.1, "low": 0.01})
+    task = replace(build_task(tmp_path), inputs=(TensorSpec("x", ("N",), "float32", dist),))
+    case = Case("c", {"N": 20000}, "float32", 3)
+    x = make_inputs(task, case, CPU)[0]
+    assert float(x.min()) >= 0.01 and abs(float(x.mean()) - (0.01 + 0.1 * (2 / torch.pi) ** 0.5)) < 0.002
+    # The declared meaning: |N(0, std)| + low, drawn as the seed's normal draw.
+    normal = replace(task, inputs=(TensorSpec("x", ("N",), "float32", Distribution("normal", {"std": 0.1})),))
+    assert torch.allclose(x, make_inputs(normal, case, CPU)[0].abs() + 0.01)
+    assert torch.equal(x, make_inputs(task, case, CPU)[0])
+    assert not torch.equal(x, make_inputs(task, replace(case, seed=4), CPU)[0])
+
+
+def test_a_cumsum_sums_its_base_draw_along_its_dim(tmp_path):
+    from dataclasses import replace
+
+    def draw(dist: Distribution, dtype: str = "float32", seed: int = 3) -> torch.Tensor:
+        task = replace(build_task(tmp_path), inputs=(TensorSpec("x", ("B", "T", "H"), dtype, dist),))
+        return make_inputs(task, Case("c", {"B": 2, "T": 300, "H": 3}, "float32", seed), CPU)[0]
+
+    base = Distribution("normal", {"std": 0.01})
+    x = draw(Distribution("cumsum", {"base": "normal", "dim": 1, "std": 0.01}))
+    assert torch.allclose(x, draw(base).cumsum(1))
+    assert torch.equal(x, draw(Distribution("cumsum", {"base": "normal", "dim": -2, "std": 0.01})))
+    assert not torch.equal(x, draw(Distribution("cumsum", {"base": "normal", "dim": 1, "std": 0.01}), seed=4))
+    decreasing = draw(Distribution("cumsum", {"base": "uniform", "dim": -1, "low": -0.01, "high": 0.0}))
+    assert (decreasing.diff(dim=-1) <= 0).all() and float(decreasing[..., 0].min()) >= -0.01
+    offsets = draw(Distribution("cumsum", {"base": "randint", "dim": 1, "low": 1, "high": 5}), "int32")
+    steps = offsets.diff(dim=1)
+    assert offsets.dtype == torch.int32 and int(steps.min()) >= 1 and int(steps.max()) <= 4
+    ramp = draw(Distribution("cumsum", {"base": "constant", "dim": 0, "value": 2.0}))
+    assert ramp[:, 0, 0].tolist() == [2.0, 4.0]

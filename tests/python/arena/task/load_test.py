@@ -255,6 +255,70 @@ BAD = [
         "needs a step other than 0",
     ),
     (
+        "half-normal-std",
+        dict(inputs=[{"name": "x", "shape": ["M", "N"], "dist": {"kind": "half_normal", "std": 0}}]),
+        None,
+        "needs std > 0",
+    ),
+    (
+        "cumsum-base",
+        dict(inputs=[{"name": "x", "shape": ["M", "N"], "dist": {"kind": "cumsum", "base": "wide", "dim": 0}}]),
+        None,
+        "sums base 'wide'; expected one of normal, uniform, half_normal, randint, constant",
+    ),
+    (
+        "cumsum-dim-missing",
+        dict(inputs=[{"name": "x", "shape": ["M", "N"], "dist": {"kind": "cumsum", "base": "normal"}}]),
+        None,
+        "is missing 'dim'",
+    ),
+    (
+        "cumsum-dim-int",
+        dict(inputs=[{"name": "x", "shape": ["M", "N"], "dist": {"kind": "cumsum", "base": "normal", "dim": 0.5}}]),
+        None,
+        "dist dim must be an integer",
+    ),
+    (
+        "cumsum-base-param",
+        dict(
+            inputs=[
+                {"name": "x", "shape": ["M", "N"], "dist": {"kind": "cumsum", "base": "normal", "dim": 0, "low": 1}}
+            ]
+        ),
+        None,
+        "unknown key(s) 'low'",
+    ),
+    (
+        "cumsum-base-value",
+        dict(
+            inputs=[
+                {"name": "x", "shape": ["M", "N"], "dist": {"kind": "cumsum", "base": "normal", "dim": 0, "std": -1}}
+            ]
+        ),
+        None,
+        "base needs std > 0",
+    ),
+    (
+        "cumsum-axis",
+        dict(inputs=[{"name": "x", "shape": ["M", "N"], "dist": {"kind": "cumsum", "base": "normal", "dim": 2}}]),
+        None,
+        "'x' sums along dim 2, which its 2-dim shape does not have",
+    ),
+    (
+        "cumsum-randint-dim",
+        dict(
+            inputs=[
+                {
+                    "name": "x",
+                    "shape": ["M"],
+                    "dist": {"kind": "cumsum", "base": "randint", "dim": 0, "low": 0, "high": "V"},
+                }
+            ]
+        ),
+        None,
+        "case 'small' uses dim 'V' not set in its dims",
+    ),
+    (
         "case-dist-input",
         dict(cases=[{**BIG, "dists": {"z": {"kind": "normal"}}}]),
         None,
@@ -330,6 +394,19 @@ def test_bad_declaration(
     text = str(raised.value)
     assert message in text
     assert text.startswith("tasks/triton2triton/softmax/BUILD: kernel_task")
+
+
+def test_half_normal_and_cumsum_load_with_their_parameters(triton_task: WriteTask, tmp_path: Path) -> None:
+    inputs = [
+        {"name": "x", "shape": ["M", "N"], "dist": {"kind": "half_normal", "std": 0.1, "low": 0.01}},
+        {"name": "g", "shape": ["M", "N"], "dist": {"kind": "cumsum", "base": "uniform", "dim": -1, "low": -0.1}},
+    ]
+    triton_task(inputs=inputs)
+    (task,) = load_tasks(tmp_path)
+    assert [(s.dist.kind, s.dist.params) for s in task.inputs] == [
+        ("half_normal", {"std": 0.1, "low": 0.01}),
+        ("cumsum", {"base": "uniform", "dim": -1, "low": -0.1}),
+    ]
 
 
 def test_message_names_file_target_and_field(triton_task: WriteTask, tmp_path: Path) -> None:
