@@ -4,18 +4,22 @@ Recognised: torch.randn / rand / randint / zeros / ones / full / arange, scaled,
 shifted by constants (`torch.randn(...) * 0.1` is normal with std 0.1, `torch.rand(...) * 2 + 0.1`
 uniform on [0.1, 2.1), `-torch.rand(...) * 0.5` uniform on [-0.5, 0), `torch.arange(n) * 2 + 1`
 an arange from 1 by 2), and `torch.randperm(n)[:k]` (a permutation of [0, n), its first k),
-optionally followed by .to(dtype), .contiguous() or .clone(). Anything else (cumsum, `.abs()` of
-a normal draw: half-normal, values built in a loop) matches no distribution, and the task is not
-imported.
+optionally followed by .to(dtype), .contiguous() or .clone(). The magnitude of a normal draw
+centred on 0 (`torch.randn(...).abs() * 0.1 + 0.01`) is `half_normal`; the running sums of a draw
+along one axis (`torch.randn(...).cumsum(1) * 0.01`, `torch.cumsum(torch.rand(...) * -0.1, dim=-1)`)
+are `cumsum` of that draw's kind. Anything else (a cumsum of another input, values built in a
+loop) matches no distribution, and the task is not imported.
 """
 
 from __future__ import annotations
 
 import ast
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from arena.importer.outcome import NotImportable
+from arena.task.vectors import CUMSUM_BASES
 
 _DRAWS = ("randn", "rand", "randint", "zeros", "ones", "full", "arange", "randperm", "empty")
 # torch.<kind>_like(x[, value]): x's shape and dtype (read elsewhere), the draw of <kind>.
@@ -25,6 +29,19 @@ INTEGER_DTYPES = frozenset(
     f"torch.{name}" for name in ("int8", "int16", "int32", "int64", "uint8", "int", "long", "short")
 )
 _KEYWORDS = {"dtype", "device"}  # what else a draw is given changes its values or is not modelled
+_WRAPPERS = ("abs", "cumsum")  # x.abs(), torch.abs(x), x.cumsum(d), torch.cumsum(x, dim=d) of a draw x
+
+
+@dataclass(frozen=True)
+class Wrapped:
+    """`.abs()` or `.cumsum(dim)` of a draw, and the constants applied after it."""
+
+    how: str  # one of _WRAPPERS
+    dim: ast.expr | None  # the cumsum's axis
+    scale: ast.expr | None
+    offset: ast.expr | None
+    negate_offset: bool
+    negate: bool
 
 
 @dataclass(frozen=True)
@@ -39,6 +56,7 @@ class Draw:
     size_args: list[ast.expr]  # the size, one expression per axis or one tuple expression
     negate: bool = False  # `-torch.rand(...)`: the draw is negated before it is scaled
     first: ast.expr | None = None  # `torch.randperm(n)[:k]`: k, the elements kept
+    wrapped: Wrapped | None = None  # the draw's magnitude or running sums, then scaled and shifted
 
 
 def find_draw(name: str, value: ast.expr) -> Draw:
@@ -52,13 +70,26 @@ def find_draw(name: str, value: ast.expr) -> Draw:
         node = _strip_methods(node.left)
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
         product = node
-        if _torch_call(product.right) and not _torch_call(product.left):
+        if _drawn(product.right) and not _drawn(product.left):
             node, scale = _strip_methods(product.right), product.left
         else:
             node, scale = _strip_methods(product.left), product.right
     negate = False
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         node, negate = _strip_methods(node.operand), True
+    wrapper = _wrapper(node)
+    if wrapper is not None:
+        how, operand, dim = wrapper
+        try:
+            base = find_draw(name, operand)
+        except NotImportable:
+            base = None
+        if base is None or base.wrapped is not None:
+            raise NotImportable(
+                f"input {name!r} is `{_short(value)}`, the {how} of `{_short(operand)}`, which no arena "
+                "distribution draws (arena draws each input on its own)"
+            ) from None
+        return dataclasses.replace(base, wrapped=Wrapped(how, dim, scale, offset, negate_offset, negate))
     first: ast.expr | None = None
     if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
         cut = node.slice
@@ -98,6 +129,8 @@ def distribution(draw: Draw, name: str, constant: Callable[[ast.expr], Any]) -> 
     """The arena distribution of `draw`; `constant` reads an expression that must be the same
     number in every case (NotImportable otherwise). A randint bound that varies by case is
     returned as the expression, for the caller to turn into a dim."""
+    if draw.wrapped is not None:
+        return _wrapped(draw, draw.wrapped, name, constant)
     scale = (1.0 if draw.scale is None else _number(constant(draw.scale), name)) * (-1 if draw.negate else 1)
     offset = 0.0 if draw.offset is None else _number(constant(draw.offset), name) * (-1 if draw.negate_offset else 1)
     if draw.kind == "randn":  # a normal draw negated is the same distribution: std is |scale|
@@ -130,6 +163,68 @@ def distribution(draw: Draw, name: str, constant: Callable[[ast.expr], Any]) -> 
     return {"kind": "constant", "value": fill * scale + offset}
 
 
+def _wrapped(draw: Draw, wrapped: Wrapped, name: str, constant: Callable[[ast.expr], Any]) -> dict[str, Any]:
+    """|draw| * scale + offset (half_normal) or cumsum(draw, dim) * scale (cumsum of the scaled draw)."""
+    base = distribution(dataclasses.replace(draw, wrapped=None), name, constant)
+    factor = (1.0 if wrapped.scale is None else _number(constant(wrapped.scale), name)) * (-1 if wrapped.negate else 1)
+    offset = 0.0
+    if wrapped.offset is not None:
+        offset = _number(constant(wrapped.offset), name) * (-1 if wrapped.negate_offset else 1)
+    if wrapped.how == "abs":
+        if base["kind"] != "normal" or base.get("mean", 0.0) != 0.0:
+            raise NotImportable(f"input {name!r} is the magnitude of a draw other than a normal one centred on 0")
+        if factor <= 0:
+            raise NotImportable(
+                f"input {name!r} scales a half-normal draw by {factor:g}, which no distribution matches"
+            )
+        half = {"kind": "half_normal", "std": float(base.get("std", 1.0)) * factor, "low": offset}
+        return _without_defaults(half, std=1.0, low=0.0)
+    if offset != 0:
+        raise NotImportable(f"input {name!r} shifts a cumulative sum, which no arena distribution draws")
+    dim = constant(wrapped.dim) if wrapped.dim is not None else None
+    if isinstance(dim, bool) or not isinstance(dim, int):
+        raise NotImportable(f"input {name!r} is a cumulative sum along {dim!r}, not one axis")
+    summed = _scaled(base, factor, name)
+    if summed["kind"] not in CUMSUM_BASES:
+        raise NotImportable(
+            f"input {name!r} is a cumulative sum of {summed['kind']} values; arena sums {', '.join(CUMSUM_BASES)} draws"
+        )
+    return {"kind": "cumsum", "base": summed.pop("kind"), "dim": dim, **summed}
+
+
+def _scaled(dist: dict[str, Any], factor: float, name: str) -> dict[str, Any]:
+    """The distribution of a draw of `dist` times `factor` (a cumsum scaled after summing)."""
+    if factor == 1:
+        return dict(dist)
+    if dist["kind"] == "normal":
+        scaled = {"kind": "normal", "mean": dist.get("mean", 0.0) * factor, "std": dist.get("std", 1.0) * abs(factor)}
+        return _without_defaults(scaled, mean=0.0, std=1.0)
+    if dist["kind"] == "uniform":
+        low, high = sorted((dist.get("low", 0.0) * factor, dist.get("high", 1.0) * factor))
+        return _without_defaults({"kind": "uniform", "low": low, "high": high}, low=0.0, high=1.0)
+    if dist["kind"] == "constant":
+        return {"kind": "constant", "value": dist["value"] * factor}
+    raise NotImportable(f"input {name!r} scales the cumulative sum of a {dist['kind']} draw by {factor:g}")
+
+
+def _wrapper(node: ast.expr) -> tuple[str, ast.expr, ast.expr | None] | None:
+    """(how, operand, dim) of `x.abs()`, `torch.abs(x)`, `x.cumsum(d)`, `torch.cumsum(x, dim=d)`."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _WRAPPERS):
+        return None
+    how = node.func.attr
+    args = list(node.args)
+    if isinstance(node.func.value, ast.Name) and node.func.value.id == "torch":
+        if not args:
+            return None
+        operand = args.pop(0)
+    else:
+        operand = node.func.value
+    dims = args + [k.value for k in node.keywords if k.arg == "dim"]
+    if any(k.arg != "dim" for k in node.keywords) or len(dims) != (how == "cumsum"):
+        return None
+    return how, _strip_methods(operand), dims[0] if dims else None
+
+
 def _arange(draw: Draw, name: str, constant: Callable[[ast.expr], Any], scale: float, offset: float) -> dict[str, Any]:
     """torch.arange([start,] end[, step]) * scale + offset: start + step * i, scaled and shifted."""
     arguments = draw.call.args
@@ -159,6 +254,12 @@ def _torch_call(node: ast.expr) -> ast.Call | None:
     ):
         return node
     return None
+
+
+def _drawn(node: ast.expr) -> bool:
+    """A draw, or its magnitude or running sums: the factor of a product that is not the scale."""
+    node = _strip_methods(node)
+    return _torch_call(node) is not None or _wrapper(node) is not None
 
 
 def _strip_methods(node: ast.expr) -> ast.expr:

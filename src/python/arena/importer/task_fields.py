@@ -200,7 +200,7 @@ def _input(
         # case's distribution, and each case's own as its `dists` override.
         case_dists = tuple(distribution(draw, node.id, _case_reader(case, shown)) for case in cases)
         dist = dict(case_dists[0])
-    if dist["kind"] in ("randint", "permutation"):
+    if dist["kind"] in ("randint", "permutation") or dist.get("base") == "randint":
         dist["high"] = _bound(cases, dims, dist["high"], f"{node.id}_high")
         case_dists = tuple({**d, "high": dist["high"]} for d in case_dists)
     axes = draw.size_args

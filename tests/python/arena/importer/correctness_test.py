@@ -116,6 +116,20 @@ def test_a_loop_that_computes_the_reference_is_repeated_in_it(checkout: Path) ->
             "{'name': 'w', 'shape': ['cols'], 'dtype': 'float32', "
             "'dist': {'kind': 'permutation', 'low': 0, 'high': 'w_high'}}",
         ),
+        (
+            "torch.randn(cols, device=device, dtype=torch.float32).abs() * 0.1 + 0.01",
+            "{'name': 'w', 'shape': ['cols'], 'dtype': 'float32', 'dist': {'kind': 'half_normal', 'std': 0.1, 'low': 0.01}}",
+        ),
+        (
+            "torch.cumsum(torch.rand(cols, device=device, dtype=torch.float32) * -0.1, dim=-1)",
+            "{'name': 'w', 'shape': ['cols'], 'dtype': 'float32', "
+            "'dist': {'kind': 'cumsum', 'base': 'uniform', 'dim': -1, 'low': -0.1, 'high': 0.0}}",
+        ),
+        (
+            "torch.cumsum(torch.randint(1, rows, (cols,), device=device), dim=0).to(torch.int32)",
+            "{'name': 'w', 'shape': ['cols'], 'dtype': 'int32', "
+            "'dist': {'kind': 'cumsum', 'base': 'randint', 'dim': 0, 'low': 1, 'high': 'rows'}}",
+        ),
     ],
 )
 def test_an_arange_and_a_permutation_input_are_declared(checkout: Path, draw: str, declared: str) -> None:
@@ -216,6 +230,21 @@ def test_the_kernel_default_is_not_passed_and_a_compared_cast_is_kept(checkout: 
         ("torch.arange(2, n) * 3 + 1", {"kind": "arange", "start": 7, "step": 3}),
         ("torch.arange(0, n, 0.5)", {"kind": "arange", "step": 0.5}),
         ("torch.randperm(64, dtype=torch.int32)[:n]", {"kind": "permutation", "low": 0, "high": "64"}),
+        ("torch.randn(n).abs()", {"kind": "half_normal"}),
+        ("torch.randn(n, device=d).abs() * 0.1 + 0.01", {"kind": "half_normal", "std": 0.1, "low": 0.01}),
+        ("torch.abs(-torch.randn(n) * 0.5).contiguous()", {"kind": "half_normal", "std": 0.5}),
+        ("2 * torch.randn(n).abs() - 1", {"kind": "half_normal", "std": 2.0, "low": -1.0}),
+        ("torch.randn(b, t).cumsum(1) * 0.01", {"kind": "cumsum", "base": "normal", "dim": 1, "std": 0.01}),
+        (
+            "torch.cumsum(torch.randn(b, t) * 0.01, dim=-1)",
+            {"kind": "cumsum", "base": "normal", "dim": -1, "std": 0.01},
+        ),
+        ("-torch.rand(n).cumsum(0) * 0.1", {"kind": "cumsum", "base": "uniform", "dim": 0, "low": -0.1, "high": 0.0}),
+        (
+            "torch.cumsum(torch.randint(1, 5, (n,)), 0)",
+            {"kind": "cumsum", "base": "randint", "dim": 0, "low": 1, "high": "5"},
+        ),
+        ("torch.full((n,), 2).cumsum(dim=0)", {"kind": "cumsum", "base": "constant", "dim": 0, "value": 2.0}),
         ("torch.zeros_like(y)", {"kind": "constant", "value": 0.0}),
         ("torch.full_like(y, 2.5)", {"kind": "constant", "value": 2.5}),
         ("torch.randn_like(y) * 3", {"kind": "normal", "std": 3.0}),
@@ -224,7 +253,7 @@ def test_the_kernel_default_is_not_passed_and_a_compared_cast_is_kept(checkout: 
 def test_draws_become_arena_distributions(source: str, dist: dict) -> None:
     draw = find_draw("x", ast.parse(source, mode="eval").body)
     found = distribution(draw, "x", lambda node: ast.literal_eval(node))
-    if found["kind"] in ("randint", "permutation"):
+    if found["kind"] in ("randint", "permutation") or found.get("base") == "randint":
         found["high"] = ast.unparse(found["high"])  # a bound is left as the expression, to be read per case
     assert found == dist
 
@@ -232,7 +261,10 @@ def test_draws_become_arena_distributions(source: str, dist: dict) -> None:
 @pytest.mark.parametrize(
     "source, reason",
     [
-        ("torch.randn(n).abs()", "`torch.randn(n).abs()`, which no arena distribution matches"),
+        ("torch.randn(n).sin()", "`torch.randn(n).sin()`, which no arena distribution matches"),
+        ("torch.cumsum(dt * -0.1, dim=-1)", "the cumsum of `dt * -0.1`, which no arena distribution draws"),
+        ("torch.randn(n).cumsum(0).abs()", "the abs of `torch.randn(n).cumsum(0)`, which no arena distribution"),
+        ("torch.randn(n).cumsum(0, dtype=torch.float64)", "which no arena distribution matches"),
         ("torch.randint(0, 9, (n,)) * 2", "scales or shifts random integers"),
         ("torch.randn(n, generator=g)", "is drawn with generator=, which arena does not model"),
         ("torch.randperm(n)", "is a whole torch.randperm"),
@@ -243,3 +275,21 @@ def test_draws_become_arena_distributions(source: str, dist: dict) -> None:
 def test_draws_no_distribution_matches_are_refused(source: str, reason: str) -> None:
     with pytest.raises(NotImportable, match=reason.replace("(", r"\(").replace(")", r"\)").replace("*", r"\*")):
         find_draw("x", ast.parse(source, mode="eval").body)
+
+
+@pytest.mark.parametrize(
+    "source, reason",
+    [
+        ("torch.rand(n).abs()", "the magnitude of a draw other than a normal one centred on 0"),
+        ("(torch.randn(n) + 1).abs()", "the magnitude of a draw other than a normal one centred on 0"),
+        ("-torch.randn(n).abs()", "scales a half-normal draw by -1"),
+        ("torch.randn(n).cumsum(0) + 1", "shifts a cumulative sum"),
+        ("torch.randint(0, 9, (n,)).cumsum(0) * 2", "scales the cumulative sum of a randint draw by 2"),
+        ("torch.randn(n).cumsum(0.5)", "a cumulative sum along 0.5, not one axis"),
+        ("torch.arange(n).cumsum(0)", "a cumulative sum of arange values; arena sums normal, uniform, half_normal"),
+    ],
+)
+def test_a_magnitude_or_running_sum_no_distribution_matches_is_refused(source: str, reason: str) -> None:
+    draw = find_draw("x", ast.parse(source, mode="eval").body)
+    with pytest.raises(NotImportable, match=reason.replace("(", r"\(").replace(")", r"\)")):
+        distribution(draw, "x", lambda node: ast.literal_eval(node))
