@@ -137,4 +137,16 @@ def _draw(
         return torch.randn(shape, generator=gen, device=on, dtype=work).abs() * float(p["std"]) + float(p["low"])
     if dist.kind == "cumsum":  # running sums along `dim` of a draw of the base kind, on the same device
         return _draw(base_distribution(dist), shape, dtype, dims, gen, on).cumsum(int(p["dim"]))
+    if dist.kind == "tril":  # the base draw where j <= (i mod n_cols) + diagonal, i along rows, j along cols
+        return _draw(base_distribution(dist), shape, dtype, dims, gen, on) * _tril_mask(shape, p, on)
     raise ValueError(f"unknown distribution kind {dist.kind!r}")
+
+
+def _tril_mask(shape: tuple[int, ...], p: Mapping[str, float | int | str], on: torch.device) -> torch.Tensor:
+    """1 where a tril keeps the draw, 0 elsewhere, broadcast over the other axes; built on `on`."""
+    rows, cols = int(p["rows"]) % len(shape), int(p["cols"]) % len(shape)
+    index = torch.arange(shape[rows], device=on) % max(shape[cols], 1)  # each block of n_cols rows starts over
+    keep = torch.arange(shape[cols], device=on)[None, :] <= index[:, None] + int(p.get("diagonal", 0))
+    view = [1] * len(shape)
+    view[rows], view[cols] = shape[rows], shape[cols]
+    return (keep if rows < cols else keep.T).reshape(view)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from arena.importer.outcome import NotImportable
-from arena.task.vectors import CUMSUM_BASES
+from arena.task.vectors import BASE_KINDS
 
 _DRAWS = ("randn", "rand", "randint", "zeros", "ones", "full", "arange", "randperm", "empty")
 # torch.<kind>_like(x[, value]): x's shape and dtype (read elsewhere), the draw of <kind>.
@@ -185,9 +185,9 @@ def _wrapped(draw: Draw, wrapped: Wrapped, name: str, constant: Callable[[ast.ex
     if isinstance(dim, bool) or not isinstance(dim, int):
         raise NotImportable(f"input {name!r} is a cumulative sum along {dim!r}, not one axis")
     summed = _scaled(base, factor, name)
-    if summed["kind"] not in CUMSUM_BASES:
+    if summed["kind"] not in BASE_KINDS:
         raise NotImportable(
-            f"input {name!r} is a cumulative sum of {summed['kind']} values; arena sums {', '.join(CUMSUM_BASES)} draws"
+            f"input {name!r} is a cumulative sum of {summed['kind']} values; arena sums {', '.join(BASE_KINDS)} draws"
         )
     return {"kind": "cumsum", "base": summed.pop("kind"), "dim": dim, **summed}
 

@@ -28,15 +28,18 @@ DISTRIBUTION_PARAMS: Mapping[str, tuple[str, ...]] = {
     "arange": ("start", "step"),  # start + step * i over the flattened tensor; no draw
     "half_normal": ("std", "low"),  # |N(0, std)| + low
     "cumsum": ("base", "dim"),  # running sums along dim of a draw of `base`, with base's parameters
+    "tril": ("base", "rows", "cols", "diagonal"),  # a draw of `base` zeroed above a diagonal, per block
 }
-# The kinds a cumsum may sum: draws of independent elements, one parameter set for the tensor.
-CUMSUM_BASES = ("normal", "uniform", "half_normal", "randint", "constant")
+# The kinds a cumsum sums or a tril masks: independent elements, one parameter set for the tensor.
+BASE_KINDS = ("normal", "uniform", "half_normal", "randint", "constant")
 _REQUIRED = {
     "randint": ("low", "high"),
     "constant": ("value",),
     "permutation": ("low", "high"),
     "cumsum": ("base", "dim"),
+    "tril": ("base", "rows", "cols"),
 }
+_OWN = {"cumsum": ("base", "dim"), "tril": ("base", "rows", "cols", "diagonal")}  # the rest are the base's
 _INTEGER_KINDS = ("randint", "permutation")  # their bounds are ints, and high may name a dim
 
 
@@ -45,8 +48,8 @@ def parse_distribution(field: str, raw: Any, what: str) -> Distribution:
     kind = raw.get("kind")
     if kind not in DISTRIBUTION_PARAMS:
         raise FieldError(field, f"{what} has kind {kind!r}; expected one of {', '.join(DISTRIBUTION_PARAMS)}")
-    if kind == "cumsum":
-        return _parse_cumsum(field, raw, what)
+    if kind in _OWN:
+        return _parse_based(field, raw, what, kind)
     require_keys(field, raw, f"{what} ({kind})", ("kind",) + _REQUIRED.get(kind, ()), DISTRIBUTION_PARAMS[kind])
     params = {key: value for key, value in raw.items() if key != "kind"}
     for key, value in params.items():
@@ -66,24 +69,27 @@ def parse_distribution(field: str, raw: Any, what: str) -> Distribution:
     return Distribution(kind=kind, params=params)
 
 
-def _parse_cumsum(field: str, raw: Mapping[str, Any], what: str) -> Distribution:
-    """{"kind": "cumsum", "base": <kind>, "dim": <int>, ...the base's parameters}."""
-    require_keys(field, raw, f"{what} (cumsum)", ("kind", "base", "dim"), raw)  # the base checks the rest
+def _parse_based(field: str, raw: Mapping[str, Any], what: str, kind: str) -> Distribution:
+    """{"kind": "cumsum", "base": <kind>, "dim": <int>, ...the base's parameters}, and a tril's
+    {"kind": "tril", "base": <kind>, "rows": <int>, "cols": <int>[, "diagonal": <int>], ...}."""
+    require_keys(field, raw, f"{what} ({kind})", ("kind",) + _REQUIRED[kind], raw)  # the base checks the rest
     base = raw["base"]
-    if base not in CUMSUM_BASES:
-        raise FieldError(field, f"{what} sums base {base!r}; expected one of {', '.join(CUMSUM_BASES)}")
-    dim = require_int(field, raw["dim"], f"{what} dim")
-    own = {key: value for key, value in raw.items() if key not in ("kind", "base", "dim")}
-    inner = parse_distribution(field, {"kind": base, **own}, f"{what} base")
-    return Distribution(kind="cumsum", params={"base": base, "dim": dim, **inner.params})
+    if base not in BASE_KINDS:
+        raise FieldError(field, f"{what} has base {base!r}; expected one of {', '.join(BASE_KINDS)}")
+    own = {key: require_int(field, raw[key], f"{what} {key}") for key in _OWN[kind][1:] if key in raw}
+    if kind == "tril" and own["rows"] == own["cols"]:
+        raise FieldError(field, f"{what} needs two axes, rows and cols, got {own['rows']} for both")
+    rest = {key: value for key, value in raw.items() if key != "kind" and key not in _OWN[kind]}
+    inner = parse_distribution(field, {"kind": base, **rest}, f"{what} base")
+    return Distribution(kind=kind, params={"base": base, **own, **inner.params})
 
 
 def base_distribution(dist: Distribution) -> Distribution:
-    """The distribution a cumsum sums (itself for any other kind)."""
-    if dist.kind != "cumsum":
+    """The distribution a cumsum sums or a tril masks (itself for any other kind)."""
+    if dist.kind not in _OWN:
         return dist
     return Distribution(
-        kind=str(dist.params["base"]), params={k: v for k, v in dist.params.items() if k not in ("base", "dim")}
+        kind=str(dist.params["base"]), params={k: v for k, v in dist.params.items() if k not in _OWN[dist.kind]}
     )
 
 
@@ -204,7 +210,7 @@ def check_dims_defined(cases: tuple[Case, ...], tensors: tuple[TensorSpec, ...],
                         "cases", f"case {case.name!r} uses dim {dim!r} not set in its dims (by {spec.name!r})"
                     )
         check_permutations(case, tensors)
-        check_cumsum_dims(case, tensors)
+        check_axes(case, tensors)
         for name, value in scalars.items():
             if isinstance(value, str) and value not in case.dims:
                 raise FieldError(
@@ -212,16 +218,22 @@ def check_dims_defined(cases: tuple[Case, ...], tensors: tuple[TensorSpec, ...],
                 )
 
 
-def check_cumsum_dims(case: Case, tensors: tuple[TensorSpec, ...]) -> None:
-    """Each cumsum-drawn tensor of `case` has the axis its sums run along."""
+def check_axes(case: Case, tensors: tuple[TensorSpec, ...]) -> None:
+    """Each cumsum- or tril-drawn tensor of `case` has the axes its distribution names, two
+    different ones for a tril."""
     for spec in tensors:
         dist = case.dists.get(spec.name, spec.dist)
-        if dist.kind == "cumsum" and not -len(spec.shape) <= int(dist.params["dim"]) < max(len(spec.shape), 1):
-            raise FieldError(
-                "cases",
-                f"case {case.name!r}: {spec.name!r} sums along dim {dist.params['dim']}, "
-                f"which its {len(spec.shape)}-dim shape does not have",
-            )
+        rank = len(spec.shape)
+        axes = [int(dist.params[key]) for key in _OWN.get(dist.kind, ())[1:3] if key in dist.params]
+        for axis in axes:
+            if not -rank <= axis < max(rank, 1):
+                raise FieldError(
+                    "cases",
+                    f"case {case.name!r}: {spec.name!r} is drawn along dim {axis}, which its {rank}-dim shape "
+                    "does not have",
+                )
+        if len(axes) == 2 and axes[0] % rank == axes[1] % rank:
+            raise FieldError("cases", f"case {case.name!r}: {spec.name!r}'s tril rows and cols are one axis")
 
 
 def check_permutations(case: Case, tensors: tuple[TensorSpec, ...]) -> None:

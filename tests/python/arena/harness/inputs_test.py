@@ -123,3 +123,30 @@ def test_a_cumsum_sums_its_base_draw_along_its_dim(tmp_path):
     assert offsets.dtype == torch.int32 and int(steps.min()) >= 1 and int(steps.max()) <= 4
     ramp = draw(Distribution("cumsum", {"base": "constant", "dim": 0, "value": 2.0}))
     assert ramp[:, 0, 0].tolist() == [2.0, 4.0]
+
+
+def test_a_tril_keeps_its_base_draw_on_and_below_the_diagonal_of_each_block(tmp_path):
+    from dataclasses import replace
+
+    def draw(dist: Distribution, shape: tuple, dims: dict, seed: int = 3) -> torch.Tensor:
+        task = replace(build_task(tmp_path), inputs=(TensorSpec("x", shape, "float32", dist),))
+        return make_inputs(task, Case("c", dims, "float32", seed), CPU)[0]
+
+    # FLA's chunked matrices: A[B, T, H, BT], strictly lower triangular within each BT x BT block.
+    shape, dims = ("B", "T", "H", "BT"), {"B": 2, "T": 64, "H": 3, "BT": 16}
+    a = draw(Distribution("tril", {"base": "normal", "rows": 1, "cols": -1, "diagonal": -1, "std": 0.1}), shape, dims)
+    full = draw(Distribution("normal", {"std": 0.1}), shape, dims)
+    t = torch.arange(64) % 16
+    mask = t[:, None] > torch.arange(16)[None, :]  # the test's own mask
+    assert torch.equal(a, full * mask[None, :, None, :])
+    assert not torch.equal(
+        a,
+        draw(
+            Distribution("tril", {"base": "normal", "rows": 1, "cols": 3, "diagonal": -1, "std": 0.1}), shape, dims, 4
+        ),
+    )
+    # A square matrix is torch.tril of the draw; rows after cols is the transposed triangle.
+    square = draw(Distribution("tril", {"base": "uniform", "rows": 0, "cols": 1}), ("N", "N"), {"N": 9})
+    assert torch.equal(square, torch.tril(draw(Distribution("uniform", {}), ("N", "N"), {"N": 9})))
+    upper = draw(Distribution("tril", {"base": "uniform", "rows": 1, "cols": 0, "diagonal": 1}), ("N", "N"), {"N": 9})
+    assert torch.equal(upper, torch.triu(draw(Distribution("uniform", {}), ("N", "N"), {"N": 9}), -1))

@@ -255,70 +255,6 @@ BAD = [
         "needs a step other than 0",
     ),
     (
-        "half-normal-std",
-        dict(inputs=[{"name": "x", "shape": ["M", "N"], "dist": {"kind": "half_normal", "std": 0}}]),
-        None,
-        "needs std > 0",
-    ),
-    (
-        "cumsum-base",
-        dict(inputs=[{"name": "x", "shape": ["M", "N"], "dist": {"kind": "cumsum", "base": "wide", "dim": 0}}]),
-        None,
-        "sums base 'wide'; expected one of normal, uniform, half_normal, randint, constant",
-    ),
-    (
-        "cumsum-dim-missing",
-        dict(inputs=[{"name": "x", "shape": ["M", "N"], "dist": {"kind": "cumsum", "base": "normal"}}]),
-        None,
-        "is missing 'dim'",
-    ),
-    (
-        "cumsum-dim-int",
-        dict(inputs=[{"name": "x", "shape": ["M", "N"], "dist": {"kind": "cumsum", "base": "normal", "dim": 0.5}}]),
-        None,
-        "dist dim must be an integer",
-    ),
-    (
-        "cumsum-base-param",
-        dict(
-            inputs=[
-                {"name": "x", "shape": ["M", "N"], "dist": {"kind": "cumsum", "base": "normal", "dim": 0, "low": 1}}
-            ]
-        ),
-        None,
-        "unknown key(s) 'low'",
-    ),
-    (
-        "cumsum-base-value",
-        dict(
-            inputs=[
-                {"name": "x", "shape": ["M", "N"], "dist": {"kind": "cumsum", "base": "normal", "dim": 0, "std": -1}}
-            ]
-        ),
-        None,
-        "base needs std > 0",
-    ),
-    (
-        "cumsum-axis",
-        dict(inputs=[{"name": "x", "shape": ["M", "N"], "dist": {"kind": "cumsum", "base": "normal", "dim": 2}}]),
-        None,
-        "'x' sums along dim 2, which its 2-dim shape does not have",
-    ),
-    (
-        "cumsum-randint-dim",
-        dict(
-            inputs=[
-                {
-                    "name": "x",
-                    "shape": ["M"],
-                    "dist": {"kind": "cumsum", "base": "randint", "dim": 0, "low": 0, "high": "V"},
-                }
-            ]
-        ),
-        None,
-        "case 'small' uses dim 'V' not set in its dims",
-    ),
-    (
         "case-dist-input",
         dict(cases=[{**BIG, "dists": {"z": {"kind": "normal"}}}]),
         None,
@@ -396,16 +332,58 @@ def test_bad_declaration(
     assert text.startswith("tasks/triton2triton/softmax/BUILD: kernel_task")
 
 
-def test_half_normal_and_cumsum_load_with_their_parameters(triton_task: WriteTask, tmp_path: Path) -> None:
+BAD_DISTRIBUTIONS = [
+    ("half-normal-std", {"kind": "half_normal", "std": 0}, "needs std > 0"),
+    (
+        "cumsum-base",
+        {"kind": "cumsum", "base": "wide", "dim": 0},
+        "has base 'wide'; expected one of normal, uniform, half_normal, randint, constant",
+    ),
+    ("cumsum-dim-missing", {"kind": "cumsum", "base": "normal"}, "is missing 'dim'"),
+    ("cumsum-dim-int", {"kind": "cumsum", "base": "normal", "dim": 0.5}, "dist dim must be an integer"),
+    ("cumsum-base-param", {"kind": "cumsum", "base": "normal", "dim": 0, "low": 1}, "unknown key(s) 'low'"),
+    ("cumsum-base-value", {"kind": "cumsum", "base": "normal", "dim": 0, "std": -1}, "base needs std > 0"),
+    ("cumsum-axis", {"kind": "cumsum", "base": "normal", "dim": 2}, "'x' is drawn along dim 2, which its 2-dim"),
+    (
+        "cumsum-randint-dim",
+        {"kind": "cumsum", "base": "randint", "dim": 0, "low": 0, "high": "V"},
+        "case 'small' uses dim 'V' not set in its dims",
+    ),
+    ("tril-axes", {"kind": "tril", "base": "normal", "rows": 1, "cols": 1}, "needs two axes, rows and cols"),
+    ("tril-same-axis", {"kind": "tril", "base": "normal", "rows": 0, "cols": -2}, "tril rows and cols are one axis"),
+    ("tril-missing", {"kind": "tril", "base": "normal", "rows": 0}, "is missing 'cols'"),
+    (
+        "tril-diagonal",
+        {"kind": "tril", "base": "normal", "rows": 0, "cols": 1, "diagonal": 0.5},
+        "dist diagonal must be an integer",
+    ),
+]
+
+
+@pytest.mark.parametrize("dist, message", [b[1:] for b in BAD_DISTRIBUTIONS], ids=[b[0] for b in BAD_DISTRIBUTIONS])
+def test_bad_distribution(triton_task: WriteTask, tmp_path: Path, dist: dict, message: str) -> None:
+    triton_task(inputs=[{"name": "x", "shape": ["M", "N"], "dist": dist}])
+    with pytest.raises(TaskDeclarationError, match="field 'inputs'|field 'cases'") as raised:
+        load_tasks(tmp_path)
+    assert message in str(raised.value)
+
+
+def test_half_normal_cumsum_and_tril_load_with_their_parameters(triton_task: WriteTask, tmp_path: Path) -> None:
     inputs = [
         {"name": "x", "shape": ["M", "N"], "dist": {"kind": "half_normal", "std": 0.1, "low": 0.01}},
         {"name": "g", "shape": ["M", "N"], "dist": {"kind": "cumsum", "base": "uniform", "dim": -1, "low": -0.1}},
+        {
+            "name": "a",
+            "shape": ["M", "N"],
+            "dist": {"kind": "tril", "base": "normal", "rows": 0, "cols": 1, "std": 0.1},
+        },
     ]
     triton_task(inputs=inputs)
     (task,) = load_tasks(tmp_path)
     assert [(s.dist.kind, s.dist.params) for s in task.inputs] == [
         ("half_normal", {"std": 0.1, "low": 0.01}),
         ("cumsum", {"base": "uniform", "dim": -1, "low": -0.1}),
+        ("tril", {"base": "normal", "rows": 0, "cols": 1, "std": 0.1}),
     ]
 
 
