@@ -16,8 +16,10 @@ from arena.importer.correctness import Comparison, TestLoop, written_names
 from arena.importer.draws import distribution, find_draw
 from arena.importer.follow import FollowedCase, same_in_every_case
 from arena.importer.outcome import NotImportable
+from arena.importer.triangle import Triangle, masked, read_triangle
 from arena.importer.values import Tensor, Unknown, describe, same_value
 from arena.task.task import DTYPES, INT_DTYPES
+from arena.task.vectors import BASE_KINDS
 
 _PASSED_AS_IS = ("clone", "contiguous")  # a kernel argument `x.clone()` is the input x
 _SAME_VALUES = _PASSED_AS_IS + ("to",)  # `x = x.to(torch.float16)` keeps the draw of x
@@ -189,6 +191,15 @@ def _input(
         first = ast.unparse(assignment).splitlines()[0][:70]
         how = "comes from" if isinstance(assignment, ast.Assign) else f"is written by line {assignment.lineno},"
         raise NotImportable(f"input {shown!r} {how} `{first}`, which no arena distribution matches")
+    triangle: Triangle | None = None
+    if masked(node.id, assignment) is not None:  # `A = A * mask[None, :, None, :]`: a tril of A's draw
+        tensors = _tensors(values, f"input {shown!r}")
+        earlier = _value(_last_assignment(loop, node.id, before=assignment))
+        triangle = read_triangle(
+            node.id, assignment, lambda n: _value(_last_assignment(loop, n)), len(tensors[0].shape), earlier
+        )
+        _check_triangle(triangle, cases, tensors, shown)
+        assignment = triangle.base
     draw = find_draw(node.id, assignment)
     tensors = _tensors(values, f"input {shown!r}")
     reader = _same_reader(cases, f"input {shown!r}:")
@@ -200,6 +211,9 @@ def _input(
         # case's distribution, and each case's own as its `dists` override.
         case_dists = tuple(distribution(draw, node.id, _case_reader(case, shown)) for case in cases)
         dist = dict(case_dists[0])
+    if triangle is not None:
+        dist = _tril(dist, triangle, shown)
+        case_dists = tuple(_tril(d, triangle, shown) for d in case_dists)
     if dist["kind"] in ("randint", "permutation") or dist.get("base") == "randint":
         dist["high"] = _bound(cases, dims, dist["high"], f"{node.id}_high")
         case_dists = tuple({**d, "high": dist["high"]} for d in case_dists)
@@ -223,6 +237,37 @@ def _input(
         cast_of=tuple(cast_of),
         case_dists=case_dists if any(d != dist for d in case_dists) else (),
     )
+
+
+def _value(found: ast.expr | ast.stmt | None) -> ast.expr | None:
+    return found if isinstance(found, ast.expr) else None
+
+
+def _check_triangle(triangle: Triangle, cases: list[FollowedCase], tensors: list[Tensor], shown: str) -> None:
+    """Each arange of the mask spans the axis it is placed on, in every case (and a row index not
+    taken modulo spans no more than the columns): what makes the mask a tril of these axes."""
+    for case, tensor in zip(cases, tensors):
+        for size, axis in triangle.sizes:
+            if not same_value(case.read(size), tensor.shape[axis]):
+                raise NotImportable(
+                    f"input {shown!r}: its mask's `{ast.unparse(size)}` is not the size of its axis {axis} "
+                    f"in case {case.index + 1}"
+                )
+        if triangle.within and tensor.shape[triangle.rows] > tensor.shape[triangle.cols]:
+            raise NotImportable(f"input {shown!r}: its mask's rows outnumber its columns, without a modulus")
+
+
+def _tril(dist: dict[str, Any], triangle: Triangle, shown: str) -> dict[str, Any]:
+    if dist["kind"] not in BASE_KINDS:
+        raise NotImportable(
+            f"input {shown!r} masks a {dist['kind']} draw to a triangle; arena masks {', '.join(BASE_KINDS)}"
+        )
+    own = {
+        "rows": triangle.rows,
+        "cols": triangle.cols,
+        **({"diagonal": triangle.diagonal} if triangle.diagonal else {}),
+    }
+    return {"kind": "tril", "base": dist["kind"], **own, **{k: v for k, v in dist.items() if k != "kind"}}
 
 
 class _Differs(NotImportable):
@@ -443,13 +488,13 @@ def _dtype(tensors: list[Tensor], what: str) -> str:
     return dtype
 
 
-def _last_assignment(loop: TestLoop, name: str) -> ast.expr | ast.stmt | None:
+def _last_assignment(loop: TestLoop, name: str, before: ast.expr | None = None) -> ast.expr | ast.stmt | None:
     """The value the loop last assigns to `name` before the call, or the statement that binds it
     some other way (an unpacking, an import); None when the loop does not bind it. NotImportable
     when the loop writes into it after drawing it (`x[mask] = nan`): no distribution draws that."""
     found: ast.expr | ast.stmt | None = None
     for statement in loop.statements:
-        if statement is loop.call:
+        if statement is loop.call or (isinstance(statement, ast.Assign) and statement.value is before):
             break
         if isinstance(statement, ast.Assign) and [getattr(t, "id", "") for t in statement.targets] == [name]:
             if not _same_values(statement.value, name):  # `x = x.contiguous()` keeps the draw of x

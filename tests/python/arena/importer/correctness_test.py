@@ -293,3 +293,45 @@ def test_a_magnitude_or_running_sum_no_distribution_matches_is_refused(source: s
     draw = find_draw("x", ast.parse(source, mode="eval").body)
     with pytest.raises(NotImportable, match=reason.replace("(", r"\(").replace(")", r"\)")):
         distribution(draw, "x", lambda node: ast.literal_eval(node))
+
+
+ARANGE_ROWS = "torch.arange(rows, device=device)"
+ARANGE_COLS = "torch.arange(cols, device=device)"
+
+
+@pytest.mark.parametrize(
+    "mask, declared",
+    [
+        (  # a lower triangle of x's two axes, the aranges inline, the mask bare
+            f"mask = {ARANGE_ROWS}[:, None] >= {ARANGE_COLS}[None, :]\n            x = x * mask",
+            "{'kind': 'tril', 'base': 'normal', 'rows': 0, 'cols': 1}",
+        ),
+        (  # blocks of rows x rows along cols, strictly lower, through names; the mask placed by slices
+            f"i = {ARANGE_COLS} % rows\n            j = {ARANGE_ROWS}\n"
+            "            mask = j[:, None] < i[None, :]\n            x = mask[:, :] * x",
+            "{'kind': 'tril', 'base': 'normal', 'rows': 1, 'cols': 0, 'diagonal': -1}",
+        ),
+    ],
+)
+def test_a_draw_masked_to_a_triangle_is_a_tril(checkout: Path, mask: str, declared: str) -> None:
+    build = _files_after(checkout, DRAW_X, f"{DRAW_X}\n            {mask}")["BUILD"].decode()
+    assert f"{{'name': 'x', 'shape': ['rows', 'cols'], 'dtype': 'float16', 'dist': {declared}}}" in build
+
+
+@pytest.mark.parametrize(
+    "mask, reason",
+    [
+        (
+            f"mask = ({ARANGE_COLS} % 4)[None, :] > {ARANGE_ROWS}[:, None]",
+            "its mask's `4` is not the size of its axis 0 in case 2",
+        ),
+        (
+            f"mask = ({ARANGE_ROWS} % cols)[:, None] <= {ARANGE_COLS}[None, :]",
+            "keeps values above a diagonal of its blocks",
+        ),
+        (f"mask = {ARANGE_COLS}[None, :] >= {ARANGE_ROWS}[:, None]", "its mask's rows outnumber its columns"),
+        ("mask = torch.ones(rows, cols, device=device) > 0", "which is not one comparison of two aranges"),
+    ],
+)
+def test_a_mask_that_is_no_tril_of_the_draw_says_why(checkout: Path, mask: str, reason: str) -> None:
+    assert reason in _reason_after(checkout, DRAW_X, f"{DRAW_X}\n            {mask}\n            x = x * mask")
