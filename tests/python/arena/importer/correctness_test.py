@@ -132,7 +132,9 @@ def test_a_loop_that_computes_the_reference_is_repeated_in_it(checkout: Path) ->
         ),
     ],
 )
-def test_an_arange_and_a_permutation_input_are_declared(checkout: Path, draw: str, declared: str) -> None:
+def test_an_arange_permutation_half_normal_or_cumsum_input_is_declared(
+    checkout: Path, draw: str, declared: str
+) -> None:
     assert declared in _files_after(checkout, DRAW_W, f"w = {draw}")["BUILD"].decode()
 
 
