@@ -36,6 +36,15 @@ def split_outputs(result: object, count: int) -> tuple[object, ...] | str:
     return f"the entry returned {type(result).__name__}; expected {count} output tensor(s)"
 
 
+def returned_outputs(task: Task, result: object) -> tuple[object, ...] | str:
+    """What a Python entry's call `result` holds of the outputs it makes (`made_outputs`, in order),
+    or an error: nothing where the task declares the entry's return ignored (every output is then
+    an input it writes in place). Every path that calls an entry reads its return through this."""
+    if task.entry.return_ignored:
+        return ()
+    return split_outputs(result, len(made_outputs(task)))
+
+
 def written_inputs(task: Task) -> dict[int, int]:
     """Output index -> input index, for each output that is an input the kernel writes in place."""
     names = [spec.name for spec in task.inputs]

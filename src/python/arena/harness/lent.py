@@ -16,7 +16,7 @@ import torch
 
 from arena.harness import guard
 from arena.harness.backends.kernel import Kernel
-from arena.harness.check import made_outputs, mismatch_mask, split_outputs, with_written
+from arena.harness.check import made_outputs, mismatch_mask, returned_outputs, with_written
 from arena.harness.chunk_clock import ChunkClock
 from arena.harness.families import inputs_for
 from arena.harness.placement import Scatter, lent_pool_bytes
@@ -284,7 +284,7 @@ class Lent:
         outputs = [torch.empty_like(self.references[0][i]) for i in made] if baseline.harness_outputs else []
 
         def keep(k: int, j: int, result: object) -> None:
-            got = outputs if baseline.harness_outputs else split_outputs(result, len(made))
+            got = outputs if baseline.harness_outputs else returned_outputs(self.clock.task, result)
             if isinstance(got, str):
                 raise RuntimeError(f"the baseline failed in a timed call: {got}")
             for ref, g in zip(self.references[k], with_written(self.clock.task, got, self.sets[j])):

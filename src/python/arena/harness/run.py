@@ -32,10 +32,9 @@ from arena.harness.candidate_worker import CandidateFailed, CandidateWorker
 from arena.harness.check import (
     check_output_type,
     find_mismatch,
-    made_outputs,
     poison_,
+    returned_outputs,
     same_bits,
-    split_outputs,
     with_written,
 )
 from arena.harness.device import device_arch, open_device, read_clock_sample, select_backend, start_clock_sample
@@ -498,7 +497,7 @@ class Run:
         if kernel.harness_outputs:
             got = tuple(outputs) if result == 0 else f"the launcher returned error {result}"
         else:
-            got = split_outputs(result, len(made_outputs(self.task)))
+            got = returned_outputs(self.task, result)
         return got if isinstance(got, str) else with_written(self.task, got, working)
 
     def _call_trusted(self, kernel: Kernel, member: Member) -> list:

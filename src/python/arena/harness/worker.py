@@ -95,7 +95,7 @@ class Worker:
         import torch
 
         from arena.harness import guard
-        from arena.harness.check import changed_inputs, made_outputs, split_outputs, with_written
+        from arena.harness.check import changed_inputs, made_outputs, returned_outputs, with_written
 
         working, pristine = self._working_set(header)
         every = self._wants(header["outputs"])
@@ -113,7 +113,7 @@ class Worker:
         if self.kernel.harness_outputs:
             got: Any = tuple(outputs) if result == 0 else f"the launcher returned error {result}"
         else:
-            got = split_outputs(result, len(wants))
+            got = returned_outputs(self.task, result)
         reply: dict[str, Any] = {"ops": self.recorder.take()}
         if isinstance(got, str):
             return dict(reply, outcome=got), []
@@ -302,14 +302,14 @@ class Worker:
         }
 
     def _to_slot(self, k: int, result: Any, working: list[Any], outputs: list[Any], errors: list[str]) -> None:
-        from arena.harness.check import made_outputs, split_outputs, with_written
+        from arena.harness.check import made_outputs, returned_outputs, with_written
 
         slot = self.bound["slots"][k]
         made = made_outputs(self.task)
         if self.kernel.harness_outputs:
             got: Any = outputs if result == 0 else f"the launcher returned error {result}"
         else:
-            got = split_outputs(result, len(made))
+            got = returned_outputs(self.task, result)
         if isinstance(got, str):
             errors.append(got)
             return

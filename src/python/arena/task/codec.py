@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from arena.task.task import Case, Category, Distribution, Entry, Task, TensorSpec, Tolerance
+from arena.task.task import RETURN_IGNORED, Case, Category, Distribution, Entry, Task, TensorSpec, Tolerance
 
 
 def task_to_dict(task: Task) -> dict[str, Any]:
@@ -87,8 +87,9 @@ def distribution_from_dict(d: Mapping[str, Any]) -> Distribution:
 
 
 def _entry_from_str(text: str) -> Entry:
-    file, _, symbol = text.rpartition(":")
-    return Entry(file=file, symbol=symbol)
+    ignored = text.endswith(RETURN_IGNORED)
+    file, _, symbol = text.removesuffix(RETURN_IGNORED).rpartition(":")
+    return Entry(file=file, symbol=symbol, return_ignored=ignored)
 
 
 def _tensor_to_dict(spec: TensorSpec) -> dict[str, Any]:

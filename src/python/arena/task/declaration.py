@@ -21,7 +21,7 @@ from arena.task.checks import (
 )
 from arena.task.fields import check_form
 from arena.task.formula import ELEMENT_SIZES, FormulaError, evaluate_formula
-from arena.task.task import CATEGORIES, Case, Category, Entry, Task
+from arena.task.task import CATEGORIES, RETURN_IGNORED, Case, Category, Entry, Task
 from arena.task.tolerance import merge_tolerances, parse_tolerance_overrides
 
 HIP_SUFFIXES = (".hip", ".cu")
@@ -59,6 +59,8 @@ def _build(kwargs: Mapping[str, Any], task_dir: Path, repo_root: Path) -> Task:
     outputs = vectors.parse_outputs(raw["outputs"], inputs)
     if not outputs:
         raise FieldError("outputs", "at least one output is required")
+    if entry.return_ignored and not all(spec.inplace for spec in outputs):
+        raise FieldError("entry", "its return is ignored, so every output must be an input written in place")
     scalars = vectors.parse_scalars(raw["scalars"])
     _check_unique_names(inputs + tuple(spec for spec in outputs if not spec.inplace), scalars)
     cases = vectors.parse_cases(raw["cases"], {spec.name for spec in inputs})
@@ -103,17 +105,21 @@ def _build(kwargs: Mapping[str, Any], task_dir: Path, repo_root: Path) -> Task:
     )
 
 
-def _parse_entry(field: str, value: Any) -> Entry:
+def _parse_entry(field: str, value: Any, ignorable: bool = False) -> Entry:
     text = require_str(field, value, empty=False)
-    file, sep, symbol = text.rpartition(":")
+    ignored = ignorable and text.endswith(RETURN_IGNORED)
+    file, sep, symbol = text.removesuffix(RETURN_IGNORED if ignored else "").rpartition(":")
     if not sep or not file or not symbol.isidentifier():
-        raise FieldError(field, f"{text!r} must be 'file:symbol'")
+        shape = "'file:symbol' or 'file:symbol" + RETURN_IGNORED + "'" if ignorable else "'file:symbol'"
+        raise FieldError(field, f"{text!r} must be {shape}")
     paths.check_relative_path(field, file)
-    return Entry(file=file, symbol=symbol)
+    return Entry(file=file, symbol=symbol, return_ignored=ignored)
 
 
 def _entry(value: Any, category: Category, baseline: tuple[str, ...], editable: tuple[str, ...]) -> Entry:
-    entry = _parse_entry("entry", value)
+    entry = _parse_entry("entry", value, ignorable=True)
+    if entry.return_ignored and category.is_hip:
+        raise FieldError("entry", f"a {category.value} launcher returns its error code; its return is never ignored")
     if entry.file not in baseline:
         raise FieldError("entry", f"file {entry.file!r} is not in the baseline")
     if category is not Category.REPOSITORY and not paths.is_allowed(entry.file, editable):

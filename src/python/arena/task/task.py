@@ -79,15 +79,22 @@ class Tolerance:
     rtol: float
 
 
+# Declared after an entry's `file:symbol`: the harness ignores what the entry returns (every
+# output is an input it writes in place), e.g. "kernel.py:write_zeros -> ignored".
+RETURN_IGNORED = " -> ignored"
+
+
 @dataclass(frozen=True)
 class Entry:
-    """A `file:symbol` pair, the file relative to the task directory."""
+    """A `file:symbol` pair, the file relative to the task directory; `return_ignored`: what a call
+    returns is no output (declared with RETURN_IGNORED after the pair)."""
 
     file: str
     symbol: str
+    return_ignored: bool = False
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.symbol}"
+        return f"{self.file}:{self.symbol}" + (RETURN_IGNORED if self.return_ignored else "")
 
 
 @dataclass(frozen=True)

@@ -82,7 +82,7 @@ def call(kernel: Any, task: Task, case: Case, inputs: Sequence[Any], device: Dev
     import torch
 
     from arena.harness import guard
-    from arena.harness.check import changed_inputs, made_outputs, split_outputs, with_written
+    from arena.harness.check import changed_inputs, returned_outputs, with_written
     from arena.harness.inputs import make_scalars
 
     working = [t.clone() for t in inputs]
@@ -94,7 +94,7 @@ def call(kernel: Any, task: Task, case: Case, inputs: Sequence[Any], device: Dev
     if kernel.harness_outputs:
         got: Any = tuple(outputs) if result == 0 else f"the launcher returned error {result}"
     else:
-        got = split_outputs(result, len(made_outputs(task)))
+        got = returned_outputs(task, result)
     got = got if isinstance(got, str) else with_written(task, got, working)
     writable = {s.name for s in task.outputs if s.inplace}
     moved = changed_inputs([s.name for s in task.inputs], working, inputs, writable)
