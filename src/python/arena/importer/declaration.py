@@ -6,7 +6,7 @@ from typing import Any
 
 from arena.importer.reference_source import REFERENCE_FUNCTION
 from arena.importer.task_fields import TaskFields, TensorField
-from arena.task.task import FLOAT_DTYPES
+from arena.task.task import FLOAT_DTYPES, RETURN_IGNORED
 
 CATEGORY = "triton2triton"
 
@@ -38,7 +38,7 @@ def declare(
         "category": CATEGORY,
         "description": _description(instructions, source),
         "baseline": [kernel_file],
-        "entry": f"{kernel_file}:{fields.function}",
+        "entry": f"{kernel_file}:{fields.function}" + (RETURN_IGNORED if fields.return_ignored else ""),
         "signature": signature(fields),
         "reference": f"{reference_file}:{function}",
         "sources": [reference_file, *(modules or [])],
@@ -55,13 +55,16 @@ def declare(
 def signature(fields: TaskFields) -> str:
     """E.g. `rms_norm(x: [rows, hidden] float16, weight: [hidden] float16, *, eps=1e-06) -> [rows, hidden] float16`;
     several outputs as a tuple: `quant(x: [M, N] float16) -> ([M, N] int8, [M, 1] float32)`; inputs
-    written in place after it: `fill(x: [N] float32, out: [N] float32) -> None; writes out`."""
+    written in place after it: `fill(x: [N] float32, out: [N] float32) -> None; writes out`, and
+    `-> ignored; writes out` where it also returns what the test ignores (the entry declares it)."""
     parts = [f"{field.name}: {_tensor(field)}" for field in fields.inputs]
     if fields.scalars:
         parts += ["*"] + [f"{scalar.param}={scalar.value}" for scalar in fields.scalars]
     outputs = [output for output in fields.outputs if not output.inplace]
     returned = ", ".join(_tensor(output) for output in outputs)
     shown = "None" if not outputs else returned if len(outputs) == 1 else f"({returned})"
+    if fields.return_ignored:  # every output written in place, and what it returns is no output
+        shown = "ignored"
     written = [output.name for output in fields.outputs if output.inplace]
     return f"{fields.function}({', '.join(parts)}) -> {shown}" + (f"; writes {', '.join(written)}" if written else "")
 

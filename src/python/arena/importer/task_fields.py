@@ -65,6 +65,8 @@ class TaskFields:
     seeds: tuple[int, ...]
     tolerances: dict[str, dict[str, float]]  # by dtype, {"atol", "rtol"}; a dtype left out: arena's default
     dim_names: frozenset[str]  # every dim of the cases (loop values the reference may use)
+    # every output written in place, and the kernel also returns what the test ignores
+    return_ignored: bool = False
 
 
 class _Dims:
@@ -140,6 +142,7 @@ def read_task_fields(loop: TestLoop, cases: list[FollowedCase], function: ast.Fu
         seeds=seeds,
         tolerances=_tolerances(loop, cases, outputs),
         dim_names=frozenset(dims.values),
+        return_ignored=any(case.returned for case in cases),
     )
 
 

@@ -142,13 +142,18 @@ def test_a_written_argument_the_importer_cannot_check_says_why(
     assert reason in _outcomes(checkout, tmp_path / "out")[FILL_TASK]
 
 
-def test_a_kernel_that_writes_its_argument_and_returns_a_tensor_is_refused(checkout: Path, tmp_path: Path) -> None:
+def test_a_kernel_that_writes_its_argument_and_returns_a_tensor_has_its_return_declared_ignored(
+    checkout: Path, tmp_path: Path
+) -> None:
+    """The test calls `mod.fill_rows(out, x)` and compares `out`: what the call returns, it never
+    reads, so the entry says so (`-> ignored`) and the harness reads `out` alone."""
     kernel = checkout / "tasks" / FILL_TASK / "source" / "fake_fill.py"
     kernel.write_text(kernel.read_text().replace("    out.copy_(x)", "    out.copy_(x)\n    return out"))
-    assert _outcomes(checkout, tmp_path / "out")[FILL_TASK] == (
-        "NO: `fill_rows` writes into its arguments and returns a float32 tensor of shape [4, 64], which the test "
-        "does not check; arena takes an entry that writes in place to return nothing else"
-    )
+    assert _outcomes(checkout, tmp_path / "out")[FILL_TASK] == FILL_ADDRESS
+    task = load_task(tmp_path / "out", FILL_ADDRESS)
+    assert str(task.entry) == "source/fake_fill.py:fill_rows -> ignored" and task.entry.return_ignored
+    assert [(t.name, t.inplace) for t in task.outputs] == [("out", True)]
+    assert task.signature == "fill_rows(out: [rows, cols] float32, x: [rows, cols] float32) -> ignored; writes out"
 
 
 def test_a_declaration_arena_refuses_is_removed_and_reported(checkout: Path, tmp_path: Path) -> None:

@@ -46,6 +46,18 @@ def test_the_imported_task_whose_kernel_writes_its_argument_validates(
     _validates(out, "fake_fill", capsys)
 
 
+def test_the_imported_task_whose_kernel_writes_its_argument_and_returns_it_validates(
+    checkout: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same kernel returning `out` as well, as AKA's wrappers do: its return declared ignored,
+    the harness compares what it leaves in `out` and nothing else."""
+    kernel = checkout / "tasks" / "triton2triton" / "vllm" / "fake_fill" / "source" / "fake_fill.py"
+    kernel.write_text(kernel.read_text().replace("    out.copy_(x)", "    out.copy_(x)\n    return out"))
+    out = tmp_path / "out"
+    import_checkout(checkout, out)
+    _validates(out, "fake_fill", capsys)
+
+
 def test_the_imported_harness_task_validates(
     checkout: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
