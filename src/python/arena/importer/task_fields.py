@@ -340,10 +340,15 @@ def _scalar(param: str, node: ast.expr, values: list[Any], dims: _Dims) -> Scala
     for value in values:
         if isinstance(value, Unknown):
             raise NotImportable(f"argument {param}=`{ast.unparse(node)}` cannot be read: {value.reason}")
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
+        if not isinstance(value, (int, float)):  # a bool is an int: a flag, passed as the test passes it
             raise NotImportable(
-                f"argument {param}={describe(value)} is not a number; arena scalars are numbers or dims"
+                f"argument {param}={describe(value)} is not a number or a bool; "
+                "arena scalars are numbers, dims or flags"
             )
+    if any(isinstance(value, bool) for value in values):
+        if not all(isinstance(value, bool) for value in values) or len(set(values)) > 1:
+            raise NotImportable(f"argument {param}=`{ast.unparse(node)}` is a bool that differs between cases")
+        return ScalarField(param, values[0], test_name)
     if all(_is_int(value) for value in values):
         named = dims.named(node, values)
         if isinstance(named, str) or len(set(values)) > 1:

@@ -113,7 +113,7 @@ class Task:
     reference: Entry | None  # the oracle; None means the baseline itself is the oracle
     inputs: tuple[TensorSpec, ...]
     outputs: tuple[TensorSpec, ...]
-    scalars: Mapping[str, float | int | str]  # passed by name; a str value names a dim
+    scalars: Mapping[str, float | int | str]  # passed by name; a str value names a dim, a bool is a flag
     abi: tuple[str, ...]  # HIP launcher argument order: input/output/dim/scalar names
     cases: tuple[Case, ...]
     tolerances: Mapping[str, Tolerance]  # by dtype name

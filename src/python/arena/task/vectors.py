@@ -144,12 +144,13 @@ def parse_outputs(raw: Any, inputs: tuple[TensorSpec, ...]) -> tuple[TensorSpec,
 
 
 def parse_scalars(raw: Any) -> dict[str, float | int | str]:
+    """A number, a dim's name, or True/False (a flag passed by name: a HIP launcher gets int64_t 0 or 1)."""
     raw = require_dict("scalars", raw)
     for name, value in raw.items():
         require_identifier("scalars", name)
         if isinstance(value, str):
             require_identifier("scalars", value, f"scalar {name!r} value (a dim name)")
-        else:
+        elif not isinstance(value, bool):
             require_number("scalars", value, f"scalar {name!r}")
     return dict(raw)
 

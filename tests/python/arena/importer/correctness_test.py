@@ -69,7 +69,12 @@ def _reason_after(checkout: Path, old: str, new: str) -> str:
             "`mod.scale_rows` returns 2 tensors and the test compares 1 of them (result); arena checks every output",
         ),
         (CALL, "result = mod.scale_rows(x, ALPHA, w)", "argument 3 is a tensor after a non-tensor one"),
-        (CALL, "result = mod.scale_rows(x, w, alpha=True)", "argument alpha=True is not a number"),
+        (CALL, "result = mod.scale_rows(x, w, alpha=(1, 2))", "argument alpha=tuple is not a number or a bool"),
+        (
+            CALL,
+            "result = mod.scale_rows(x, w, alpha=i > 0)",
+            "argument alpha=`i > 0` is a bool that differs between cases",
+        ),
         (CALL, "result = mod.scale_rows(x, w, alpha=ALPHA, extra=1)", "`scale_rows` takes no argument 'extra'"),
         (
             "ref = reference_scale(x, w, ALPHA)",
@@ -90,6 +95,13 @@ def _reason_after(checkout: Path, old: str, new: str) -> str:
 )
 def test_a_test_the_importer_cannot_read_says_why(checkout: Path, old: str, new: str, reason: str) -> None:
     assert reason in _reason_after(checkout, old, new)
+
+
+def test_a_bool_argument_is_a_flag_scalar(checkout: Path) -> None:
+    files = _files_after(checkout, CALL, "result = mod.scale_rows(x, w, alpha=True)")
+    build = files["BUILD"].decode()
+    assert "scalars={'alpha': True}," in build and "*, alpha=True) ->" in build
+    assert "def reference(x, w, *, alpha):" in files["reference.py"].decode()
 
 
 def test_a_loop_that_computes_the_reference_is_repeated_in_it(checkout: Path) -> None:
