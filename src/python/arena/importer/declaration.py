@@ -47,6 +47,8 @@ def declare(
         "scalars": {scalar.param: scalar.value for scalar in fields.scalars},
         "cases": cases,
     }
+    if fields.abi:  # a tensor after a non-tensor argument: the call's order (docs/task-format.md)
+        declared["abi"] = list(fields.abi)
     if fields.tolerances:
         declared["tolerances"] = fields.tolerances
     return declared
@@ -54,12 +56,16 @@ def declare(
 
 def signature(fields: TaskFields) -> str:
     """E.g. `rms_norm(x: [rows, hidden] float16, weight: [hidden] float16, *, eps=1e-06) -> [rows, hidden] float16`;
-    several outputs as a tuple: `quant(x: [M, N] float16) -> ([M, N] int8, [M, 1] float32)`; inputs
+    several outputs as a tuple: `quant(x: [M, N] float16) -> ([M, N] int8, [M, 1] float32)`; in the
+    abi's order where it has one: `bmm(x: [M, K] float16, M=M, y: [K, N] float16)`; inputs
     written in place after it: `fill(x: [N] float32, out: [N] float32) -> None; writes out`, and
     `-> ignored; writes out` where it also returns what the test ignores (the entry declares it)."""
-    parts = [f"{field.name}: {_tensor(field)}" for field in fields.inputs]
-    if fields.scalars:
-        parts += ["*"] + [f"{scalar.param}={scalar.value}" for scalar in fields.scalars]
+    shown_inputs = {field.name: f"{field.name}: {_tensor(field)}" for field in fields.inputs}
+    shown_scalars = {scalar.param: f"{scalar.param}={scalar.value}" for scalar in fields.scalars}
+    parts = [shown_inputs.get(name) or shown_scalars[name] for name in fields.abi] or list(shown_inputs.values())
+    by_name = [shown for param, shown in shown_scalars.items() if param not in fields.abi]
+    if by_name:
+        parts += ["*", *by_name]
     outputs = [output for output in fields.outputs if not output.inplace]
     returned = ", ".join(_tensor(output) for output in outputs)
     shown = "None" if not outputs else returned if len(outputs) == 1 else f"({returned})"

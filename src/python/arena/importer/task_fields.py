@@ -67,6 +67,9 @@ class TaskFields:
     dim_names: frozenset[str]  # every dim of the cases (loop values the reference may use)
     # every output written in place, and the kernel also returns what the test ignores
     return_ignored: bool = False
+    # the call's positional arguments in order (input names, scalar params), where a tensor comes
+    # after a non-tensor one; empty: the inputs first, the scalars by name
+    abi: tuple[str, ...] = ()
 
 
 class _Dims:
@@ -124,7 +127,12 @@ def read_task_fields(loop: TestLoop, cases: list[FollowedCase], function: ast.Fu
     dims = _Dims(cases, loop)
     inputs, scalar_arguments = _inputs(loop, cases, dims)
     dims.taken |= {field.name for field in inputs}
-    scalars = _scalars(loop, cases, dims, function, scalar_arguments)
+    tensors = [p for p in range(len(loop.kernel_call.args)) if p not in scalar_arguments]
+    interleaved = bool(scalar_arguments) and max(tensors) > min(scalar_arguments)
+    scalars = _scalars(loop, cases, dims, function, scalar_arguments, keep_positional=interleaved)
+    params = [a.arg for a in function.args.posonlyargs + function.args.args]
+    names = iter(field.name for field in inputs)
+    abi = tuple(params[p] if p in scalar_arguments else next(names) for p in range(len(loop.kernel_call.args)))
     taken = {field.name for field in inputs} | {s.param for s in scalars}
     outputs: list[TensorField] = []
     for position in range(len(loop.comparisons)):
@@ -143,11 +151,12 @@ def read_task_fields(loop: TestLoop, cases: list[FollowedCase], function: ast.Fu
         tolerances=_tolerances(loop, cases, outputs),
         dim_names=frozenset(dims.values),
         return_ignored=any(case.returned for case in cases),
+        abi=abi if interleaved else (),
     )
 
 
 def _inputs(loop: TestLoop, cases: list[FollowedCase], dims: _Dims) -> tuple[tuple[TensorField, ...], list[int]]:
-    """The leading tensor arguments as inputs; the positions of the other arguments."""
+    """The tensor arguments as inputs, in the call's order; the positions of the other arguments."""
     fields: list[TensorField] = []
     others: list[int] = []
     for position, node in enumerate(loop.kernel_call.args):
@@ -157,10 +166,6 @@ def _inputs(loop: TestLoop, cases: list[FollowedCase], dims: _Dims) -> tuple[tup
         if not any(isinstance(value, (Tensor, Unknown)) for value in values):
             others.append(position)
             continue
-        if others:
-            raise NotImportable(
-                f"argument {position + 1} is a tensor after a non-tensor one; arena passes inputs first"
-            )
         fields.append(_input(loop, cases, dims, node, values, {f.name for f in fields}))
     for keyword in loop.kernel_call.keywords:
         if any(isinstance(case.keywords.get(keyword.arg or "**"), Tensor) for case in cases):
@@ -310,8 +315,15 @@ def _bound(cases: list[FollowedCase], dims: _Dims, node: ast.expr, base: str) ->
 
 
 def _scalars(
-    loop: TestLoop, cases: list[FollowedCase], dims: _Dims, function: ast.FunctionDef, positions: list[int]
+    loop: TestLoop,
+    cases: list[FollowedCase],
+    dims: _Dims,
+    function: ast.FunctionDef,
+    positions: list[int],
+    keep_positional: bool = False,
 ) -> tuple[ScalarField, ...]:
+    """The call's other arguments by parameter name; one equal to the function's default is left
+    out, unless `keep_positional` and it is passed by position (the abi then names it)."""
     params = [a.arg for a in function.args.posonlyargs + function.args.args]
     defaults = _defaults(function)
     given: list[tuple[str, ast.expr, list[Any]]] = []
@@ -320,6 +332,7 @@ def _scalars(
             raise NotImportable(f"`{loop.function_name}` takes its argument {position + 1} through *args")
         node = loop.kernel_call.args[position]
         given.append((params[position], node, [case.arguments[position] for case in cases]))
+    positional = {param for param, _, _ in given} if keep_positional else set()
     takes = set(params) | {a.arg for a in function.args.kwonlyargs}
     for keyword in loop.kernel_call.keywords:
         if keyword.arg is None:
@@ -329,7 +342,7 @@ def _scalars(
         given.append((keyword.arg, keyword.value, [case.keywords[keyword.arg] for case in cases]))
     scalars = []
     for param, node, values in given:
-        if param in defaults and all(same_value(value, defaults[param]) for value in values):
+        if param not in positional and param in defaults and all(same_value(v, defaults[param]) for v in values):
             continue  # the kernel's own default: nothing to pass
         scalars.append(_scalar(param, node, values, dims))
     return tuple(scalars)

@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Mapping
 
-from arena.task.task import RETURN_IGNORED, Case, Category, Distribution, Entry, Task, TensorSpec, Tolerance
+from arena.task.task import (
+    RETURN_IGNORED,
+    Case,
+    Category,
+    Distribution,
+    Entry,
+    Task,
+    TensorSpec,
+    Tolerance,
+    positional_order,
+)
 
 
 def task_to_dict(task: Task) -> dict[str, Any]:
@@ -44,18 +55,23 @@ def task_to_dict(task: Task) -> dict[str, Any]:
 
 def task_from_dict(d: Mapping[str, Any]) -> Task:
     """The Task written by task_to_dict (the input is trusted to have been validated)."""
+    category = Category(d["category"])
+    inputs = tuple(_tensor_from_dict(spec) for spec in d["inputs"])
+    entry = _entry_from_str(d["entry"])
+    if not category.is_hip:  # a Python entry's positional arguments, as the loader set them
+        entry = replace(entry, positional=positional_order(tuple(d["abi"]), inputs))
     return Task(
         address=d["address"],
         name=d["name"],
-        category=Category(d["category"]),
+        category=category,
         task_dir=d["task_dir"],
         description=d["description"],
         baseline=tuple(d["baseline"]),
         editable=tuple(d["editable"]),
-        entry=_entry_from_str(d["entry"]),
+        entry=entry,
         signature=d["signature"],
         reference=None if d["reference"] == "baseline" else _entry_from_str(d["reference"]),
-        inputs=tuple(_tensor_from_dict(spec) for spec in d["inputs"]),
+        inputs=inputs,
         outputs=tuple(_tensor_from_dict(spec) for spec in d["outputs"]),
         scalars=dict(d["scalars"]),
         abi=tuple(d["abi"]),

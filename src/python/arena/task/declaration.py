@@ -7,6 +7,7 @@ TaskDeclarationError naming the BUILD file, the target and the field.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -21,7 +22,7 @@ from arena.task.checks import (
 )
 from arena.task.fields import check_form
 from arena.task.formula import ELEMENT_SIZES, FormulaError, evaluate_formula
-from arena.task.task import CATEGORIES, RETURN_IGNORED, Case, Category, Entry, Task
+from arena.task.task import CATEGORIES, RETURN_IGNORED, Case, Category, Entry, Task, TensorSpec, positional_order
 from arena.task.tolerance import merge_tolerances, parse_tolerance_overrides
 
 HIP_SUFFIXES = (".hip", ".cu")
@@ -65,7 +66,11 @@ def _build(kwargs: Mapping[str, Any], task_dir: Path, repo_root: Path) -> Task:
     _check_unique_names(inputs + tuple(spec for spec in outputs if not spec.inplace), scalars)
     cases = vectors.parse_cases(raw["cases"], {spec.name for spec in inputs})
     vectors.check_dims_defined(cases, inputs + outputs, scalars)
-    abi = _abi(raw["abi"], category, cases, [spec.name for spec in inputs + outputs], scalars)
+    if category.is_hip:
+        abi = _abi(raw["abi"], category, cases, [spec.name for spec in inputs + outputs], scalars)
+    else:
+        abi = _python_abi(raw["abi"], inputs, scalars)
+        entry = replace(entry, positional=positional_order(abi, inputs))
     exemplars = require_str_list("exemplars", raw["exemplars"])
     for folder in exemplars:
         paths.check_candidate_folder("exemplars", task_dir, folder, editable)
@@ -141,10 +146,6 @@ def _abi(
     value: Any, category: Category, cases: tuple[Case, ...], tensors: list[str], scalars: Mapping
 ) -> tuple[str, ...]:
     names = require_str_list("abi", value)
-    if not category.is_hip:
-        if names:
-            raise FieldError("abi", f"only hip2hip and torch2hip tasks have an abi, not {category.value}")
-        return ()
     if not names:
         raise FieldError("abi", f"a {category.value} task must list its launcher arguments")
     for name in names:
@@ -153,6 +154,22 @@ def _abi(
         missing = [case.name for case in cases if name not in case.dims]
         if missing:
             raise FieldError("abi", f"{name!r} is not an input, output or scalar, nor a dim of case {missing[0]!r}")
+    return names
+
+
+def _python_abi(value: Any, inputs: tuple[TensorSpec, ...], scalars: Mapping[str, Any]) -> tuple[str, ...]:
+    """A Python entry's positional parameters, in order (empty: `entry(*inputs, **scalars)`): every
+    input once, and any scalars that come before or between them; the other scalars by name."""
+    names = require_str_list("abi", value)
+    if not names:
+        return ()
+    inputs_named = [spec.name for spec in inputs]
+    for name in names:
+        if name not in inputs_named and name not in scalars:
+            raise FieldError("abi", f"{name!r} is not an input or a scalar; a Python entry's abi lists those")
+    missing = [name for name in inputs_named if name not in names]
+    if missing:
+        raise FieldError("abi", f"input {missing[0]!r} is not in the abi; it lists every input of a Python entry")
     return names
 
 

@@ -87,14 +87,23 @@ RETURN_IGNORED = " -> ignored"
 @dataclass(frozen=True)
 class Entry:
     """A `file:symbol` pair, the file relative to the task directory; `return_ignored`: what a call
-    returns is no output (declared with RETURN_IGNORED after the pair)."""
+    returns is no output (declared with RETURN_IGNORED after the pair); `positional`: a Python
+    entry's positional arguments, from the task's abi (an int is that input, by its index among the
+    inputs; a str that scalar), the other scalars by name; () calls `entry(*inputs, **scalars)`."""
 
     file: str
     symbol: str
     return_ignored: bool = False
+    positional: tuple[int | str, ...] = ()
 
     def __str__(self) -> str:
         return f"{self.file}:{self.symbol}" + (RETURN_IGNORED if self.return_ignored else "")
+
+
+def positional_order(abi: tuple[str, ...], inputs: tuple[TensorSpec, ...]) -> tuple[int | str, ...]:
+    """A Python entry's `positional` from its abi: each input name as its index, a scalar by name."""
+    names = [spec.name for spec in inputs]
+    return tuple(names.index(name) if name in names else name for name in abi)
 
 
 @dataclass(frozen=True)
@@ -114,7 +123,7 @@ class Task:
     inputs: tuple[TensorSpec, ...]
     outputs: tuple[TensorSpec, ...]
     scalars: Mapping[str, float | int | str]  # passed by name; a str value names a dim, a bool is a flag
-    abi: tuple[str, ...]  # HIP launcher argument order: input/output/dim/scalar names
+    abi: tuple[str, ...]  # HIP launcher argument order: input/output/dim/scalar names; Python: `positional`
     cases: tuple[Case, ...]
     tolerances: Mapping[str, Tolerance]  # by dtype name
     forbidden: tuple[str, ...]  # API names a candidate may not use

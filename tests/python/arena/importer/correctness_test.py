@@ -68,7 +68,6 @@ def _reason_after(checkout: Path, old: str, new: str) -> str:
             "result, extra = mod.scale_rows(x, w, alpha=ALPHA)",
             "`mod.scale_rows` returns 2 tensors and the test compares 1 of them (result); arena checks every output",
         ),
-        (CALL, "result = mod.scale_rows(x, ALPHA, w)", "argument 3 is a tensor after a non-tensor one"),
         (CALL, "result = mod.scale_rows(x, w, alpha=(1, 2))", "argument alpha=tuple is not a number or a bool"),
         (
             CALL,
@@ -95,6 +94,21 @@ def _reason_after(checkout: Path, old: str, new: str) -> str:
 )
 def test_a_test_the_importer_cannot_read_says_why(checkout: Path, old: str, new: str, reason: str) -> None:
     assert reason in _reason_after(checkout, old, new)
+
+
+@pytest.mark.parametrize("default", ["", " = 0.5"])  # positional before a tensor: kept, default or not
+def test_a_tensor_after_a_number_is_called_in_the_abi_order(checkout: Path, default: str) -> None:
+    kernel = checkout / RUNNER.parent.parent / "source" / "fake_scale.py"
+    old = "def scale_rows(x: torch.Tensor, w: torch.Tensor, alpha: float = 1.0)"
+    kernel.write_text(
+        kernel.read_text().replace(old, f"def scale_rows(x: torch.Tensor, alpha: float{default}, w=None)")
+    )
+    files = _files_after(checkout, CALL, "result = mod.scale_rows(x, ALPHA, w)")
+    build = files["BUILD"].decode()
+    assert "abi=['x', 'alpha', 'w']," in build and "scalars={'alpha': 0.5}," in build
+    assert "scale_rows(x: [rows, cols] float16, alpha=0.5, w: [cols] float32) ->" in build
+    # the reference keeps arena's convention, reference(*inputs, **scalars)
+    assert "def reference(x, w, *, alpha):" in files["reference.py"].decode()
 
 
 def test_a_bool_argument_is_a_flag_scalar(checkout: Path) -> None:

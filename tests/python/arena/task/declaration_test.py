@@ -37,7 +37,7 @@ def test_a_good_declaration_builds_its_task(tmp_path: Path, triton_fields: dict[
         ({"entry": "other.py:softmax"}, "entry", "is not in the baseline"),
         ({"reference": "missing.py:softmax"}, "reference", "missing.py"),
         ({"sources": ["kernel.py"]}, "sources", "sources are never editable"),
-        ({"abi": ["x"]}, "abi", "only hip2hip and torch2hip tasks have an abi"),
+        ({"abi": ["x", "M"]}, "abi", "'M' is not an input or a scalar"),
         ({"flops": "5*M*K"}, "flops", "case"),
         ({"forbidden": ["torch.soft-max"]}, "forbidden", "is not a dotted name"),
         ({"skip": "   "}, "skip", "give the reason"),

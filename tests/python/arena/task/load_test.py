@@ -277,7 +277,7 @@ BAD = [
     ("flops-parse", dict(flops="5*M*"), None, "field 'flops': case 'small': formula '5*M*' does not parse"),
     ("flops-name", dict(flops="2*M*K"), None, "field 'flops': case 'small': formula '2*M*K' uses 'K'"),
     ("bytes-call", dict(bytes="__import__('os')"), None, "field 'bytes'"),
-    ("abi-on-triton", dict(abi=["x"]), None, "field 'abi': only hip2hip and torch2hip"),
+    ("abi-dim-on-triton", dict(abi=["x", "M"]), None, "field 'abi': 'M' is not an input or a scalar"),
     (
         "exemplar-missing",
         dict(exemplars=["exemplars/none"]),

@@ -42,9 +42,14 @@ def load_python_entry(directory: Path, entry: Entry, label: str) -> Kernel:
     function = getattr(module, entry.symbol, None)
     if not callable(function):
         raise AttributeError(f"{entry.file} defines no callable {entry.symbol!r}")
-    kernel: Callable[..., Any] = function  # named so the lambda below keeps the narrowed type
-    return Kernel(
-        label=label,
-        invoke=lambda inputs, scalars, outputs, dims: kernel(*inputs, **scalars),
-        harness_outputs=False,
-    )
+    kernel: Callable[..., Any] = function  # named so the closure below keeps the narrowed type
+    positional = entry.positional
+
+    def invoke(inputs: Any, scalars: Any, outputs: Any, dims: Any) -> Any:
+        if not positional:
+            return kernel(*inputs, **scalars)
+        # The task's abi: inputs and scalars by position in its order, the other scalars by name.
+        args = [inputs[p] if isinstance(p, int) else scalars[p] for p in positional]
+        return kernel(*args, **{k: v for k, v in scalars.items() if k not in positional})
+
+    return Kernel(label=label, invoke=invoke, harness_outputs=False)
