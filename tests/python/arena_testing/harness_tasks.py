@@ -134,6 +134,19 @@ def harness_job(root: Path, task: Task, source: str | None = None, **settings: o
     return new_job(task, HarnessSettings(**options), dirs, b"k" * 32)  # type: ignore[arg-type]
 
 
+def run_verdict(root: Path, task: Task, source: str | None) -> tuple[str, list[str]]:
+    """The judge's verdict on `source` as `task`'s entry (None: the baseline), run here through the
+    real `Run` (harness_job, secret seed 7): (status, the failing cases' errors)."""
+    from arena.harness.run import Run
+
+    run = Run(harness_job(root, task, source, secret_seed=7))
+    try:
+        result = run.execute()
+    finally:
+        run.close()
+    return result.status, [c.error for c in result.cases if c.error]
+
+
 def _write_task(root: Path, name: str, entry_file: str, kernel: str, reference: str, **fields: object) -> Task:
     """Write tasks/t/<name>/ (the entry file and reference.py) under `root`; the record of a task
     with no exemplars or wrong candidate, whose other fields are `fields`."""

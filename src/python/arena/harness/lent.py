@@ -20,7 +20,7 @@ from arena.harness.check import made_outputs, mismatch_mask, returned_outputs, w
 from arena.harness.chunk_clock import ChunkClock
 from arena.harness.families import inputs_for
 from arena.harness.placement import Scatter, lent_pool_bytes
-from arena.harness.shared_gpu import SharedBlock, slot_places, typed_view
+from arena.harness.shared_gpu import SharedBlock, place_of, slot_places, typed_view
 from arena.harness.timing import elapsed_us, empty_launches, run_calls
 from arena.harness.verdict import Verdict
 from arena.task.task import Case, Tolerance
@@ -182,18 +182,7 @@ class Lent:
         return {
             "handle": self.pool.handle.hex(),
             "nbytes": self.pool.nbytes,
-            "sets": [
-                [
-                    {
-                        "offset": t.data_ptr() - base,
-                        "dtype": str(t.dtype).removeprefix("torch."),
-                        "shape": list(t.shape),
-                        "nbytes": t.nbytes,
-                    }
-                    for t in one
-                ]
-                for one in placed
-            ],
+            "sets": [[place_of(t, t.data_ptr() - base) for t in one] for one in placed],
         }
 
     def empty_pairs(self, count: int, rounds: int, launches: Sequence[int] = (0,)) -> list[float]:

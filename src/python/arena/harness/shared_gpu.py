@@ -147,17 +147,20 @@ def slot_places(tensors: Sequence[Any], count: int) -> list[list[dict[str, Any]]
     for _ in range(count):
         row = []
         for t in tensors:
-            row.append(
-                {
-                    "offset": offset,
-                    "dtype": str(t.dtype).removeprefix("torch."),
-                    "shape": list(t.shape),
-                    "nbytes": t.nbytes,
-                }
-            )
+            row.append(place_of(t, offset))
             offset += -(-t.nbytes // 256) * 256
         places.append(row)
     return places
+
+
+def place_of(tensor: Any, offset: int) -> dict[str, Any]:
+    """Where a tensor like `tensor` lies in a block at `offset`, as typed_view reads it back."""
+    return {
+        "offset": offset,
+        "dtype": str(tensor.dtype).removeprefix("torch."),
+        "shape": list(tensor.shape),
+        "nbytes": tensor.nbytes,
+    }
 
 
 def typed_view(data: Any, place: dict[str, Any]) -> Any:

@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import dataclasses
 import textwrap
-from contextlib import closing
 from pathlib import Path
 
 import pytest
 
-from arena.harness.run import Run
 from arena.task.task import Task
-from arena_testing.harness_tasks import build_task, harness_job
+from arena_testing.harness_tasks import build_task, run_verdict
 
 # z = -(x + y) under the flag, else x + y; the entry and the reference refuse anything but a bool.
 KERNEL = """
@@ -52,19 +50,13 @@ def _task(root: Path, negate: bool) -> Task:
     return dataclasses.replace(task, scalars={"negate": negate})
 
 
-def _verdict(root: Path, task: Task, source: str | None) -> tuple[str, list[str]]:
-    with closing(Run(harness_job(root, task, source, secret_seed=7))) as run:
-        result = run.execute()
-    return result.status, [c.error for c in result.cases if c.error]
-
-
 @pytest.mark.parametrize("negate", [True, False])
 def test_the_baseline_gets_the_flag(tmp_path: Path, cpu: None, negate: bool) -> None:
-    status, errors = _verdict(tmp_path, _task(tmp_path, negate), None)
+    status, errors = run_verdict(tmp_path, _task(tmp_path, negate), None)
     assert status == "PASSED", errors
 
 
 def test_a_candidate_that_ignores_the_flag_is_incorrect(tmp_path: Path, cpu: None) -> None:
     source = textwrap.dedent(KERNEL).replace("    if NEGATE:\n        z = -z\n", "")
-    status, errors = _verdict(tmp_path, _task(tmp_path, True), source)
+    status, errors = run_verdict(tmp_path, _task(tmp_path, True), source)
     assert status == "INCORRECT" and any("output z" in e for e in errors), errors

@@ -11,18 +11,12 @@ import pytest
 import torch
 
 from arena.harness.check import called_outputs, made_outputs, split_outputs, with_written, written_inputs
-from arena.harness.run import Run
 from arena.task.codec import task_from_dict, task_to_dict
-from arena_testing.harness_tasks import SCATTER_REFERENCE, TRITON_SCATTER, build_scatter_task, harness_job
+from arena_testing.harness_tasks import SCATTER_REFERENCE, TRITON_SCATTER, build_scatter_task, run_verdict
 
 
 def _verdict(root: Path, source: str | None) -> tuple[str, list[str]]:
-    run = Run(harness_job(root, build_scatter_task(root), source, secret_seed=7))
-    try:
-        result = run.execute()
-    finally:
-        run.close()
-    return result.status, [c.error for c in result.cases if c.error]
+    return run_verdict(root, build_scatter_task(root), source)
 
 
 def test_the_outputs_in_declared_order_take_the_written_input_in_its_place(tmp_path: Path) -> None:

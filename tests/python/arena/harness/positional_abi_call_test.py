@@ -7,16 +7,14 @@ from __future__ import annotations
 
 import dataclasses
 import textwrap
-from contextlib import closing
 from pathlib import Path
 
 import pytest
 
-from arena.harness.run import Run
 from arena.harness.verdict import Verdict
 from arena.task.codec import task_from_dict, task_to_dict
 from arena.task.task import Task, positional_order
-from arena_testing.harness_tasks import build_task, harness_job
+from arena_testing.harness_tasks import build_task, run_verdict
 
 # z = x + y, with the element count between the two tensors; `scale` comes by name.
 KERNEL = """
@@ -55,16 +53,10 @@ def _task(root: Path) -> Task:
     return dataclasses.replace(task, scalars={"n": "N", "scale": 2.0}, abi=abi, entry=entry)
 
 
-def _verdict(root: Path, task: Task, source: str | None) -> tuple[str, list[str]]:
-    with closing(Run(harness_job(root, task, source, secret_seed=7))) as run:
-        result = run.execute()
-    return result.status, [c.error for c in result.cases if c.error]
-
-
 def test_the_baseline_is_called_in_the_abi_order(tmp_path: Path, cpu: None) -> None:
     task = _task(tmp_path)
     assert task.entry.positional == (0, "n", 1) and task_from_dict(task_to_dict(task)) == task
-    status, errors = _verdict(tmp_path, task, None)
+    status, errors = run_verdict(tmp_path, task, None)
     assert status == "PASSED", errors
 
 
@@ -72,7 +64,7 @@ def test_a_candidate_that_reads_another_order_fails(tmp_path: Path, cpu: None) -
     # given (x, N, y) as (x, y, n), its own check sees the tensor y where it wants the count
     source = textwrap.dedent(KERNEL).replace("def add(x, n, y, scale=1.0):", "def add(x, y, n, scale=1.0):")
     try:
-        _verdict(tmp_path, _task(tmp_path), source)
+        run_verdict(tmp_path, _task(tmp_path), source)
     except Verdict as verdict:
         assert verdict.status == "RUNTIME_ERROR" and "first call: AssertionError" in str(verdict)
     else:

@@ -13,11 +13,10 @@ import pytest
 import torch
 
 from arena.harness.check import returned_outputs
-from arena.harness.run import Run
 from arena.task.codec import task_from_dict, task_to_dict
 from arena.task.task import Case, Category, Entry, Task, TensorSpec
 from arena.task.tolerance import merge_tolerances
-from arena_testing.harness_tasks import harness_job
+from arena_testing.harness_tasks import run_verdict
 
 # out = 2 * x, written into `out`; the buffer is also returned, as AKA's wrappers do.
 KERNEL = """
@@ -65,15 +64,6 @@ def _task(root: Path, *, ignored: bool) -> Task:
     )  # fmt: skip
 
 
-def _verdict(root: Path, task: Task, source: str | None) -> tuple[str, list[str]]:
-    run = Run(harness_job(root, task, source, secret_seed=7))
-    try:
-        result = run.execute()
-    finally:
-        run.close()
-    return result.status, [c.error for c in result.cases if c.error]
-
-
 def test_the_return_is_no_output_only_where_declared(tmp_path: Path) -> None:
     ignored, kept = _task(tmp_path, ignored=True), _task(tmp_path, ignored=False)
     assert returned_outputs(ignored, torch.zeros(3)) == () and returned_outputs(ignored, None) == ()
@@ -83,12 +73,12 @@ def test_the_return_is_no_output_only_where_declared(tmp_path: Path) -> None:
 
 
 def test_the_baseline_passes_with_its_return_ignored(tmp_path: Path, cpu: None) -> None:
-    status, errors = _verdict(tmp_path, _task(tmp_path, ignored=True), None)
+    status, errors = run_verdict(tmp_path, _task(tmp_path, ignored=True), None)
     assert status == "PASSED", errors
 
 
 def test_the_baseline_is_refused_without_it(tmp_path: Path, cpu: None) -> None:
-    status, errors = _verdict(tmp_path, _task(tmp_path, ignored=False), None)
+    status, errors = run_verdict(tmp_path, _task(tmp_path, ignored=False), None)
     assert status != "PASSED" and any("expected 0 output tensor(s)" in e for e in errors), (status, errors)
 
 
@@ -107,5 +97,5 @@ def test_the_baseline_is_refused_without_it(tmp_path: Path, cpu: None) -> None:
 def test_a_wrong_write_is_incorrect(tmp_path: Path, cpu: None, change: str, replacement: str) -> None:
     source = textwrap.dedent(KERNEL).replace(change, replacement)
     assert source != textwrap.dedent(KERNEL)
-    status, errors = _verdict(tmp_path, _task(tmp_path, ignored=True), source)
+    status, errors = run_verdict(tmp_path, _task(tmp_path, ignored=True), source)
     assert status == "INCORRECT" and any("output out" in e for e in errors), errors
