@@ -34,6 +34,7 @@ bench/results/2026-11-30.md, "Harness v2 on the H200" (bench/ipc_probe.py).
 from __future__ import annotations
 
 import math
+import random
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -48,6 +49,7 @@ from arena.harness.device import Device, disable_persisting_l2
 from arena.harness.families import inputs_for
 from arena.harness.flush import warm_limit
 from arena.harness.lent import Layout, Lent, QueueBlocked, Seeds
+from arena.harness.outliers import drop_outliers
 from arena.harness.timing import interquartile_mean
 from arena.harness.verdict import Verdict
 from arena.task.task import Case, Task, Tolerance
@@ -64,7 +66,7 @@ _MIN_CALLS, _MAX_CALLS = 10, 1000
 _MIN_CALL_US = 0.1
 # The bound: the samples may explain the judge's clock less this much (bound_slack; the clocks'
 # differences: docs/harness.md, "Why each constant").
-_BOUND_RATIO, _BOUND_CALL_US, _BOUND_EMPTY, _BOUND_US = 0.10, 0.3, 0.003, 20.0
+_BOUND_RATIO, _BOUND_CALL_US, _BOUND_EMPTY, _BOUND_US = 0.05, 0.3, 0.003, 20.0
 EMPTY_CALLS = 64  # calls in the empty chunk measured for each timed case
 # The spin ahead of each call's event pair, timed and empty alike, so that a pair is read behind a
 # spin, not behind the flush; short, since every chunk is queued whole before the GPU reaches it
@@ -90,8 +92,8 @@ _T975 = {5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 11: 2.201, 15: 2.131,
 
 @dataclass(frozen=True)
 class JudgedTiming:
-    # Each side's samples less its own launch reading plus a launch in a stream (side_offsets);
-    # the empty event pair enters only the bound.
+    # Each side's samples less its own launch reading plus a launch in a stream (side_offsets):
+    # the score's figures, which the bound reads too (claim).
     baseline_us: tuple[float, ...]
     candidate_us: tuple[float, ...]  # the worker's samples
     baseline_mean_us: float
@@ -108,7 +110,7 @@ class _Tally:
     baseline: list[float] = field(default_factory=list)
     candidate: list[float] = field(default_factory=list)
     spans: list[float] = field(default_factory=list)
-    claimed: list[float] = field(default_factory=list)
+    net: list[list[float]] = field(default_factory=list)  # per chunk: the candidate's figures, as scored
     spin_us: float = 0.0  # the spin's cost a call, measured with the worker frozen
     late: int = 0  # the judge's chunks the GPU reached before their host had queued them
     lead_ms: float = 0.0
@@ -130,8 +132,8 @@ class Judge:
         self.switch_us = 0.0
         self.empty_us: dict[str, float] = {}  # per timed case: the empty procedure's cost a call
         # Per timed case: each side's empty event pair, read in its own process by one procedure,
-        # the timed calls' own with no call (measure_empty); the bound takes the lower off the
-        # worker's samples (the score's samples lose each side's launch reading instead).
+        # the timed calls' own with no call (measure_empty): for the log (both the score and the
+        # bound take each side's launch reading off instead).
         self.worker_pair_us: dict[str, float] = {}
         self.judge_pair_us: dict[str, float] = {}
         # Per timed case: each side's timed procedure around one empty kernel (its pair and a
@@ -218,8 +220,8 @@ class Judge:
         """Each side's samples less its own launch reading, plus what a launch costs in a stream
         (measure_empty, side_offsets): a call's figure is what it adds to a stream of calls, and
         each process's own launch offset cancels (bench/results/2026-12-01.md, session 11). The
-        bound still reads the samples less the empty pair (the lower of the two sides'), which
-        its empty procedure is measured against."""
+        bound reads the same figures under the score's outlier rule (claim): what the score
+        believes is what the judge's clock must have seen."""
         warm = self.warm(case, reference_like)
         per_call = max(1, 3 * self.input_bytes[case.name] + 4 * sum(t.nbytes for t in reference_like))
         b_warm = max(2, min(32, CHUNK_BYTES // per_call))
@@ -233,8 +235,14 @@ class Judge:
         calls = b * len(tally.spans)
         empty = calls * (self.empty_us[case.name] + tally.spin_us)
         judged = sum(tally.spans) - empty - len(tally.spans) * self.switch_us
-        claimed = sum(tally.claimed)
+        claimed = claim(tally.net)
+        excess = chunk_excess(tally.spans, tally.net, empty / calls, self.switch_us)
         tally.log.append(self._describe(case, reference_like, warm, tally, b, judged / calls, claimed / calls, hosts))
+        tally.log.append(
+            f"the judge's clock beyond the samples' claim: {statistics.fmean(excess) / b:+.3f} us a call "
+            f"(sd {_sd(excess) / b:.3f} over {len(excess)} chunk(s)); the bound's slack "
+            f"{bound_slack(claimed, empty, calls, len(tally.spans)) / calls:.3f} us a call"
+        )
         crowded = crowded_copies(tally.copies_us)
         if crowded:
             raise Verdict("CHEAT_DETECTED", crowded)
@@ -286,14 +294,16 @@ class Judge:
     def _chunks(self, lent: Lent, case: Case, seeds: Seeds, count: int, tolerances: Sequence[Tolerance]) -> _Tally:
         """`count` timed chunks of the case, every call's outputs compared with the baseline's."""
         offsets = side_offsets(self.launch_us[case.name], self.stream_us[case.name])
-        pair_us = min(self.judge_pair_us[case.name], self.worker_pair_us[case.name])
         tally = _Tally()
         began = time.perf_counter()
+        twin = twin_calls(seeds(1)[0], count, lent.layout.count)
         for index in range(count):
             # Every other chunk the candidate goes first (A B, B A, ...): whatever the side timed
             # second inherits from the first (clocks, caches, the other context's state) falls on
             # each side alike.
             drawn = seeds(lent.layout.count)
+            if twin is not None and index == twin[0]:
+                drawn[twin[2]] = drawn[twin[1]]
             base_times, span, cand_times, errors = timed_chunks(lent, index, drawn, self.reset_l2, tally.log)
             if errors:
                 raise Verdict("INCORRECT", f"timed call failed: candidate: {errors[0]}")
@@ -302,10 +312,16 @@ class Judge:
                 raise Verdict(
                     "INCORRECT", f"{bad} timed call(s) of the candidate returned outputs that differ from the reference"
                 )
+            if twin is not None and index == twin[0] and not lent.same_bits(twin[1], twin[2]):
+                raise Verdict(
+                    "INCORRECT",
+                    "not deterministic: two timed calls on the same inputs returned outputs that differ bitwise",
+                )
             tally.baseline += [max(t - offsets["judge"], _MIN_CALL_US) for t in base_times]
-            tally.candidate += [max(t - offsets["worker"], _MIN_CALL_US) for t in cand_times]
+            scored = [max(t - offsets["worker"], _MIN_CALL_US) for t in cand_times]
+            tally.candidate += scored
             tally.spans.append(span)
-            tally.claimed.append(_claimed(cand_times, pair_us))
+            tally.net.append(scored)
             tally.ratios.append(interquartile_mean(base_times) / max(interquartile_mean(cand_times), _MIN_CALL_US))
             width = ratio_width(tally.ratios)
             if len(tally.ratios) < count and width is not None and width <= _STOP_WIDTH:
@@ -341,10 +357,10 @@ class Judge:
         return (
             f"inputs {'warm' if warm else 'cold'}, {self.clock.scatter.note} ({in_out:.2f} MiB a call in and out, "
             f"warm up to {self.warm_bytes / 2**20:.2f} MiB); chunk clock: {len(tally.spans)} chunk(s) of {b} calls; "
-            f"the judge saw {judged_us:.2f} us a call, the worker's samples {claimed_us:.2f} us (empty procedure "
+            f"the judge saw {judged_us:.2f} us a call, the samples as scored {claimed_us:.2f} us (empty procedure "
             f"{self.empty_us[name]:.2f} us + spin {tally.spin_us:.2f} us a call ({spin / self.clock.cycles:.2f} by the "
             f"calibration), switches {self.switch_us:.0f} us a chunk; empty event pair {judge_pair:.2f} us in the "
-            f"judge, {worker_pair:.2f} us in the worker, {min(judge_pair, worker_pair):.2f} for the bound); one empty "
+            f"judge, {worker_pair:.2f} us in the worker); one empty "
             f"kernel {launch['judge']:.3f} us in the judge, {launch['worker']:.3f} us in the worker, a second "
             f"{stream:.3f} us: {offsets['judge']:.3f} and {offsets['worker']:.3f} us taken off their samples; the "
             f"judge's chunks queued behind a {tally.lead_ms:.1f} ms lead, {tally.late} reached early and timed again; "
@@ -362,6 +378,20 @@ def _by_launches(times: Sequence[float]) -> list[float]:
     """The interquartile mean of the empty calls with each count of LAUNCH_CYCLE's kernels."""
     width = len(LAUNCH_CYCLE)
     return [interquartile_mean(times[i::width]) for i in range(width)]
+
+
+def twin_calls(seed: int, chunks: int, calls: int) -> tuple[int, int, int] | None:
+    """(chunk, first, second): in which of a case's first chunks, chosen by a secret `seed`, the
+    call `second` is given the very set of call `first`, both chosen too; the two must return the
+    same bits (the checked calls' determinism rule, applied where the candidate is timed and cannot
+    tell which chunk or calls). Within the first _STOP_CHUNKS, which every case runs; None where a
+    chunk has a single call."""
+    if calls < 2 or chunks < 1:
+        return None
+    pick = random.Random(seed)
+    chunk = pick.randrange(min(chunks, _STOP_CHUNKS))
+    first, second = pick.sample(range(calls), 2)
+    return chunk, first, second
 
 
 def first_side(chunk: int) -> str:
@@ -411,7 +441,7 @@ def bound_slack(claimed: float, empty: float, calls: int, spans: int) -> float:
 def exceeds_bound(judged: float, claimed: float, empty: float, calls: int, spans: int) -> bool:
     """The bound (docs/harness.md): over a case's `spans` chunks of `calls` calls in all, the work
     the judge's clock saw (`judged`, us, the empty procedure's `empty` us and the switches already
-    taken off) beyond what the worker's samples claim (`claimed`, _claimed) exceeds the slack:
+    taken off) beyond what the worker's samples claim (`claimed`, claim) exceeds the slack:
     CHEAT_DETECTED."""
     return judged - claimed > bound_slack(claimed, empty, calls, spans)
 
@@ -468,11 +498,28 @@ def side_offsets(launch_us: dict[str, float], stream_us: float) -> dict[str, flo
     return {side: max(0.0, one - stream_us) for side, one in launch_us.items()}
 
 
-def _claimed(times: Sequence[float], event_overhead_us: float) -> float:
-    """The work a chunk's samples account for, each sample capped at 1.5x the chunk's median: the
-    score drops 1.5 x IQR outliers before it averages, so samples that keep the sum honest with many
-    tiny ones and a few huge outliers must not satisfy the bound (honest outliers are few and small
-    next to its slack)."""
-    net = [t - event_overhead_us for t in times]
-    cap = 1.5 * max(statistics.median(net), 0.0) if net else 0.0
-    return sum(min(t, cap) for t in net)
+def claim(net: Sequence[Sequence[float]]) -> float:
+    """The work a case's samples account for, us: every call at the mean the score takes (per
+    chunk in `net`, the candidate's figures as scored: its samples less its launch offset,
+    side_offsets), after the score's own outlier rule (outliers.drop_outliers) over all of them.
+    Samples that keep the sum honest with many tiny ones and a few huge outliers claim only the
+    tiny ones: the score's figure is what the judge's clock must see (honest outliers are few and
+    small next to the bound's slack)."""
+    flat = [t for chunk in net for t in chunk]
+    if not flat:
+        return 0.0
+    return len(flat) * float(drop_outliers(flat).mean())
+
+
+def chunk_excess(
+    spans: Sequence[float], net: Sequence[Sequence[float]], empty_us: float, switch_us: float
+) -> list[float]:
+    """Per chunk, us: its span less its empty procedure (`empty_us` a call) and the switches, less
+    what claim() credits its calls with: the bound's margin chunk by chunk, for the log."""
+    every = sum(len(chunk) for chunk in net)
+    per_call = claim(net) / every if every else 0.0
+    return [span - len(chunk) * (empty_us + per_call) - switch_us for span, chunk in zip(spans, net)]
+
+
+def _sd(values: Sequence[float]) -> float:
+    return statistics.stdev(values) if len(values) > 1 else 0.0

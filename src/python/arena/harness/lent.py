@@ -80,6 +80,10 @@ def stacked(data: torch.Tensor, places: list[list[dict[str, Any]]], index: int, 
     return torch.as_strided(typed, (count, place["nbytes"] // item), (stride // item, 1), place["offset"] // item)
 
 
+def _slot_bytes(data: torch.Tensor, place: dict[str, Any]) -> torch.Tensor:
+    return data[place["offset"] : place["offset"] + place["nbytes"]]
+
+
 class Lent:
     """The output slots lent to the worker for one case, and the steps of one chunk."""
 
@@ -400,6 +404,15 @@ class Lent:
         errors = [str(e)[:2000] for e in reply.get("errors", [])][:5] if isinstance(reply.get("errors"), list) else []
         self.phases["candidate"] += time.perf_counter() - began
         return span, [float(t) for t in times], errors
+
+    def same_bits(self, first: int, second: int) -> bool:
+        """Whether two calls of the last chunk left the same bytes in every output slot (the
+        judge's snapshot, taken inside the span)."""
+        places = self.layout.outputs
+        return all(
+            torch.equal(_slot_bytes(self.snapshot_bytes, a), _slot_bytes(self.snapshot_bytes, b))
+            for a, b in zip(places[first], places[second])
+        )
 
     def bad_calls(self, tolerances: Sequence[Tolerance]) -> int:
         """How many of the chunk's calls have an output off its reference (every slot compared, a

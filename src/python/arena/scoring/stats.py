@@ -18,6 +18,8 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from arena.harness.outliers import drop_outliers
+
 # Bootstrap resamples: 2000 keeps the 2.5/97.5 percentiles stable to ~1% of the interval.
 RESAMPLES = 2000
 LEVEL = 0.95
@@ -48,16 +50,6 @@ class Comparison:
     ci_high: float
     noise_floor: float  # relative half-width of the baseline-against-itself spread
     within_noise: bool  # the speedup cannot be told apart from 1.0
-
-
-def drop_outliers(samples: Sequence[float] | np.ndarray) -> np.ndarray:
-    """The samples inside [Q1 - 1.5 IQR, Q3 + 1.5 IQR], in their original order."""
-    values = np.asarray(samples, dtype=np.float64)
-    if values.size < 4:
-        return values
-    q1, q3 = np.percentile(values, [25, 75])
-    spread = 1.5 * (q3 - q1)
-    return values[(values >= q1 - spread) & (values <= q3 + spread)]
 
 
 def _rng(seed: int, values: np.ndarray) -> np.random.Generator:
