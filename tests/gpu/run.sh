@@ -38,8 +38,11 @@ else
 fi
 . bench/carried_bwrap.sh  # the harness's sandbox, where bwrap is not installed
 # shellcheck disable=SC2086
+# A test stuck past TEST_TIMEOUT_S fails alone (pytest-timeout, where installed) instead of eating
+# the whole run; the slowest durations go into the log.
+timeout_opt=$("$PY" -c 'import pytest_timeout' 2>/dev/null && echo "--timeout=${TEST_TIMEOUT_S:-180}")
 PYTHONPATH="$path" "$PY" -m pytest -rA --tb=short -p no:cacheprovider --import-mode=importlib \
-  --junitxml="$OUT/gpu_tests.xml" $files 2>&1 | tee "$OUT/gpu_tests.log"
+  --durations=12 $timeout_opt --junitxml="$OUT/gpu_tests.xml" $files 2>&1 | tee "$OUT/gpu_tests.log"
 rc=${PIPESTATUS[0]}
 summary=$(tail -1 "$OUT/gpu_tests.log" | tr -d '=' | sed 's/^ *//')
 echo "$(date -u +%Y-%m-%dT%H:%MZ) $gpu, $source: $summary (exit $rc)" | tee "$OUT/gpu_tests.txt"
