@@ -20,7 +20,8 @@ from arena.importer.outcome import NotImportable, Outcome
 from arena.importer.output import prepare_output, write_task
 from arena.importer.pytest_layout import pytest_file, read_pytest_loop
 from arena.importer.reference_source import RunnerSource, reference_function, write_reference
-from arena.importer.task_fields import read_task_fields
+from arena.importer.state import refuse_returned_arguments, refuse_stateful
+from arena.importer.task_fields import TaskFields, read_task_fields
 from arena.importer.values import SourceModule
 
 REFERENCE_FILE = "reference.py"
@@ -78,12 +79,15 @@ def read_task(task: SourceTask, checkout: Path) -> ImportedTask:
     )
     if function is None:
         raise NotImportable(f"the test calls {loop.function_name}(), which {kernel_file} does not define")
+    refuse_stateful(kernel_tree, function)
     cases = follow_cases(
         loop,
         module_scope(runner_tree, Interpreter()),
         SourceModule(kernel_file, module_scope(kernel_tree, Interpreter())),
     )
     fields = read_task_fields(loop, cases, function)
+    if not fields.return_ignored:
+        refuse_returned_arguments(function, _tensor_parameters(function, fields))
     reference_file = REFERENCE_FILE if kernel_file != REFERENCE_FILE else f"aka_{REFERENCE_FILE}"
     runner = RunnerSource(runner_text, runner_tree, f"{task.name}/{runner_file}")
     reference_text = write_reference(runner, loop, cases, fields)
@@ -109,6 +113,15 @@ def read_task(task: SourceTask, checkout: Path) -> ImportedTask:
             **modules,
         },
     )
+
+
+def _tensor_parameters(function: ast.FunctionDef, fields: TaskFields) -> list[str]:
+    """The entry's parameters the test gives tensors: the first ones, or the abi's input names."""
+    params = [a.arg for a in function.args.posonlyargs + function.args.args]
+    if not fields.abi:
+        return params[: len(fields.inputs)]
+    names = {field.name for field in fields.inputs}
+    return [params[i] for i, name in enumerate(fields.abi) if name in names and i < len(params)]
 
 
 def _local_modules(checkout: Path, folder: Path, kernel_file: str, tree: ast.Module) -> dict[str, bytes]:

@@ -101,7 +101,9 @@ def test_a_loop_comparing_each_output_with_its_reference_is_unrolled(checkout: P
     """`for idx, (r, ref) in enumerate(zip(results, refs))`, where the runner's reference returns
     two tensors: two outputs, each compared with its reference."""
     kernel = checkout / "tasks" / SEEDED_TASK / "source" / "fake_seeded.py"
-    kernel.write_text(kernel.read_text().replace("    return x * torch.rsqrt(", "    return x, x * torch.rsqrt("))
+    kernel.write_text(
+        kernel.read_text().replace("    return x * torch.rsqrt(", "    return x.clone(), x * torch.rsqrt(")
+    )
     _edit(checkout, "    return x / torch.sqrt(", "    return x, x / torch.sqrt(")
     _edit(
         checkout,
