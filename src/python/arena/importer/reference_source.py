@@ -201,8 +201,39 @@ def _bindings(
         elif name in from_shapes:
             bindings[name] = from_shapes[name]
         elif name in cases[0].scope.names:
-            bindings[name] = _constant_source(name, cases, inputs[0], fields)
+            quotient = _quotient_of_axes(name, loop, cases, fields, from_shapes)
+            bindings[name] = quotient or _constant_source(name, cases, inputs[0], fields)
     return bindings, local_imports
+
+
+def _quotient_of_axes(
+    name: str, loop: TestLoop, cases: list[FollowedCase], fields: TaskFields, from_shapes: dict[str, str]
+) -> str | None:
+    """A dim no input's shape carries that the test divides an axis by to size another (`num_groups
+    = K // group_size`, `scales` drawn with num_groups rows), dividing it exactly in every case:
+    the two axes' quotient as source, `qweight.shape[0] // scales.shape[0]`; None otherwise."""
+    divisors = [v for v in (case.scope.names.get(name) for case in cases) if type(v) is int and v > 0]
+    if name not in fields.dim_names or len(divisors) != len(cases):
+        return None
+    for node in loop.setup + loop.statements:
+        for statement in ast.walk(node):
+            if not (
+                isinstance(statement, ast.Assign)
+                and len(statement.targets) == 1
+                and isinstance(statement.targets[0], ast.Name)
+                and isinstance(statement.value, ast.BinOp)
+                and isinstance(statement.value.op, ast.FloorDiv)
+                and isinstance(statement.value.left, ast.Name)
+                and ast.unparse(statement.value.right) == name
+            ):
+                continue
+            quotient, whole = statement.targets[0].id, statement.value.left.id
+            if quotient not in from_shapes or whole not in from_shapes:
+                continue
+            tops = [case.scope.names.get(whole) for case in cases]
+            if all(type(a) is int and a % v == 0 for a, v in zip(tops, divisors)):
+                return f"{from_shapes[whole]} // {from_shapes[quotient]}"
+    return None
 
 
 _LIKE = frozenset(f"torch.{kind}_like" for kind in ("zeros", "ones", "empty", "full"))
