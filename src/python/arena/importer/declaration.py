@@ -26,7 +26,13 @@ def declare(
     case_dtype = next((f.dtype for f in fields.outputs + fields.inputs if f.dtype in FLOAT_DTYPES), "float32")
     single = len(fields.dims) == 1  # a task needs a timed case: the only one is timed too
     cases = [
-        {"name": f"shape{k + 1}", "dims": dims, "dtype": case_dtype, "seed": seed, "timed": k > 0 or single}
+        {
+            "name": f"shape{k + 1}",
+            "dims": dims,
+            "dtype": fields.case_dtypes[k] if fields.case_dtypes else case_dtype,
+            "seed": seed,
+            "timed": k > 0 or single,
+        }
         for k, (dims, seed) in enumerate(zip(fields.dims, fields.seeds))
     ]
     for k, case in enumerate(cases):  # an input whose distribution differs between cases

@@ -20,8 +20,9 @@ from typing import Mapping
 from arena.importer.correctness import TestLoop, written_names
 from arena.importer.follow import FollowedCase
 from arena.importer.outcome import NotImportable
-from arena.importer.task_fields import TaskFields
+from arena.importer.task_fields import TaskFields, TensorField
 from arena.importer.values import DType, Unknown, same_value
+from arena.task.task import CASE_DTYPE
 
 REFERENCE_FUNCTION = "reference"
 _OTHER_NAME = "arena_reference"  # when the runner defines a `reference` of its own
@@ -60,7 +61,8 @@ def write_reference(runner: RunnerSource, loop: TestLoop, cases: list[FollowedCa
     body += [ast.unparse(node) for node in statements]
     returned = []
     for comparison, output in zip(loop.comparisons, fields.outputs):
-        value = f"({ast.unparse(comparison.reference)}).to(device={inputs[0]}.device, dtype=torch.{output.dtype})"
+        dtype = _dtype_source(output, fields)
+        value = f"({ast.unparse(comparison.reference)}).to(device={inputs[0]}.device, dtype={dtype})"
         if output.inplace:  # written into the input, as the kernel does
             body.append(f"{output.name}.copy_({value})")
         else:
@@ -256,7 +258,18 @@ def _output_stand_in(
     if not all(sizes):
         raise refused
     shape = f"({', '.join(sizes)},)" if len(sizes) == 1 else f"({', '.join(sizes)})"
-    return f"torch.empty({shape}, dtype=torch.{output.dtype}, device={fields.inputs[0].name}.device)"
+    return f"torch.empty({shape}, dtype={_dtype_source(output, fields)}, device={fields.inputs[0].name}.device)"
+
+
+def _dtype_source(output: TensorField, fields: TaskFields) -> str:
+    """The output's dtype as source: `torch.float16`; for a `$dtype` output, the dtype of the first
+    `$dtype` input (the case's dtype, which the reference is not given otherwise)."""
+    if output.dtype != CASE_DTYPE:
+        return f"torch.{output.dtype}"
+    carrier = next((field.name for field in fields.inputs if field.dtype == CASE_DTYPE), None)
+    if carrier is None:
+        raise NotImportable(f"output {output.name!r} has a dtype that differs between cases, and no input's does")
+    return f"{carrier}.dtype"
 
 
 def _like_of(node: ast.Call, name: str) -> bool:

@@ -18,7 +18,7 @@ from arena.importer.follow import FollowedCase, same_in_every_case
 from arena.importer.outcome import NotImportable
 from arena.importer.triangle import Triangle, masked, read_triangle
 from arena.importer.values import Tensor, Unknown, describe, same_value
-from arena.task.task import DTYPES, INT_DTYPES
+from arena.task.task import CASE_DTYPE, DTYPES, FLOAT_DTYPES, INT_DTYPES
 from arena.task.vectors import BASE_KINDS
 
 _PASSED_AS_IS = ("clone", "contiguous")  # a kernel argument `x.clone()` is the input x
@@ -38,6 +38,7 @@ class TensorField:
     copy_of: tuple[str, ...] = ()  # inputs only: the test's names this input is a copy of (`x_k = x.clone()`)
     cast_of: tuple[str, ...] = ()  # inputs only: the test's names this input is a cast of (`a = a_f.to(fp16)`)
     case_dists: tuple[dict[str, Any], ...] = ()  # inputs only: each case's distribution, when they differ
+    case_dtypes: tuple[str, ...] = ()  # each case's dtype, when it differs between cases (dtype `$dtype`)
 
     def declared(self) -> dict[str, Any]:
         if self.inplace:
@@ -70,6 +71,8 @@ class TaskFields:
     # the call's positional arguments in order (input names, scalar params), where a tensor comes
     # after a non-tensor one; empty: the inputs first, the scalars by name
     abi: tuple[str, ...] = ()
+    # each case's dtype, where the float tensors declared `$dtype` have one that differs by case
+    case_dtypes: tuple[str, ...] = ()
 
 
 class _Dims:
@@ -141,6 +144,7 @@ def read_task_fields(loop: TestLoop, cases: list[FollowedCase], function: ast.Fu
         else:
             outputs.append(_output(loop, cases, dims, position, taken | {field.name for field in outputs}))
     seeds = tuple(case.seed if case.seed is not None else 1000 + case.index for case in cases)
+    case_dtypes = case_dtypes_of(inputs + tuple(outputs))
     return TaskFields(
         function=loop.function_name,
         inputs=inputs,
@@ -152,7 +156,20 @@ def read_task_fields(loop: TestLoop, cases: list[FollowedCase], function: ast.Fu
         dim_names=frozenset(dims.values),
         return_ignored=any(case.returned for case in cases),
         abi=abi if interleaved else (),
+        case_dtypes=case_dtypes,
     )
+
+
+def case_dtypes_of(fields: tuple[TensorField, ...]) -> tuple[str, ...]:
+    """Each case's dtype, where tensors have one that differs by case (declared `$dtype`): the same
+    in each such tensor (arena has one per case); () when every dtype is the same in every case."""
+    varying = {field.case_dtypes for field in fields if field.case_dtypes}
+    if not varying:
+        return ()
+    if len(varying) > 1:
+        shown = ", ".join(f"{field.name!r}" for field in fields if field.case_dtypes)
+        raise NotImportable(f"tensors {shown} have dtypes that differ between cases, not alike; arena has one per case")
+    return varying.pop()
 
 
 def _inputs(loop: TestLoop, cases: list[FollowedCase], dims: _Dims) -> tuple[tuple[TensorField, ...], list[int]]:
@@ -236,14 +253,16 @@ def _input(
             base = f"{node.id}_{position}"
             named = dims.matching(per_case, base, avoid=shape) if not axes else dims.new(base, per_case)
         shape.append(named)
+    dtype, case_dtypes = _dtype(tensors, f"input {shown!r}")
     return TensorField(
         node.id,
         tuple(shape),
-        _dtype(tensors, f"input {shown!r}"),
+        dtype,
         dist,
         copy_of=tuple(copy_of),
         cast_of=tuple(cast_of),
         case_dists=case_dists if any(d != dist for d in case_dists) else (),
+        case_dtypes=case_dtypes,
     )
 
 
@@ -406,7 +425,8 @@ def _output(loop: TestLoop, cases: list[FollowedCase], dims: _Dims, position: in
     shape: list[str | int] = []
     for axis in range(len(checked[0].shape)):
         shape.append(dims.matching([t.shape[axis] for t in checked], f"{name}_{axis}", avoid=shape))
-    return TensorField(name, tuple(shape), _dtype(checked, what))
+    dtype, case_dtypes = _dtype(checked, what)
+    return TensorField(name, tuple(shape), dtype, case_dtypes=case_dtypes)
 
 
 def _written(loop: TestLoop, cases: list[FollowedCase], inputs: tuple[TensorField, ...], position: int) -> TensorField:
@@ -423,7 +443,7 @@ def _written(loop: TestLoop, cases: list[FollowedCase], inputs: tuple[TensorFiel
                 f"the kernel writes {name!r} of shape {list(kernel.shape)} "
                 f"where the reference has {list(reference.shape)}"
             )
-    return TensorField(name, source.shape, source.dtype, inplace=True)
+    return TensorField(name, source.shape, source.dtype, inplace=True, case_dtypes=source.case_dtypes)
 
 
 def _tolerances(loop: TestLoop, cases: list[FollowedCase], outputs: list[TensorField]) -> dict[str, dict[str, float]]:
@@ -437,14 +457,16 @@ def _tolerances(loop: TestLoop, cases: list[FollowedCase], outputs: list[TensorF
             _check_exact(comparison, cases, output)
             continue  # integer outputs are compared exactly anyway
         tolerance = _tolerance(comparison, cases)
-        if output.dtype not in by_dtype:
-            by_dtype[output.dtype], first[output.dtype] = tolerance, output.name
-        elif by_dtype[output.dtype] != tolerance:
-            raise NotImportable(
-                f"outputs {first[output.dtype]!r} and {output.name!r} are both {output.dtype} and the test compares "
-                f"them within different tolerances ({_shown(by_dtype[output.dtype])}; {_shown(tolerance)}); "
-                "arena's tolerances are per dtype"
-            )
+        # a `$dtype` output: the test's tolerance under each dtype its cases give it
+        for dtype in sorted(set(output.case_dtypes)) if output.dtype == CASE_DTYPE else [output.dtype]:
+            if dtype not in by_dtype:
+                by_dtype[dtype], first[dtype] = tolerance, output.name
+            elif by_dtype[dtype] != tolerance:
+                raise NotImportable(
+                    f"outputs {first[dtype]!r} and {output.name!r} are both {dtype} and the test compares "
+                    f"them within different tolerances ({_shown(by_dtype[dtype])}; {_shown(tolerance)}); "
+                    "arena's tolerances are per dtype"
+                )
     return {dtype: tolerance for dtype, tolerance in by_dtype.items() if tolerance}
 
 
@@ -499,14 +521,18 @@ def _tensors(values: list[Any], what: str) -> list[Tensor]:
     return tensors
 
 
-def _dtype(tensors: list[Tensor], what: str) -> str:
+def _dtype(tensors: list[Tensor], what: str) -> tuple[str, tuple[str, ...]]:
+    """The tensor's dtype, the same in every case; or, where it differs between cases and is a
+    float dtype in each, `$dtype` (the case's dtype, docs/task-format.md) and each case's."""
     dtypes = {t.dtype for t in tensors}
     if len(dtypes) > 1:
-        raise NotImportable(f"{what} has dtypes {', '.join(sorted(dtypes))} in different cases")
+        if not dtypes <= set(FLOAT_DTYPES):
+            raise NotImportable(f"{what} has dtypes {', '.join(sorted(dtypes))} in different cases")
+        return CASE_DTYPE, tuple(t.dtype for t in tensors)
     dtype = dtypes.pop()
     if dtype not in DTYPES:
         raise NotImportable(f"{what} is {dtype}, which is not an arena dtype ({', '.join(DTYPES)})")
-    return dtype
+    return dtype, ()
 
 
 def _last_assignment(loop: TestLoop, name: str, before: ast.expr | None = None) -> ast.expr | ast.stmt | None:

@@ -11,9 +11,11 @@ from pathlib import Path
 import pytest
 import torch
 
+from arena.importer import task_fields
 from arena.importer.checkout import find_tasks
 from arena.importer.importer import import_checkout, read_task
 from arena.importer.outcome import NotImportable
+from arena.importer.task_fields import TensorField
 from arena.task.load import load_task
 from arena.task.task import Distribution
 from arena.task.tolerance import tolerance_for
@@ -107,3 +109,61 @@ def test_parametrize_values_from_a_function_are_not_read(checkout: Path) -> None
         '@pytest.mark.parametrize("M, N", sorted(SHAPES))\n@pytest.mark.parametrize("scale"',
     )
     assert _reason(checkout).startswith("`test_softmax`'s parametrize values cannot be read: `sorted(SHAPES)`")
+
+
+_BY_DTYPE = (
+    '@pytest.mark.parametrize("M, N", SHAPES)\n@pytest.mark.parametrize("scale", [2.0])\n'
+    'def test_softmax(M, N, scale, request, device="cuda"):\n    set_seed()\n'
+    "    x = torch.randn(M, N, device=device) * scale\n",
+    '@pytest.mark.parametrize("M, N", SHAPES)\n@pytest.mark.parametrize("dtype_str", ["fp32", "fp16"])\n'
+    'def test_softmax(M, N, dtype_str, request, device="cuda"):\n    set_seed()\n'
+    '    if dtype_str == "fp32":\n        dtype = torch.float32\n    else:\n        dtype = torch.float16\n'
+    "    x = torch.randn(M, N, device=device, dtype=DTYPE) * 2.0\n",
+)
+
+
+def test_a_float_dtype_that_differs_between_cases_is_the_case_dtype(checkout: Path, tmp_path: Path) -> None:
+    """rocmbench `test_kernel_sub`: `@pytest.mark.parametrize("dtype_str", ["fp32", "fp16"])`, the
+    tensors drawn in that dtype: `$dtype` tensors, each case's dtype, the test's tolerance under
+    both, and a reference that returns its result in the input's dtype."""
+    _edit(checkout, _BY_DTYPE[0], _BY_DTYPE[1].replace("DTYPE", "dtype"))
+    _edit(checkout, "atol=1e-6)", "atol=1e-3)")
+    out = tmp_path / "out"
+    outcomes = {o.source: o for o in import_checkout(checkout, out)}
+    assert outcomes[SOFTMAX_TASK].address == SOFTMAX_ADDRESS, outcomes[SOFTMAX_TASK].reason
+    task = load_task(out, SOFTMAX_ADDRESS)
+    assert [(t.name, t.dtype) for t in task.inputs + task.outputs] == [("x", "$dtype"), ("y_triton", "$dtype")]
+    assert sorted((dict(c.dims)["M"], c.dtype) for c in task.cases) == [
+        (4, "float16"),
+        (4, "float32"),
+        (8, "float16"),
+        (8, "float32"),
+    ]
+    for dtype in ("float16", "float32"):
+        assert tolerance_for(task, dtype).atol == 1e-3
+    reference = load_module(out / "tasks" / SOFTMAX_TASK / "reference.py")
+    x = torch.randn(4, 16, dtype=torch.float16)
+    assert reference.reference(x).dtype == torch.float16
+
+
+def test_tensors_whose_dtypes_differ_unalike_between_cases_are_not_imported() -> None:
+    """One tensor float32 where another is float16, in the same case: arena has one dtype per case."""
+    x = TensorField("x", ("M",), "$dtype", case_dtypes=("float32", "float16"))
+    y = TensorField("y", ("M",), "$dtype", case_dtypes=("float16", "float16"))
+    assert task_fields.case_dtypes_of((x, x)) == ("float32", "float16")
+    with pytest.raises(NotImportable, match="have dtypes that differ between cases, not alike"):
+        task_fields.case_dtypes_of((x, y))
+
+
+def test_an_integer_dtype_that_differs_between_cases_is_not_imported(checkout: Path) -> None:
+    """int32 in one case, int64 in another: `$dtype` is for float dtypes."""
+    by_dtype = _BY_DTYPE[1].replace("torch.float32", "torch.int32").replace("torch.float16", "torch.int64")
+    _edit(
+        checkout,
+        _BY_DTYPE[0],
+        by_dtype.replace(
+            "torch.randn(M, N, device=device, dtype=DTYPE) * 2.0",
+            "torch.randint(0, 5, (M, N), device=device, dtype=dtype)",
+        ),
+    )
+    assert _reason(checkout) == "input 'x' has dtypes int32, int64 in different cases"
