@@ -95,6 +95,9 @@ def find_draw(name: str, value: ast.expr) -> Draw:
         cut = node.slice
         if cut.lower is None and cut.step is None and cut.upper is not None and _torch_call(_strip_methods(node.value)):
             node, first = _strip_methods(node.value), cut.upper
+    reshaped = _reshaped_arange(node)
+    if reshaped is not None:  # torch.arange(a * b).reshape(a, b): start + step * i over the flattened tensor
+        node = _strip_methods(reshaped.func.value)  # type: ignore[attr-defined]
     call = _torch_call(node)
     if call is None:
         raise NotImportable(f"input {name!r} is `{_short(value)}`, which no arena distribution matches")
@@ -116,6 +119,8 @@ def find_draw(name: str, value: ast.expr) -> Draw:
         size_args = list(call.args[:1])
     elif kind == "randint":
         size_args = list(call.args[-1:])
+    elif kind == "arange" and reshaped is not None:
+        size_args = list(reshaped.args)
     elif kind == "arange":
         size_args = list(call.args[:1]) if len(call.args) == 1 else []
     elif first is not None:
@@ -260,6 +265,23 @@ def _drawn(node: ast.expr) -> bool:
     """A draw, or its magnitude or running sums: the factor of a product that is not the scale."""
     node = _strip_methods(node)
     return _torch_call(node) is not None or _wrapper(node) is not None
+
+
+def _reshaped_arange(node: ast.expr) -> ast.Call | None:
+    """`torch.arange(end, ...).reshape(a, b)` (or `.view`), its one bound the product of the new
+    sizes (the interpreter checks the element count): the arange of the new shape, row-major."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("reshape", "view")
+        and node.args
+        and not node.keywords
+        and not any(isinstance(a, ast.Starred) for a in node.args)
+    ):
+        inner = _torch_call(_strip_methods(node.func.value))
+        if inner is not None and inner.func.attr == "arange" and len(inner.args) == 1:  # type: ignore[attr-defined]
+            return node
+    return None
 
 
 def _strip_methods(node: ast.expr) -> ast.expr:

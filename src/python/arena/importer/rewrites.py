@@ -687,32 +687,89 @@ def fold_fill_loops(body: list[ast.stmt]) -> list[ast.stmt]:
     return result
 
 
-def _folded_fill(node: ast.stmt, loop: ast.stmt, rest: list[ast.stmt]) -> ast.stmt | None:
+def _folded_grid(node: ast.stmt, loop: ast.stmt, rest: list[ast.stmt]) -> ast.stmt | None:
+    """`t = torch.zeros(a, b, dtype=<int>)` then `for i in range(a): for j in range(b): t[i, j] =
+    i * b + j` (`b * i + j`, `j + i * b`): every element its row-major index,
+    `t = torch.arange(a * b, ...).reshape(a, b)`. Nothing after reads i or j."""
+    zeros = _integer_zeros(node)
+    if zeros is None or len(zeros.args) != 2 or any(isinstance(a, ast.Starred) for a in zeros.args):
+        return None
+    name, (rows, cols) = node.targets[0].id, zeros.args  # type: ignore[attr-defined]
+    outer = _range_loop(loop, rows)
+    inner = _range_loop(outer.body[0], cols) if outer is not None else None
+    if outer is None or inner is None:
+        return None
+    i, j, fill = outer.target.id, inner.target.id, inner.body[0]  # type: ignore[attr-defined]
+    index = ast.Tuple([ast.Name(i, ast.Load()), ast.Name(j, ast.Load())], ast.Load())
     if not (
+        isinstance(fill, ast.Assign)
+        and len(fill.targets) == 1
+        and isinstance(fill.targets[0], ast.Subscript)
+        and isinstance(fill.targets[0].value, ast.Name)
+        and fill.targets[0].value.id == name
+        and _same(fill.targets[0].slice, index)
+    ):
+        return None
+    shown = ast.unparse(fill.value).replace(" ", "")
+    b = ast.unparse(cols).replace(" ", "")
+    if shown not in (f"{i}*{b}+{j}", f"{b}*{i}+{j}", f"{j}+{i}*{b}", f"{j}+{b}*{i}", f"{i}*({b})+{j}"):
+        return None
+    if _read_before_rebound(i, rest) or _read_before_rebound(j, rest) or i == j:
+        return None
+    size = ast.BinOp(copy.deepcopy(rows), ast.Mult(), copy.deepcopy(cols))
+    arange = ast.Call(
+        ast.Attribute(ast.Name("torch", ast.Load()), "arange", ast.Load()),
+        [size],
+        [copy.deepcopy(k) for k in zeros.keywords],
+    )
+    value = ast.Call(ast.Attribute(arange, "reshape", ast.Load()), [copy.deepcopy(rows), copy.deepcopy(cols)], [])
+    return ast.fix_missing_locations(ast.copy_location(ast.Assign([ast.Name(name, ast.Store())], value), node))
+
+
+def _integer_zeros(node: ast.stmt) -> ast.Call | None:
+    """The call of `name = torch.zeros(..., dtype=<an integer dtype>[, device=...])`."""
+    if (
         isinstance(node, ast.Assign)
         and len(node.targets) == 1
         and isinstance(node.targets[0], ast.Name)
         and isinstance(node.value, ast.Call)
         and ast.unparse(node.value.func) == "torch.zeros"
-        and len(node.value.args) == 1
-        and not isinstance(node.value.args[0], (ast.Tuple, ast.List, ast.Starred))
         and {k.arg for k in node.value.keywords} <= {"dtype", "device"}
         and any(k.arg == "dtype" and ast.unparse(k.value) in INTEGER_DTYPES for k in node.value.keywords)
     ):
-        return None
-    name, size = node.targets[0].id, node.value.args[0]
-    if not (
-        isinstance(loop, ast.For)
-        and isinstance(loop.target, ast.Name)
-        and not loop.orelse
-        and len(loop.body) == 1
-        and isinstance(loop.iter, ast.Call)
-        and ast.unparse(loop.iter.func) == "range"
-        and len(loop.iter.args) == 1
-        and not loop.iter.keywords
+        return node.value
+    return None
+
+
+def _range_loop(node: ast.stmt, count: ast.expr | None = None) -> ast.For | None:
+    """`node` when it is `for <name> in range(count):` with one statement and no else."""
+    if (
+        isinstance(node, ast.For)
+        and isinstance(node.target, ast.Name)
+        and not node.orelse
+        and len(node.body) == 1
+        and isinstance(node.iter, ast.Call)
+        and ast.unparse(node.iter.func) == "range"
+        and len(node.iter.args) == 1
+        and not node.iter.keywords
+        and (count is None or _same(node.iter.args[0], count))
     ):
+        return node
+    return None
+
+
+def _folded_fill(node: ast.stmt, loop: ast.stmt, rest: list[ast.stmt]) -> ast.stmt | None:
+    grid = _folded_grid(node, loop, rest)
+    if grid is not None:
+        return grid
+    zeros = _integer_zeros(node)
+    if zeros is None or len(zeros.args) != 1 or isinstance(zeros.args[0], (ast.Tuple, ast.List, ast.Starred)):
         return None
-    index, count, fill = loop.target.id, loop.iter.args[0], loop.body[0]
+    name, size = node.targets[0].id, zeros.args[0]  # type: ignore[attr-defined]
+    ranged = _range_loop(loop)
+    if ranged is None:
+        return None
+    index, count, fill = ranged.target.id, ranged.iter.args[0], ranged.body[0]  # type: ignore[attr-defined]
     if not (isinstance(fill, ast.Assign) and len(fill.targets) == 1 and isinstance(fill.targets[0], ast.Subscript)):
         return None
     target, value = fill.targets[0], fill.value
@@ -741,7 +798,7 @@ def _folded_fill(node: ast.stmt, loop: ast.stmt, rest: list[ast.stmt]) -> ast.st
     arange = ast.Call(
         ast.Attribute(ast.Name("torch", ast.Load()), "arange", ast.Load()),
         [copy.deepcopy(size)],
-        [copy.deepcopy(k) for k in node.value.keywords],
+        [copy.deepcopy(k) for k in zeros.keywords],
     )
     value = (
         arange

@@ -9,6 +9,7 @@ test gives it, so each case keeps exactly the shapes the original test ran.
 from __future__ import annotations
 
 import ast
+import math
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -62,7 +63,7 @@ class TaskFields:
     inputs: tuple[TensorField, ...]
     scalars: tuple[ScalarField, ...]
     outputs: tuple[TensorField, ...]  # in the order the kernel returns them
-    dims: tuple[dict[str, int], ...]  # per case, only the dims something uses
+    dims: tuple[dict[str, int | float], ...]  # per case, only the dims something uses (a float: a case value)
     seeds: tuple[int, ...]
     tolerances: dict[str, dict[str, float]]  # by dtype, {"atol", "rtol"}; a dtype left out: arena's default
     dim_names: frozenset[str]  # every dim of the cases (loop values the reference may use)
@@ -82,7 +83,7 @@ class _Dims:
         self.count = len(cases)
         skipped = {loop.index, loop.module_name, *loop.result_names}
         names = [n for n in cases[0].scope.names if n not in skipped and not n.startswith("_")]
-        self.values: dict[str, list[int]] = {
+        self.values: dict[str, list[Any]] = {  # ints; floats for a float scalar that differs by case
             name: [case.scope.names[name] for case in cases]
             for name in names
             if all(_is_int(case.scope.names.get(name)) for case in cases)
@@ -108,22 +109,27 @@ class _Dims:
         there is one: [M, N] rather than [M, M] where M == N in every case); else the constant;
         else a new dim `base`."""
         preferred = self.used + [name for name in self.values if name not in self.used]
-        candidates = [name for name in preferred if self.values[name] == values]
+        candidates = [
+            name
+            for name in preferred
+            if self.values[name] == values and not any(isinstance(v, float) for v in self.values[name])
+        ]
         if candidates:
             return self.use(min(candidates, key=lambda name: name in avoid))  # min keeps the first of equals
         if len(set(values)) == 1:
             return values[0]
         return self.new(base, values)
 
-    def new(self, base: str, values: list[int]) -> str:
+    def new(self, base: str, values: Sequence[int | float]) -> str:
         name, suffix = base, 1
         while name in self.values or name in self.taken:
             name, suffix = f"{base}_{suffix}", suffix + 1
-        self.values[name] = values
+        self.values[name] = list(values)
         return self.use(name)
 
-    def per_case(self) -> tuple[dict[str, int], ...]:
-        return tuple({name: int(self.values[name][k]) for name in self.used} for k in range(self.count))
+    def per_case(self) -> tuple[dict[str, int | float], ...]:
+        """Each case's dims; a float one (a float scalar that differs by case) stays a float."""
+        return tuple({name: _case_value(self.values[name][k]) for name in self.used} for k in range(self.count))
 
 
 def read_task_fields(loop: TestLoop, cases: list[FollowedCase], function: ast.FunctionDef) -> TaskFields:
@@ -385,8 +391,10 @@ def _scalar(param: str, node: ast.expr, values: list[Any], dims: _Dims) -> Scala
         named = dims.named(node, values)
         if isinstance(named, str) or len(set(values)) > 1:
             return ScalarField(param, named if isinstance(named, str) else dims.new(param, values), test_name)
-    if len(set(values)) > 1:
-        raise NotImportable(f"argument {param}=`{ast.unparse(node)}` is a float that differs between cases")
+    if len(set(values)) > 1:  # a float that differs by case: a case value of its own (a float dim)
+        if not all(math.isfinite(value) for value in values):
+            raise NotImportable(f"argument {param}=`{ast.unparse(node)}` is a float that differs between cases")
+        return ScalarField(param, dims.new(param, [float(value) for value in values]), test_name)
     return ScalarField(param, values[0], test_name)
 
 
@@ -519,6 +527,10 @@ def _tensors(values: list[Any], what: str) -> list[Tensor]:
     if len(ranks) > 1:
         raise NotImportable(f"{what} has rank {min(ranks)} in one case and {max(ranks)} in another")
     return tensors
+
+
+def _case_value(value: float) -> int | float:
+    return value if isinstance(value, float) else int(value)
 
 
 def _dtype(tensors: list[Tensor], what: str) -> tuple[str, tuple[str, ...]]:

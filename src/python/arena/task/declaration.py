@@ -66,6 +66,9 @@ def _build(kwargs: Mapping[str, Any], task_dir: Path, repo_root: Path) -> Task:
     _check_unique_names(inputs + tuple(spec for spec in outputs if not spec.inplace), scalars)
     cases = vectors.parse_cases(raw["cases"], {spec.name for spec in inputs})
     vectors.check_dims_defined(cases, inputs + outputs, scalars)
+    floats = sorted({dim for case in cases for dim, value in case.dims.items() if isinstance(value, float)})
+    if floats and category.is_hip:  # a launcher's dims and dim-named scalars are int64_t
+        raise FieldError("cases", f"dim {floats[0]!r} is a float; a float case value is for a Python entry's scalars")
     if category.is_hip:
         abi = _abi(raw["abi"], category, cases, [spec.name for spec in inputs + outputs], scalars)
     else:

@@ -62,6 +62,7 @@ class Case:
     """One test vector: dim values, dtype, seed; timed cases are also checked cases."""
 
     name: str
+    # a float only for a dim that only scalars name (a float scalar that differs by case)
     dims: Mapping[str, int]
     dtype: str
     seed: int

@@ -169,7 +169,10 @@ def parse_cases(raw: Any, input_names: set[str]) -> tuple[Case, ...]:
         dims = require_dict("cases", item["dims"], f"{what} dims")
         for dim, value in dims.items():
             require_identifier("cases", dim, f"{what} dim")
-            require_int("cases", value, f"{what} dim {dim!r}", minimum=0)
+            if isinstance(value, float):  # a case value: only scalars may name it (check_dims_defined)
+                require_number("cases", value, f"{what} dim {dim!r}")
+            else:
+                require_int("cases", value, f"{what} dim {dim!r}", minimum=0)
         if item["dtype"] not in DTYPES:
             raise FieldError("cases", f"{what} dtype {item['dtype']!r} is not one of {', '.join(DTYPES)}")
         weight = require_number("cases", item.get("weight", 1.0), f"{what} weight")
@@ -198,7 +201,10 @@ def parse_cases(raw: Any, input_names: set[str]) -> tuple[Case, ...]:
 
 def check_dims_defined(cases: tuple[Case, ...], tensors: tuple[TensorSpec, ...], scalars: Mapping[str, Any]) -> None:
     """Every dim a shape, a randint or permutation bound or a scalar names is set in every case, and
-    a permutation's range holds as many distinct values as its tensor has elements."""
+    a permutation's range holds as many distinct values as its tensor has elements. A dim that is
+    a float in some case (a case value: a float scalar that differs by case) is named by scalars
+    only: a shape or a bound that names it is refused."""
+    floats = {dim for case in cases for dim, value in case.dims.items() if isinstance(value, float)}
     for case in cases:
         for spec in tensors:
             dists = [spec.dist, case.dists.get(spec.name)]
@@ -209,6 +215,10 @@ def check_dims_defined(cases: tuple[Case, ...], tensors: tuple[TensorSpec, ...],
                 if dim not in case.dims:
                     raise FieldError(
                         "cases", f"case {case.name!r} uses dim {dim!r} not set in its dims (by {spec.name!r})"
+                    )
+                if dim in floats:
+                    raise FieldError(
+                        "cases", f"dim {dim!r} is a float in some case; only a scalar may name it, not {spec.name!r}"
                     )
         check_permutations(case, tensors)
         check_axes(case, tensors)

@@ -9,13 +9,18 @@ import ast
 from pathlib import Path
 
 import pytest
+import torch
 
 from arena.importer.checkout import find_tasks
 from arena.importer.draws import distribution, find_draw
-from arena.importer.importer import read_task
+from arena.importer.importer import import_checkout, read_task
 from arena.importer.outcome import NotImportable
+from arena.task.load import load_task
+from arena_testing.modules import load_module
 
 RUNNER = Path("tasks/triton2triton/vllm/fake_scale/scripts/task_runner.py")
+SCALE_TASK = "triton2triton/vllm/fake_scale"
+SCALE_ADDRESS = f"tasks/{SCALE_TASK}:fake_scale"
 DRAW_X = "x = torch.randn(rows, cols, device=device, dtype=dtype)"
 DRAW_W = "w = torch.rand(cols, device=device, dtype=torch.float32) * 2 + 0.5"
 CALL = "result = mod.scale_rows(x, w, alpha=ALPHA)"
@@ -59,8 +64,8 @@ def _reason_after(checkout: Path, old: str, new: str) -> str:
         (DRAW_X, f"{DRAW_X}\n            x[0] = 0", "input 'x' is changed after it is drawn (line 47: `x[0] = 0`)"),
         (
             DRAW_X,
-            "x = torch.arange(rows * cols, device=device).view(rows, cols)",
-            "input 'x' is `torch.arange(rows * cols, device=device).view(rows, cols)`, "
+            "x = torch.arange(rows * cols, device=device).view(rows, cols) % 7",
+            "input 'x' is `torch.arange(rows * cols, device=device).view(rows, cols) % 7`, "
             "which no arena distribution matches",
         ),
         (
@@ -169,6 +174,37 @@ def test_an_integer_input_a_loop_fills_with_a_progression_is_an_arange(checkout:
     build = _files_after(checkout, DRAW_W, fill + "                w[j] = j * rows")["BUILD"].decode()
     assert "{'name': 'w', 'shape': ['cols'], 'dtype': 'int32', 'dist': {'kind': 'arange', 'step': 4}}" in build
     assert "'dists': {'w': {'kind': 'arange', 'step': 8}}" in build
+
+
+def test_an_integer_grid_a_nested_loop_fills_with_its_row_major_index_is_an_arange(checkout: Path) -> None:
+    """`block_table[s, b] = s * num_blocks_per_seq + b` (vllm `triton_unified_attention_2d`)."""
+    fill = (
+        "w = torch.zeros(rows, cols, device=device, dtype=torch.int32)\n"
+        "            for s in range(rows):\n"
+        "                for b in range(cols):\n"
+        "                    w[s, b] = s * cols + b"
+    )
+    build = _files_after(checkout, DRAW_W, fill)["BUILD"].decode()
+    assert "{'name': 'w', 'shape': ['rows', 'cols'], 'dtype': 'int32', 'dist': {'kind': 'arange'}}" in build
+
+
+def test_a_float_scalar_that_differs_by_case_is_a_case_value(checkout: Path, tmp_path: Path) -> None:
+    """`alpha = 1.0 / cols ** 0.5` (vllm's `scale = 1.0 / (head_size ** 0.5)`): the scalar names a
+    dim that each case sets to the test's float."""
+    runner = checkout / RUNNER
+    text = runner.read_text()
+    assert CALL in text and "reference_scale(x, w, ALPHA)" in text
+    text = text.replace(CALL, f"alpha = 1.0 / cols ** 0.5\n            {CALL.replace('ALPHA', 'alpha')}")
+    runner.write_text(text.replace("reference_scale(x, w, ALPHA)", "reference_scale(x, w, alpha)"))
+    out = tmp_path / "out"
+    outcomes = {o.source: o for o in import_checkout(checkout, out)}
+    assert outcomes[SCALE_TASK].address == SCALE_ADDRESS, outcomes[SCALE_TASK].reason
+    task = load_task(out, SCALE_ADDRESS)
+    assert task.scalars == {"alpha": "alpha"}
+    assert [case.dims["alpha"] for case in task.cases] == [1.0 / 64**0.5, 1.0 / 256**0.5, 1.0 / 128**0.5]
+    reference = load_module(out / "tasks" / SCALE_TASK / "reference.py")
+    x, w = torch.randn(4, 64, dtype=torch.float16), torch.rand(64)
+    assert torch.equal(reference.reference(x, w, alpha=0.125), (x.float() * w * 0.125).to(torch.float16))
 
 
 def test_a_reference_shaped_like_the_output_is_given_a_stand_in_of_its_shape(checkout: Path) -> None:

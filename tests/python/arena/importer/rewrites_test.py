@@ -69,6 +69,14 @@ def test_an_if_on_a_literal_is_its_branch() -> None:
             "t = torch.zeros(bs, dtype=torch.int32)\nfor j in range(bs):\n    t[j] = j",
             "t = torch.arange(bs, dtype=torch.int32)",
         ),
+        (  # a grid filled with each element's row-major index
+            "t = torch.zeros(s, n, dtype=torch.int32)\nfor i in range(s):\n    for j in range(n):\n        t[i, j] = i * n + j",
+            "t = torch.arange(s * n, dtype=torch.int32).reshape(s, n)",
+        ),
+        (
+            "t = torch.zeros(s, n, dtype=torch.int32)\nfor i in range(s):\n    for j in range(n):\n        t[i, j] = j + n * i",
+            "t = torch.arange(s * n, dtype=torch.int32).reshape(s, n)",
+        ),
     ],
 )
 def test_an_integer_fill_loop_is_its_arange(fill: str, arange: str) -> None:
@@ -88,6 +96,10 @@ def test_an_integer_fill_loop_is_its_arange(fill: str, arange: str) -> None:
         "t = torch.zeros(n + 1, dtype=torch.int32)\nfor r in range(n):\n    t[r + 1] = t[r] + t[0]",
         # the loop's name read after the loop
         "t = torch.zeros(n, dtype=torch.int32)\nfor j in range(n):\n    t[j] = j\nlast = j",
+        # a grid: another stride than the row's length, a float tensor, columns first
+        "t = torch.zeros(s, n, dtype=torch.int32)\nfor i in range(s):\n    for j in range(n):\n        t[i, j] = i * s + j",
+        "t = torch.zeros(s, n, dtype=torch.float32)\nfor i in range(s):\n    for j in range(n):\n        t[i, j] = i * n + j",
+        "t = torch.zeros(s, n, dtype=torch.int32)\nfor j in range(n):\n    for i in range(s):\n        t[i, j] = i * n + j",
     ],
 )
 def test_other_fill_loops_are_kept(fill: str) -> None:
