@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 import builtins
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Any, Mapping
 
 from arena.importer.correctness import TestLoop, written_names
 from arena.importer.follow import FollowedCase
@@ -212,11 +212,21 @@ def _quotient_of_axes(
     name: str, loop: TestLoop, cases: list[FollowedCase], fields: TaskFields, from_shapes: dict[str, str]
 ) -> str | None:
     """A dim no input's shape carries that the test divides an axis by to size another (`num_groups
-    = K // group_size`, `scales` drawn with num_groups rows), dividing it exactly in every case:
-    the two axes' quotient as source, `qweight.shape[0] // scales.shape[0]`; None otherwise."""
+    = K // group_size`, `scales` drawn with num_groups rows), dividing it exactly in every case, or
+    multiplies an axis by to make a dim the reference is given (`num_tokens = batch * qlen`, the
+    kernel given num_tokens): the quotient as source, `qweight.shape[0] // scales.shape[0]`,
+    `num_tokens // idx_mapping.shape[0]`; None otherwise."""
     divisors = [v for v in (case.scope.names.get(name) for case in cases) if type(v) is int and v > 0]
     if name not in fields.dim_names or len(divisors) != len(cases):
         return None
+    known = dict(from_shapes)  # a dim as the reference can read it: an input's axis, a dim scalar
+    for scalar in fields.scalars:
+        if scalar.test_name and isinstance(scalar.value, str):
+            known.setdefault(scalar.test_name, scalar.param)
+
+    def values(dim: str) -> list[Any]:
+        return [case.scope.names.get(dim) for case in cases]
+
     for node in loop.setup + loop.statements:
         for statement in ast.walk(node):
             if not (
@@ -224,17 +234,20 @@ def _quotient_of_axes(
                 and len(statement.targets) == 1
                 and isinstance(statement.targets[0], ast.Name)
                 and isinstance(statement.value, ast.BinOp)
-                and isinstance(statement.value.op, ast.FloorDiv)
                 and isinstance(statement.value.left, ast.Name)
-                and ast.unparse(statement.value.right) == name
+                and isinstance(statement.value.right, ast.Name)
             ):
                 continue
-            quotient, whole = statement.targets[0].id, statement.value.left.id
-            if quotient not in from_shapes or whole not in from_shapes:
-                continue
-            tops = [case.scope.names.get(whole) for case in cases]
-            if all(type(a) is int and a % v == 0 for a, v in zip(tops, divisors)):
-                return f"{from_shapes[whole]} // {from_shapes[quotient]}"
+            target, left, right = statement.targets[0].id, statement.value.left.id, statement.value.right.id
+            if isinstance(statement.value.op, ast.FloorDiv) and right == name and {target, left} <= set(from_shapes):
+                # quotient = whole // name, dividing exactly: name == whole // quotient
+                if all(type(a) is int and a % v == 0 for a, v in zip(values(left), divisors)):
+                    return f"{from_shapes[left]} // {from_shapes[target]}"
+            elif isinstance(statement.value.op, ast.Mult) and name in (left, right) and left != right:
+                # product = other * name: name == product // other
+                other = right if left == name else left
+                if target in known and other in known and all(type(b) is int and b > 0 for b in values(other)):
+                    return f"{known[target]} // {known[other]}"
     return None
 
 

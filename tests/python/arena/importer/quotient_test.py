@@ -1,7 +1,8 @@
 """A dim the reference uses that no input's shape carries, but that the test divides an axis by to
 size another input (vllm `triton_awq_dequantize`: `num_groups = K // group_size`, `scales` drawn
-with num_groups rows): reference.py binds it as the quotient of the two axes, where it divides
-exactly in every case; the fixture's fake_scale runner edited to scale by groups of columns."""
+with num_groups rows), or multiplies an axis by (`num_tokens = batch * qlen`): reference.py binds
+it as the quotient, where it is exact in every case; the fixture's fake_scale runner edited to
+scale by groups of columns."""
 
 from __future__ import annotations
 
@@ -18,16 +19,18 @@ SCALE_ADDRESS = f"tasks/{SCALE_TASK}:fake_scale"
 RUNNER = Path("tasks") / SCALE_TASK / "scripts" / "task_runner.py"
 
 
-def _grouped(checkout: Path, shapes: str) -> None:
-    """The runner's w: one weight per group of `group` columns, the reference repeating each."""
+def _grouped(checkout: Path, shapes: str, draw: str = "groups = cols // group", size: str = "groups") -> None:
+    """The runner's w: one weight per group of `group` columns, the reference repeating each (or,
+    `draw` and `size` given, another w the reference reads with `group`)."""
     path = checkout / RUNNER
     text = path.read_text()
+    use = "w.float().repeat_interleave(group)" if size == "groups" else "w.float()[::group]"
     for old, new in [
         ("    (4, 64),\n    (8, 256),\n    (16, 128),\n", shapes),
         ("def reference_scale(x, w, alpha):", "def reference_scale(x, w, alpha, group):"),
-        ("(x.float() * w.float() * alpha)", "(x.float() * w.float().repeat_interleave(group) * alpha)"),
+        ("(x.float() * w.float() * alpha)", f"(x.float() * {use} * alpha)"),
         ("for i, (rows, cols) in", "for i, (rows, cols, group) in"),
-        ("            w = torch.rand(cols,", "            groups = cols // group\n            w = torch.rand(groups,"),
+        ("            w = torch.rand(cols,", f"            {draw}\n            w = torch.rand({size},"),
         ("reference_scale(x, w, ALPHA)", "reference_scale(x, w, ALPHA, group)"),
     ]:
         assert old in text, old
@@ -47,6 +50,21 @@ def test_a_dim_the_test_divides_an_axis_by_is_the_axes_quotient(checkout: Path, 
     reference = load_module(out / "tasks" / SCALE_TASK / "reference.py")
     x, w = torch.randn(4, 64, dtype=torch.float16), torch.rand(4) + 0.5
     want = (x.float() * w.repeat_interleave(16) * 0.5).to(torch.float16)
+    assert torch.equal(reference.reference(x, w, alpha=0.5), want)
+
+
+def test_a_dim_the_test_multiplies_an_axis_by_is_the_product_s_quotient(checkout: Path, tmp_path: Path) -> None:
+    """vllm `triton_prompt_logprobs_token_ids`: `num_tokens = batch * qlen`, the reference reading
+    qlen: here `wide = cols * group`, w drawn with `wide` elements, bound as `group = w.shape[0] //
+    x.shape[1]`."""
+    _grouped(checkout, "    (4, 64, 2),\n    (8, 256, 3),\n    (16, 128, 2),\n", "wide = cols * group", "wide")
+    out = tmp_path / "out"
+    outcomes = {o.source: o for o in import_checkout(checkout, out)}
+    assert outcomes[SCALE_TASK].address == SCALE_ADDRESS, outcomes[SCALE_TASK].reason
+    assert "group = w.shape[0] // x.shape[1]" in (out / "tasks" / SCALE_TASK / "reference.py").read_text()
+    reference = load_module(out / "tasks" / SCALE_TASK / "reference.py")
+    x, w = torch.randn(4, 64, dtype=torch.float16), torch.rand(192) + 0.5
+    want = (x.float() * w[::3] * 0.5).to(torch.float16)
     assert torch.equal(reference.reference(x, w, alpha=0.5), want)
 
 
