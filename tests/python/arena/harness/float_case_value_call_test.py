@@ -11,29 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from arena.task.task import Case, Task
-from arena_testing.harness_tasks import build_task, run_verdict
+from arena_testing.harness_tasks import TRITON_ADD, build_task, run_verdict
 
-# z = (x + y) * scale; the entry and the reference refuse anything but a float.
-KERNEL = """
-import torch
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def _add_kernel(x_ptr, y_ptr, z_ptr, n, scale, BLOCK: tl.constexpr):
-    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offsets < n
-    z = (tl.load(x_ptr + offsets, mask=mask) + tl.load(y_ptr + offsets, mask=mask)) * scale
-    tl.store(z_ptr + offsets, z, mask=mask)
-
-
-def add(x, y, *, scale):
-    assert type(scale) is float, type(scale)
-    z = torch.empty_like(x)
-    _add_kernel[(triton.cdiv(x.numel(), 256),)](x, y, z, x.numel(), scale, BLOCK=256)
-    return z
-"""
+# z = (x + y) * scale, the add task's kernel scaled; the entry and the reference refuse anything but a float.
+KERNEL = TRITON_ADD.replace(
+    "def add(x, y):\n", "def add(x, y, *, scale):\n    assert type(scale) is float, type(scale)\n"
+).replace("    return z\n", "    return z * scale\n")
 
 REFERENCE = """
 def add(x, y, *, scale):
@@ -59,6 +42,6 @@ def test_the_baseline_gets_each_case_s_float(tmp_path: Path, cpu: None) -> None:
 
 def test_a_candidate_that_fixes_the_float_is_incorrect(tmp_path: Path, cpu: None) -> None:
     """Right on the first case's 0.125 only: the timed case's other value catches it."""
-    source = textwrap.dedent(KERNEL).replace("x.numel(), scale, BLOCK=256)", "x.numel(), 0.125, BLOCK=256)")
+    source = textwrap.dedent(KERNEL).replace("    return z * scale\n", "    return z * 0.125\n")
     status, errors = run_verdict(tmp_path, _task(tmp_path), source)
     assert status == "INCORRECT" and any("output z" in e for e in errors), errors
