@@ -87,21 +87,26 @@ def tolerance_from_pb(message: task_pb2.Tolerance) -> Tolerance:
     return Tolerance(atol=message.atol, rtol=message.rtol)
 
 
-def scalar_to_pb(value: float | int | str) -> task_pb2.Scalar:
-    """An int, a float and a dim name each keep their kind (the harness passes them differently)."""
+def scalar_to_pb(value: float | int | bool | str) -> task_pb2.Scalar:
+    """An int, a float, a bool and a dim name each keep their kind (the harness passes them
+    differently)."""
     if isinstance(value, str):
         return task_pb2.Scalar(dim=value)
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"a scalar is a number or a dim name, not {value!r}")
+    if isinstance(value, bool):
+        return task_pb2.Scalar(flag=value)
+    if not isinstance(value, (int, float)):
+        raise TypeError(f"a scalar is a number, a flag or a dim name, not {value!r}")
     if isinstance(value, int):
         return task_pb2.Scalar(integer=value)
     return task_pb2.Scalar(number=value)
 
 
-def scalar_from_pb(message: task_pb2.Scalar) -> float | int | str:
+def scalar_from_pb(message: task_pb2.Scalar) -> float | int | bool | str:
     kind = message.WhichOneof("value")
     if kind == "dim":
         return message.dim
+    if kind == "flag":
+        return message.flag
     if kind == "integer":
         return message.integer
     if kind == "number":
@@ -122,9 +127,11 @@ def tensor_spec_from_pb(message: task_pb2.TensorSpec) -> TensorSpec:
 
 
 def case_to_pb(case: Case) -> task_pb2.Case:
+    """A case's int dims as `dims`, its float case values (dims only scalars name) as `values`."""
     return task_pb2.Case(
         name=case.name,
-        dims=dict(case.dims),
+        dims={dim: value for dim, value in case.dims.items() if not isinstance(value, float)},
+        values={dim: value for dim, value in case.dims.items() if isinstance(value, float)},
         dtype=case.dtype,
         seed=case.seed,
         timed=case.timed,
@@ -135,7 +142,7 @@ def case_to_pb(case: Case) -> task_pb2.Case:
 def case_from_pb(message: task_pb2.Case) -> Case:
     return Case(
         name=message.name,
-        dims=dict(message.dims),
+        dims={**dict(message.dims), **dict(message.values)},
         dtype=message.dtype,
         seed=message.seed,
         timed=message.timed,

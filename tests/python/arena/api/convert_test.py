@@ -97,13 +97,17 @@ def test_task_view_round_trip() -> None:
         baseline_files={"kernel.py": b"def softmax(x): ..."},
         inputs=(TensorSpec("x", ("M", 128), "$dtype"),),
         outputs=(TensorSpec("y", ("M", 128), "float32"), TensorSpec("x", ("M", 128), "$dtype", inplace=True)),
-        cases=(Case("small", {"M": 7}, "float32", 1), Case("big", {"M": 4096}, "float16", 3, True, 2.0)),
+        cases=(
+            # sm_scale: a float case value, which Case.dims holds beside the ints (task/task.py)
+            Case("small", {"M": 7, "sm_scale": 0.125}, "float32", 1),  # type: ignore[dict-item]
+            Case("big", {"M": 4096, "sm_scale": 0.0625}, "float16", 3, True, 2.0),  # type: ignore[dict-item]
+        ),
         forbidden=("torch.softmax",),
         budget_seconds=3600,
         iterations=3,
         archs=("sm_90", "gfx942"),
         tolerances={"float16": Tolerance(1e-3, 2e-3), "int32": Tolerance(0.0, 0.0)},
-        scalars={"eps": 1e-5, "groups": 4, "n": "N"},
+        scalars={"eps": 1e-5, "groups": 4, "n": "N", "causal": True, "sm_scale": "sm_scale"},
         reference_platform="AMD Instinct MI300X (gfx942) with ROCm 7.1.1",
         points_compiled=20.0,
         points_correct=100.0,
@@ -112,8 +116,10 @@ def test_task_view_round_trip() -> None:
     )
     back = convert.task_view_from_pb(through_bytes(convert.task_view_to_pb(view)))
     assert back == view
-    # An integer scalar stays an integer (a HIP launcher takes it as int64_t, a float as double).
-    assert [type(back.scalars[name]) for name in ("eps", "groups", "n")] == [float, int, str]
+    # An integer scalar stays an integer (a HIP launcher takes it as int64_t, a float as double),
+    # a flag a bool; a float case value (a dim only scalars name) stays a float, an int dim an int.
+    assert [type(back.scalars[name]) for name in ("eps", "groups", "n", "causal")] == [float, int, str, bool]
+    assert [type(back.cases[1].dims[d]) for d in ("M", "sm_scale")] == [int, float]
 
 
 def test_a_scalar_without_a_value_is_refused() -> None:
@@ -123,9 +129,9 @@ def test_a_scalar_without_a_value_is_refused() -> None:
         convert.task_view_from_pb(message)
 
 
-def test_a_scalar_that_is_no_number_or_dim_is_refused() -> None:
-    with pytest.raises(TypeError, match="number or a dim name"):
-        convert.scalar_to_pb(True)
+def test_a_scalar_that_is_no_number_flag_or_dim_is_refused() -> None:
+    with pytest.raises(TypeError, match="a number, a flag or a dim name"):
+        convert.scalar_to_pb([1, 2])  # type: ignore[arg-type]
 
 
 def test_attempt_progress_and_leaderboard_round_trips() -> None:
