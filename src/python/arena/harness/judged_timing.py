@@ -43,13 +43,13 @@ from typing import Callable, Protocol, Sequence
 import torch
 
 from arena.harness.backends.kernel import Kernel
+from arena.harness.bound import bound_slack, chunk_excess, claim, exceeds_bound
 from arena.harness.candidate_worker import CandidateWorker
 from arena.harness.chunk_clock import ChunkClock
 from arena.harness.device import Device, disable_persisting_l2
 from arena.harness.families import inputs_for
 from arena.harness.flush import warm_limit
 from arena.harness.lent import Layout, Lent, QueueBlocked, Seeds
-from arena.harness.outliers import drop_outliers
 from arena.harness.timing import interquartile_mean
 from arena.harness.verdict import Verdict
 from arena.task.task import Case, Task, Tolerance
@@ -64,9 +64,6 @@ CHUNK_CALLS = 48
 FRESH_BYTES = 16 << 30
 _MIN_CALLS, _MAX_CALLS = 10, 1000
 _MIN_CALL_US = 0.1
-# The bound: the samples may explain the judge's clock less this much (bound_slack; the clocks'
-# differences: docs/harness.md, "Why each constant").
-_BOUND_RATIO, _BOUND_CALL_US, _BOUND_EMPTY, _BOUND_US = 0.05, 0.3, 0.003, 20.0
 EMPTY_CALLS = 64  # calls in the empty chunk measured for each timed case
 # The spin ahead of each call's event pair, timed and empty alike, so that a pair is read behind a
 # spin, not behind the flush; short, since every chunk is queued whole before the GPU reaches it
@@ -432,28 +429,6 @@ def crowded_copies(copies_us: dict[str, list[float]]) -> str:
     )
 
 
-def bound_slack(claimed: float, empty: float, calls: int, spans: int) -> float:
-    """How far the judge's clock may exceed the samples' claim, us: a share of the claim, of the
-    empty procedure's time, a little a call and a little a chunk (the _BOUND_* constants)."""
-    return _BOUND_RATIO * max(claimed, 0.0) + _BOUND_EMPTY * empty + _BOUND_CALL_US * calls + _BOUND_US * spans
-
-
-def exceeds_bound(judged: float, claimed: float, empty: float, calls: int, spans: int) -> bool:
-    """The bound (docs/harness.md): over a case's `spans` chunks of `calls` calls in all, the work
-    the judge's clock saw (`judged`, us, the empty procedure's `empty` us and the switches already
-    taken off) beyond what the worker's samples claim (`claimed`, claim) exceeds the slack:
-    CHEAT_DETECTED."""
-    return judged - claimed > bound_slack(claimed, empty, calls, spans)
-
-
-def largest_hidden_gain(true_us: float, calls: int, empty_us: float) -> float:
-    """How much faster than its truth (`true_us` a call) a forger's samples may claim a kernel is,
-    over chunks of `calls` calls whose empty procedure costs `empty_us` a call, and still pass the
-    bound: the truth over the lowest claim that passes (inf when any claim passes)."""
-    lowest = (true_us * calls - bound_slack(0.0, empty_us * calls, calls, 1)) / ((1 + _BOUND_RATIO) * calls)
-    return true_us / lowest if lowest > 0 else math.inf
-
-
 class ChunkSides(Protocol):
     """The steps of one chunk on each side, as timed_chunks orders them (lent.Lent)."""
 
@@ -496,29 +471,6 @@ def side_offsets(launch_us: dict[str, float], stream_us: float) -> dict[str, flo
     events, less what a second empty kernel adds behind the first. A call of work t launching n
     kernels then reads n x (t + a launch in a stream), whatever its process adds to every launch."""
     return {side: max(0.0, one - stream_us) for side, one in launch_us.items()}
-
-
-def claim(net: Sequence[Sequence[float]]) -> float:
-    """The work a case's samples account for, us: every call at the mean the score takes (per
-    chunk in `net`, the candidate's figures as scored: its samples less its launch offset,
-    side_offsets), after the score's own outlier rule (outliers.drop_outliers) over all of them.
-    Samples that keep the sum honest with many tiny ones and a few huge outliers claim only the
-    tiny ones: the score's figure is what the judge's clock must see (honest outliers are few and
-    small next to the bound's slack)."""
-    flat = [t for chunk in net for t in chunk]
-    if not flat:
-        return 0.0
-    return len(flat) * float(drop_outliers(flat).mean())
-
-
-def chunk_excess(
-    spans: Sequence[float], net: Sequence[Sequence[float]], empty_us: float, switch_us: float
-) -> list[float]:
-    """Per chunk, us: its span less its empty procedure (`empty_us` a call) and the switches, less
-    what claim() credits its calls with: the bound's margin chunk by chunk, for the log."""
-    every = sum(len(chunk) for chunk in net)
-    per_call = claim(net) / every if every else 0.0
-    return [span - len(chunk) * (empty_us + per_call) - switch_us for span, chunk in zip(spans, net)]
 
 
 def _sd(values: Sequence[float]) -> float:

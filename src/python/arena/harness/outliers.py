@@ -1,4 +1,4 @@
-"""The one outlier rule: the score's (scoring/stats.py) and the judge's bound (judged_timing.claim)
+"""The one outlier rule: the score's (scoring/stats.py) and the judge's bound (bound.claim)
 drop the same samples, so no sample the score ignores can satisfy the bound."""
 
 from __future__ import annotations

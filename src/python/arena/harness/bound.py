@@ -1,0 +1,59 @@
+"""The bound: whether the worker's samples, as the score reads them, explain what the judge's chunk
+clock saw of the candidate's work (docs/harness.md, "The bound"). Pure functions of figures the
+judge has already taken (judged_timing.Judge.time_case), tested on the CPU at their margins."""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+from arena.harness.outliers import drop_outliers
+
+# The bound: the samples may explain the judge's clock less this much (bound_slack; the clocks'
+# differences: docs/harness.md, "Why each constant").
+_BOUND_RATIO, _BOUND_CALL_US, _BOUND_EMPTY, _BOUND_US = 0.05, 0.3, 0.003, 20.0
+
+
+def claim(net: Sequence[Sequence[float]]) -> float:
+    """The work a case's samples account for, us: every call at the mean the score takes (per
+    chunk in `net`, the candidate's figures as scored: its samples less its launch offset,
+    side_offsets), after the score's own outlier rule (outliers.drop_outliers) over all of them.
+    Samples that keep the sum honest with many tiny ones and a few huge outliers claim only the
+    tiny ones: the score's figure is what the judge's clock must see (honest outliers are few and
+    small next to the bound's slack)."""
+    flat = [t for chunk in net for t in chunk]
+    if not flat:
+        return 0.0
+    return len(flat) * float(drop_outliers(flat).mean())
+
+
+def chunk_excess(
+    spans: Sequence[float], net: Sequence[Sequence[float]], empty_us: float, switch_us: float
+) -> list[float]:
+    """Per chunk, us: its span less its empty procedure (`empty_us` a call) and the switches, less
+    what claim() credits its calls with: the bound's margin chunk by chunk, for the log."""
+    every = sum(len(chunk) for chunk in net)
+    per_call = claim(net) / every if every else 0.0
+    return [span - len(chunk) * (empty_us + per_call) - switch_us for span, chunk in zip(spans, net)]
+
+
+def bound_slack(claimed: float, empty: float, calls: int, spans: int) -> float:
+    """How far the judge's clock may exceed the samples' claim, us: a share of the claim, of the
+    empty procedure's time, a little a call and a little a chunk (the _BOUND_* constants)."""
+    return _BOUND_RATIO * max(claimed, 0.0) + _BOUND_EMPTY * empty + _BOUND_CALL_US * calls + _BOUND_US * spans
+
+
+def exceeds_bound(judged: float, claimed: float, empty: float, calls: int, spans: int) -> bool:
+    """The bound (docs/harness.md): over a case's `spans` chunks of `calls` calls in all, the work
+    the judge's clock saw (`judged`, us, the empty procedure's `empty` us and the switches already
+    taken off) beyond what the worker's samples claim (`claimed`, claim) exceeds the slack:
+    CHEAT_DETECTED."""
+    return judged - claimed > bound_slack(claimed, empty, calls, spans)
+
+
+def largest_hidden_gain(true_us: float, calls: int, empty_us: float) -> float:
+    """How much faster than its truth (`true_us` a call) a forger's samples may claim a kernel is,
+    over chunks of `calls` calls whose empty procedure costs `empty_us` a call, and still pass the
+    bound: the truth over the lowest claim that passes (inf when any claim passes)."""
+    lowest = (true_us * calls - bound_slack(0.0, empty_us * calls, calls, 1)) / ((1 + _BOUND_RATIO) * calls)
+    return true_us / lowest if lowest > 0 else math.inf

@@ -1,0 +1,62 @@
+"""The bound's margins on the CPU: what the score believes against what the judge's clock saw
+(arena.harness.bound; the GPU path: cheat_judge_gpu_test.py and bench/forger.py)."""
+
+import statistics
+
+from arena.harness import bound
+from arena.harness.outliers import drop_outliers
+
+
+def test_the_bound_credits_what_the_score_keeps():
+    honest = [[10.0] * 49 + [12.0], [10.0] * 49 + [14.0]]
+    # The two slow calls are the score's outliers: the claim is every call at the kept mean.
+    assert bound.claim(honest) == 100 * 10.0
+    assert statistics.fmean(drop_outliers([t for c in honest for t in c])) == 10.0
+    # About the same sum with a median of 1 us: these samples no longer explain the judge's clock.
+    forged = [[1.0] * 45 + [91.6] * 5, [1.0] * 45 + [91.6] * 5]
+    assert abs(sum(t for c in forged for t in c) - sum(t for c in honest for t in c)) < 2.0
+    assert bound.claim(forged) == 100 * 1.0
+    assert bound.claim([]) == 0.0
+
+
+def test_chunk_excess_is_each_chunks_margin():
+    net = [[2.0] * 4, [2.0] * 4]
+    # 4 calls a chunk, 5 us of empty procedure a call, 30 us of switches: 8 + 20 + 30 = 58 us.
+    assert bound.chunk_excess([58.0, 61.5], net, 5.0, 30.0) == [0.0, 3.5]
+
+
+def test_the_bounds_slack_is_its_four_terms():
+    # 5% of 1000 us claimed, 0.3% of 500 us empty, 0.3 us for each of 48 calls, 20 us a chunk.
+    assert abs(bound.bound_slack(1000.0, 500.0, 48, 1) - (50.0 + 1.5 + 14.4 + 20.0)) < 1e-9
+    # A negative claim earns no ratio: the slack is the other terms only.
+    assert abs(bound.bound_slack(-50.0, 0.0, 10, 2) - (3.0 + 40.0)) < 1e-9
+
+
+def test_a_claim_inside_the_slack_passes_one_just_outside_does_not():
+    claimed, empty, calls, spans = 1000.0, 500.0, 48, 1
+    slack = bound.bound_slack(claimed, empty, calls, spans)
+    assert not bound.exceeds_bound(claimed, claimed, empty, calls, spans)  # the truth
+    assert not bound.exceeds_bound(claimed + slack - 0.01, claimed, empty, calls, spans)
+    assert bound.exceeds_bound(claimed + slack + 0.01, claimed, empty, calls, spans)
+    # Samples that claim more than the judge saw are never caught: they only cost the candidate.
+    assert not bound.exceeds_bound(0.5 * claimed, claimed, empty, calls, spans)
+
+
+def test_a_claim_2x_better_than_the_judges_clock_is_caught_from_a_few_us_a_call():
+    # 48 calls of 8 us seen by the judge in one chunk, the samples claiming 4 us each.
+    calls = 48
+    assert bound.exceeds_bound(8.0 * calls, 4.0 * calls, 2.0 * calls, calls, 1)
+    assert not bound.exceeds_bound(1.0 * calls, 0.5 * calls, 2.0 * calls, calls, 1)  # too small to tell
+
+
+def test_the_largest_hidden_gain_is_the_edge_of_the_bound():
+    calls, empty = 48, 100.0
+    for true in (3.0, 10.0, 50.0, 500.0):
+        gain = bound.largest_hidden_gain(true, calls, empty)
+        lowest = true / gain
+        args = (empty * calls, calls, 1)
+        assert not bound.exceeds_bound(true * calls, lowest * 1.0001 * calls, *args)  # passes
+        assert bound.exceeds_bound(true * calls, lowest * 0.999 * calls, *args)  # caught
+    # The fixed part of the slack is about 1 us a call at 48 calls: a 3 us kernel may claim 1.59x.
+    assert 1.55 < bound.largest_hidden_gain(3.0, calls, empty) < 1.6
+    assert bound.largest_hidden_gain(0.5, calls, empty) == float("inf")
