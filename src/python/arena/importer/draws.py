@@ -3,7 +3,8 @@
 Recognised: torch.randn / rand / randint / zeros / ones / full / arange, scaled, negated and
 shifted by constants (`torch.randn(...) * 0.1` is normal with std 0.1, `torch.rand(...) * 2 + 0.1`
 uniform on [0.1, 2.1), `-torch.rand(...) * 0.5` uniform on [-0.5, 0), `torch.arange(n) * 2 + 1`
-an arange from 1 by 2), and `torch.randperm(n)[:k]` (a permutation of [0, n), its first k),
+an arange from 1 by 2, `torch.arange(n * p) % p` an arange of period p: 0 .. p-1 in each row),
+and `torch.randperm(n)[:k]` (a permutation of [0, n), its first k),
 optionally followed by .to(dtype), .contiguous() or .clone(). The magnitude of a normal draw
 centred on 0 (`torch.randn(...).abs() * 0.1 + 0.01`) is `half_normal`; the running sums of a draw
 along one axis (`torch.randn(...).cumsum(1) * 0.01`, `torch.cumsum(torch.rand(...) * -0.1, dim=-1)`)
@@ -57,6 +58,7 @@ class Draw:
     negate: bool = False  # `-torch.rand(...)`: the draw is negated before it is scaled
     first: ast.expr | None = None  # `torch.randperm(n)[:k]`: k, the elements kept
     wrapped: Wrapped | None = None  # the draw's magnitude or running sums, then scaled and shifted
+    period: ast.expr | None = None  # `torch.arange(n) % p`: p, the length of each row's range
 
 
 def find_draw(name: str, value: ast.expr) -> Draw:
@@ -74,6 +76,13 @@ def find_draw(name: str, value: ast.expr) -> Draw:
             node, scale = _strip_methods(product.right), product.left
         else:
             node, scale = _strip_methods(product.left), product.right
+    period: ast.expr | None = None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):  # torch.arange(n) % p: 0 .. p-1 per row
+        node, period = _strip_methods(node.left), node.right  # type: ignore[attr-defined]
+        reshaped = _reshaped_arange(node)
+        arange = _torch_call(_strip_methods(reshaped.func.value) if reshaped else node)  # type: ignore[attr-defined]
+        if arange is None or arange.func.attr != "arange" or len(arange.args) != 1:  # type: ignore[attr-defined]
+            raise NotImportable(f"input {name!r} is `{_short(value)}`, which no arena distribution matches")
     negate = False
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         node, negate = _strip_methods(node.operand), True
@@ -127,13 +136,13 @@ def find_draw(name: str, value: ast.expr) -> Draw:
         size_args = [first]
     else:
         size_args = list(call.args)
-    return Draw(call, kind, scale, offset, negate_offset, size_args, negate, first)
+    return Draw(call, kind, scale, offset, negate_offset, size_args, negate, first, period=period)
 
 
 def distribution(draw: Draw, name: str, constant: Callable[[ast.expr], Any]) -> dict[str, Any]:
     """The arena distribution of `draw`; `constant` reads an expression that must be the same
-    number in every case (NotImportable otherwise). A randint bound that varies by case is
-    returned as the expression, for the caller to turn into a dim."""
+    number in every case (NotImportable otherwise). A randint bound and an arange's period are
+    returned as the expression, for the caller to turn into a dim (or an int)."""
     if draw.wrapped is not None:
         return _wrapped(draw, draw.wrapped, name, constant)
     scale = (1.0 if draw.scale is None else _number(constant(draw.scale), name)) * (-1 if draw.negate else 1)
@@ -246,7 +255,8 @@ def _arange(draw: Draw, name: str, constant: Callable[[ast.expr], Any], scale: f
     if stride == 0:
         return {"kind": "constant", "value": first}
     whole = {key: int(v) if v.is_integer() else v for key, v in (("start", first), ("step", stride))}
-    return _without_defaults({"kind": "arange", **whole}, start=0.0, step=1.0)
+    period = {} if draw.period is None else {"period": draw.period}  # the caller makes it a dim or an int
+    return _without_defaults({"kind": "arange", **whole, **period}, start=0.0, step=1.0)
 
 
 def _torch_call(node: ast.expr) -> ast.Call | None:

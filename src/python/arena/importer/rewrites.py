@@ -673,18 +673,54 @@ def fold_fill_loops(body: list[ast.stmt]) -> list[ast.stmt]:
     (k * c at k; an integer c: a fractional one, truncated at each store, is refused where the
     draw is read). `c` reads neither the loop's name nor t, and nothing after reads the loop's name."""
     result: list[ast.stmt] = []
+    sums: dict[str, tuple[ast.expr, ast.expr]] = {}  # running sums folded above: name -> (n, c), s[r] = r * c
     position = 0
     while position < len(body):
         node = body[position]
         following = body[position + 1] if position + 1 < len(body) else None
-        folded = _folded_fill(node, following, body[position + 2 :]) if following is not None else None
+        rest = body[position + 2 :]
+        folded = None
+        if following is not None:
+            folded = _folded_rows(node, following, rest, sums) or _folded_fill(node, following, rest)
         if folded is not None:
+            for name in _written(node):
+                sums.pop(name, None)
+            summed = _running_sum(node, following)  # type: ignore[arg-type]
+            if summed is not None:
+                sums[summed[0]] = summed[1:]
             result.append(folded)
             position += 2
             continue
+        for name in _written(node):
+            sums.pop(name, None)
         result.append(node)
         position += 1
     return result
+
+
+def _running_sum(node: ast.stmt, loop: ast.stmt) -> tuple[str, ast.expr, ast.expr] | None:
+    """(t, n, c) of `t = torch.zeros(n + 1, ...)` and `for r in range(n): t[r + 1] = t[r] + c`."""
+    zeros = _integer_zeros(node)
+    ranged = _range_loop(loop)
+    if zeros is None or ranged is None or len(zeros.args) != 1:
+        return None
+    name = node.targets[0].id  # type: ignore[attr-defined]
+    index, count, fill = ranged.target.id, ranged.iter.args[0], ranged.body[0]  # type: ignore[attr-defined]
+    read = ast.Subscript(ast.Name(name, ast.Load()), ast.Name(index, ast.Load()), ast.Load())
+    if not (
+        _same(zeros.args[0], _plus_one(count))
+        and isinstance(fill, ast.Assign)
+        and len(fill.targets) == 1
+        and _same(
+            fill.targets[0],
+            ast.Subscript(ast.Name(name, ast.Load()), _plus_one(ast.Name(index, ast.Load())), ast.Store()),
+        )
+        and isinstance(fill.value, ast.BinOp)
+        and isinstance(fill.value.op, ast.Add)
+        and _same(fill.value.left, read)
+    ):
+        return None
+    return name, count, fill.value.right
 
 
 def _folded_grid(node: ast.stmt, loop: ast.stmt, rest: list[ast.stmt]) -> ast.stmt | None:
@@ -712,7 +748,8 @@ def _folded_grid(node: ast.stmt, loop: ast.stmt, rest: list[ast.stmt]) -> ast.st
         return None
     shown = ast.unparse(fill.value).replace(" ", "")
     b = ast.unparse(cols).replace(" ", "")
-    if shown not in (f"{i}*{b}+{j}", f"{b}*{i}+{j}", f"{j}+{i}*{b}", f"{j}+{b}*{i}", f"{i}*({b})+{j}"):
+    within = shown == j  # t[i, j] = j: each row 0 .. b-1, the arange of period b
+    if not within and shown not in (f"{i}*{b}+{j}", f"{b}*{i}+{j}", f"{j}+{i}*{b}", f"{j}+{b}*{i}", f"{i}*({b})+{j}"):
         return None
     if _read_before_rebound(i, rest) or _read_before_rebound(j, rest) or i == j:
         return None
@@ -722,8 +759,102 @@ def _folded_grid(node: ast.stmt, loop: ast.stmt, rest: list[ast.stmt]) -> ast.st
         [size],
         [copy.deepcopy(k) for k in zeros.keywords],
     )
-    value = ast.Call(ast.Attribute(arange, "reshape", ast.Load()), [copy.deepcopy(rows), copy.deepcopy(cols)], [])
+    value: ast.expr = ast.Call(
+        ast.Attribute(arange, "reshape", ast.Load()), [copy.deepcopy(rows), copy.deepcopy(cols)], []
+    )
+    if within:
+        value = ast.BinOp(value, ast.Mod(), copy.deepcopy(cols))
     return ast.fix_missing_locations(ast.copy_location(ast.Assign([ast.Name(name, ast.Store())], value), node))
+
+
+def _folded_rows(
+    node: ast.stmt, loop: ast.stmt, rest: list[ast.stmt], sums: dict[str, tuple[ast.expr, ast.expr]]
+) -> ast.stmt | None:
+    """`t = torch.zeros(size, dtype=<int>)` then `for r in range(n): start = <r * q>; for k in
+    range(q): t[start + k] = k`: each of n rows of q elements 0 .. q-1, `t =
+    torch.arange(n * q, ...).reshape(size) % q` (the interpreter checks that size is n * q).
+    `<r * q>` is `r * q`, `q * r`, or `s[r].item()` (`int(...)` of it) for an `s` folded above
+    from `for r in range(n): s[r + 1] = s[r] + q` (s[r] = r * q). Nothing after reads r, start or k."""
+    zeros = _integer_zeros(node)
+    if zeros is None or len(zeros.args) != 1 or isinstance(zeros.args[0], (ast.Tuple, ast.List, ast.Starred)):
+        return None
+    name, size = node.targets[0].id, zeros.args[0]  # type: ignore[attr-defined]
+    rows = _range_loop(loop, statements=2)
+    if rows is None:
+        return None
+    r, count, (first, inner) = rows.target.id, rows.iter.args[0], rows.body  # type: ignore[attr-defined]
+    ranged = _range_loop(inner)
+    if not (
+        ranged is not None
+        and isinstance(first, ast.Assign)
+        and len(first.targets) == 1
+        and isinstance(first.targets[0], ast.Name)
+    ):
+        return None
+    start, k = first.targets[0].id, ranged.target.id  # type: ignore[attr-defined]
+    q, fill = ranged.iter.args[0], ranged.body[0]  # type: ignore[attr-defined]
+    if len({r, start, k, name}) != 4 or {n.id for n in ast.walk(q) if isinstance(n, ast.Name)} & {r, start, k, name}:
+        return None
+    target = ast.Subscript(
+        ast.Name(name, ast.Load()), _plus(ast.Name(start, ast.Load()), ast.Name(k, ast.Load())), ast.Store()
+    )
+    if not (isinstance(fill, ast.Assign) and len(fill.targets) == 1 and _same(fill.targets[0], target)):
+        return None
+    if not (isinstance(fill.value, ast.Name) and fill.value.id == k):
+        return None
+    if not _row_start(first.value, r, count, q, sums):
+        return None
+    if any(_read_before_rebound(n, rest) for n in (r, start, k)):
+        return None
+    arange = ast.Call(
+        ast.Attribute(ast.Name("torch", ast.Load()), "arange", ast.Load()),
+        [ast.BinOp(copy.deepcopy(count), ast.Mult(), copy.deepcopy(q))],
+        [copy.deepcopy(k) for k in zeros.keywords],
+    )
+    value = ast.BinOp(
+        ast.Call(ast.Attribute(arange, "reshape", ast.Load()), [copy.deepcopy(size)], []), ast.Mod(), copy.deepcopy(q)
+    )
+    return ast.fix_missing_locations(ast.copy_location(ast.Assign([ast.Name(name, ast.Store())], value), node))
+
+
+def _row_start(
+    value: ast.expr, r: str, count: ast.expr, q: ast.expr, sums: dict[str, tuple[ast.expr, ast.expr]]
+) -> bool:
+    """Whether `value` is r * q for every r in range(count): `r * q`, `q * r`, or `s[r].item()`
+    (also inside `int(...)`) of a running sum `s` folded with the same count and step."""
+    row = ast.Name(r, ast.Load())
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult):
+        return (_same(value.left, row) and _same(value.right, q)) or (_same(value.right, row) and _same(value.left, q))
+    if isinstance(value, ast.Call) and ast.unparse(value.func) == "int" and len(value.args) == 1 and not value.keywords:
+        value = value.args[0]
+    if not (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr == "item"
+        and not value.args
+        and not value.keywords
+        and isinstance(value.func.value, ast.Subscript)
+        and isinstance(value.func.value.value, ast.Name)
+        and _same(value.func.value.slice, row)
+    ):
+        return False
+    folded = sums.get(value.func.value.value.id)
+    return folded is not None and _same(folded[0], count) and _same(folded[1], q)
+
+
+def _plus(a: ast.expr, b: ast.expr) -> ast.expr:
+    return ast.BinOp(a, ast.Add(), b)
+
+
+def _written(node: ast.stmt) -> set[str]:
+    """The names `node` binds or stores into (`x = ...`, `x[i] = ...`, `x += ...`, a loop's target)."""
+    names = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+            names.add(sub.id)
+        elif isinstance(sub, ast.Subscript) and isinstance(sub.ctx, ast.Store) and isinstance(sub.value, ast.Name):
+            names.add(sub.value.id)
+    return names
 
 
 def _integer_zeros(node: ast.stmt) -> ast.Call | None:
@@ -741,13 +872,13 @@ def _integer_zeros(node: ast.stmt) -> ast.Call | None:
     return None
 
 
-def _range_loop(node: ast.stmt, count: ast.expr | None = None) -> ast.For | None:
-    """`node` when it is `for <name> in range(count):` with one statement and no else."""
+def _range_loop(node: ast.stmt, count: ast.expr | None = None, statements: int = 1) -> ast.For | None:
+    """`node` when it is `for <name> in range(count):` with `statements` statements and no else."""
     if (
         isinstance(node, ast.For)
         and isinstance(node.target, ast.Name)
         and not node.orelse
-        and len(node.body) == 1
+        and len(node.body) == statements
         and isinstance(node.iter, ast.Call)
         and ast.unparse(node.iter.func) == "range"
         and len(node.iter.args) == 1
@@ -816,6 +947,15 @@ def _read_before_rebound(name: str, statements: list[ast.stmt]) -> bool:
             head = statement.iter
         elif isinstance(statement, ast.Assign) and [getattr(t, "id", "") for t in statement.targets] == [name]:
             head = statement.value
+        elif isinstance(statement, ast.For) and not statement.orelse:
+            # another loop: its body may rebind the name before it reads it (`for j in range(n):`
+            # nested in it); a rebinding inside it need not run, so the statements after it count
+            reads_head = any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(statement.iter)) or any(
+                isinstance(n, ast.Name) and n.id == name for n in ast.walk(statement.target)
+            )
+            if reads_head or _read_before_rebound(name, statement.body):
+                return True
+            continue
         reads = head if head is not None else statement
         if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in ast.walk(reads)):
             return True

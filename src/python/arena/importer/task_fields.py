@@ -259,6 +259,9 @@ def _input(
             base = f"{node.id}_{position}"
             named = dims.matching(per_case, base, avoid=shape) if not axes else dims.new(base, per_case)
         shape.append(named)
+    if dist["kind"] == "arange" and "period" in dist:  # `torch.arange(n * p) % p`: p, a dim or an int
+        dist["period"] = _period(cases, dims, dist["period"], shape, tensors, node.id)
+        case_dists = tuple({**d, "period": dist["period"]} for d in case_dists)
     dtype, case_dtypes = _dtype(tensors, f"input {shown!r}")
     return TensorField(
         node.id,
@@ -331,10 +334,30 @@ def _case_reader(case: FollowedCase, shown: str) -> Callable[[ast.expr], Any]:
     return read
 
 
-def _bound(cases: list[FollowedCase], dims: _Dims, node: ast.expr, base: str) -> str | int:
+def _period(
+    cases: list[FollowedCase], dims: _Dims, node: ast.expr, shape: list[str | int], tensors: list[Tensor], name: str
+) -> str | int:
+    """An arange's period: the dim `node` names, else the axis of the tensor whose size it is in
+    every case (`offsets[b, j] = j`: the last one), else a dim or an int of its values."""
+    values = [case.read(node) for case in cases]
+    if all(_is_int(value) and value >= 1 for value in values):
+        named = dims.named(node, values)
+        if named is not None:
+            return named
+        for position, axis in enumerate(shape):
+            if all(tensor.shape[position] == value for tensor, value in zip(tensors, values)):
+                return axis
+    return _bound(cases, dims, node, f"{name}_period", "the arange period")
+
+
+def _bound(
+    cases: list[FollowedCase], dims: _Dims, node: ast.expr, base: str, what: str = "the randint bound"
+) -> str | int:
     values = [case.read(node) for case in cases]
     if not all(_is_int(value) for value in values):
-        raise NotImportable(f"the randint bound `{ast.unparse(node)}` is not an integer in every case")
+        raise NotImportable(f"{what} `{ast.unparse(node)}` is not an integer in every case")
+    if what != "the randint bound" and not all(value >= 1 for value in values):
+        raise NotImportable(f"{what} `{ast.unparse(node)}` is below 1 in some case")
     named = dims.named(node, values)
     return named if named is not None else (values[0] if len(set(values)) == 1 else dims.new(base, values))
 

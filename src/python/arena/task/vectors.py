@@ -25,7 +25,7 @@ DISTRIBUTION_PARAMS: Mapping[str, tuple[str, ...]] = {
     "large": ("scale",),
     "constant": ("value",),
     "permutation": ("low", "high"),  # distinct ints: the first numel of a shuffled [low, high)
-    "arange": ("start", "step"),  # start + step * i over the flattened tensor; no draw
+    "arange": ("start", "step", "period"),  # start + step * (i mod period), i over the flattened tensor
     "half_normal": ("std", "low"),  # |N(0, std)| + low
     "cumsum": ("base", "dim"),  # running sums along dim of a draw of `base`, with base's parameters
     "tril": ("base", "rows", "cols", "diagonal"),  # a draw of `base` zeroed above a diagonal, per block
@@ -41,6 +41,8 @@ _REQUIRED = {
 }
 _OWN = {"cumsum": ("base", "dim"), "tril": ("base", "rows", "cols", "diagonal")}  # the rest are the base's
 _INTEGER_KINDS = ("randint", "permutation")  # their bounds are ints, and high may name a dim
+# A parameter that is a positive int or names a dim: an integer kind's high, an arange's period.
+_DIM_PARAMS = {"randint": "high", "permutation": "high", "arange": "period"}
 
 
 def parse_distribution(field: str, raw: Any, what: str) -> Distribution:
@@ -53,8 +55,10 @@ def parse_distribution(field: str, raw: Any, what: str) -> Distribution:
     require_keys(field, raw, f"{what} ({kind})", ("kind",) + _REQUIRED.get(kind, ()), DISTRIBUTION_PARAMS[kind])
     params = {key: value for key, value in raw.items() if key != "kind"}
     for key, value in params.items():
-        if kind in _INTEGER_KINDS and key == "high" and isinstance(value, str):
-            require_identifier(field, value, f"{what} high (a dim name)")
+        if key == _DIM_PARAMS.get(kind) and isinstance(value, str):
+            require_identifier(field, value, f"{what} {key} (a dim name)")
+        elif key == "period":
+            require_int(field, value, f"{what} period", minimum=1)
         elif kind in _INTEGER_KINDS:
             require_int(field, value, f"{what} {key}")
         else:
@@ -209,7 +213,7 @@ def check_dims_defined(cases: tuple[Case, ...], tensors: tuple[TensorSpec, ...],
         for spec in tensors:
             dists = [spec.dist, case.dists.get(spec.name)]
             bases = [base_distribution(d) for d in dists if d]
-            bounds = [d.params["high"] for d in bases if d.kind in _INTEGER_KINDS]
+            bounds = [d.params.get(_DIM_PARAMS[d.kind]) for d in bases if d.kind in _DIM_PARAMS]
             bounds = [b for b in bounds if isinstance(b, str)]
             for dim in [d for d in spec.shape if isinstance(d, str)] + bounds:
                 if dim not in case.dims:
@@ -221,6 +225,7 @@ def check_dims_defined(cases: tuple[Case, ...], tensors: tuple[TensorSpec, ...],
                         "cases", f"dim {dim!r} is a float in some case; only a scalar may name it, not {spec.name!r}"
                     )
         check_permutations(case, tensors)
+        check_periods(case, tensors)
         check_axes(case, tensors)
         for name, value in scalars.items():
             if isinstance(value, str) and value not in case.dims:
@@ -245,6 +250,18 @@ def check_axes(case: Case, tensors: tuple[TensorSpec, ...]) -> None:
                 )
         if len(axes) == 2 and axes[0] % rank == axes[1] % rank:
             raise FieldError("cases", f"case {case.name!r}: {spec.name!r}'s tril rows and cols are one axis")
+
+
+def check_periods(case: Case, tensors: tuple[TensorSpec, ...]) -> None:
+    """Each arange of `case` whose period names a dim has a period of at least 1 there."""
+    for spec in tensors:
+        dist = case.dists.get(spec.name, spec.dist)
+        period = dist.params.get("period") if dist.kind == "arange" else None
+        if isinstance(period, str) and not case.dims[period] >= 1:
+            raise FieldError(
+                "cases",
+                f"case {case.name!r}: {spec.name!r} is an arange of period {period} = {case.dims[period]}, not >= 1",
+            )
 
 
 def check_permutations(case: Case, tensors: tuple[TensorSpec, ...]) -> None:

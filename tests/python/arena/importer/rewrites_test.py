@@ -77,6 +77,15 @@ def test_an_if_on_a_literal_is_its_branch() -> None:
             "t = torch.zeros(s, n, dtype=torch.int32)\nfor i in range(s):\n    for j in range(n):\n        t[i, j] = j + n * i",
             "t = torch.arange(s * n, dtype=torch.int32).reshape(s, n)",
         ),
+        (  # a range per row: each element its column
+            "t = torch.zeros(s, n + 1, dtype=torch.int32)\nfor i in range(s):\n    for j in range(n + 1):\n        t[i, j] = j",
+            "t = torch.arange(s * (n + 1), dtype=torch.int32).reshape(s, n + 1) % (n + 1)",
+        ),
+        (  # rows of q elements laid end to end, each 0 .. q-1
+            "t = torch.zeros(total, dtype=torch.int64)\nfor r in range(n):\n    start = r * q\n    for k in range(q):\n"
+            "        t[start + k] = k",
+            "t = torch.arange(n * q, dtype=torch.int64).reshape(total) % q",
+        ),
     ],
 )
 def test_an_integer_fill_loop_is_its_arange(fill: str, arange: str) -> None:
@@ -100,6 +109,16 @@ def test_an_integer_fill_loop_is_its_arange(fill: str, arange: str) -> None:
         "t = torch.zeros(s, n, dtype=torch.int32)\nfor i in range(s):\n    for j in range(n):\n        t[i, j] = i * s + j",
         "t = torch.zeros(s, n, dtype=torch.float32)\nfor i in range(s):\n    for j in range(n):\n        t[i, j] = i * n + j",
         "t = torch.zeros(s, n, dtype=torch.int32)\nfor j in range(n):\n    for i in range(s):\n        t[i, j] = i * n + j",
+        # a range per row: the row's index stored, a float tensor, a start of another stride, the
+        # start read after the loop
+        "t = torch.zeros(s, n, dtype=torch.int32)\nfor i in range(s):\n    for j in range(n):\n        t[i, j] = i",
+        "t = torch.zeros(s, n, dtype=torch.float32)\nfor i in range(s):\n    for j in range(n):\n        t[i, j] = j",
+        "t = torch.zeros(m, dtype=torch.int32)\nfor r in range(n):\n    start = r * p\n    for k in range(q):\n        t[start + k] = k",
+        "t = torch.zeros(m, dtype=torch.int32)\nfor r in range(n):\n    start = r * q\n    for k in range(q):\n"
+        "        t[start + k] = k\nlast = start",
+        # a start read from a tensor that is no running sum of the row length folded above
+        "t = torch.zeros(m, dtype=torch.int32)\nfor r in range(n):\n    start = s[r].item()\n    for k in range(q):\n"
+        "        t[start + k] = k",
     ],
 )
 def test_other_fill_loops_are_kept(fill: str) -> None:
@@ -160,6 +179,19 @@ def test_a_second_call_after_the_kernel_may_have_written_is_not_copied() -> None
 def test_an_element_of_a_literal_tuple_is_read_until_a_name_it_holds_is_rebound() -> None:
     body = ast.parse("args = (x, w)\nout = mod.f(args[0], args[1])\nx = x * 2\nref = g(args[0])").body
     assert _lines(spread_literals(body))[1:] == ["out = mod.f(x, w)", "x = x * 2", "ref = g(args[0])"]
+
+
+def test_a_range_per_row_may_start_at_a_running_sum_of_the_row_length_folded_above() -> None:
+    sums = "s = torch.zeros(n + 1, dtype=torch.int32)\nfor r in range(n):\n    s[r + 1] = s[r] + q\n"
+    fill = "t = torch.zeros(m, dtype=torch.int32)\nfor r in range(n):\n    start = int(s[r].item())\n    for k in range(q):\n        t[start + k] = k"
+    assert _lines(fold_fill_loops(ast.parse(sums + fill).body)) == [
+        "s = torch.arange(n + 1, dtype=torch.int32) * q",
+        "t = torch.arange(n * q, dtype=torch.int32).reshape(m) % q",
+    ]
+    other = sums.replace("+ q", "+ p")  # a running sum of another step
+    assert len(fold_fill_loops(ast.parse(other + fill).body)) == 3  # the fill kept: two statements
+    written = sums + "s[0] = 1\n" + fill  # the sum written after it was folded
+    assert len(fold_fill_loops(ast.parse(written).body)) == 4
 
 
 def test_a_fill_loop_whose_name_a_later_loop_rebinds_is_its_arange() -> None:
