@@ -120,10 +120,13 @@ def _draw(
             raise ValueError(f"a permutation of [{low}, {high}) has fewer than {count} distinct values")
         order = torch.randperm(high - low, generator=gen, device=on, dtype=torch.int64)
         return (order[:count] + low).reshape(shape)
-    if dist.kind == "arange":  # start + step * (i mod period): with a period, a range per row
+    if dist.kind == "arange":  # start + step * ((i mod period) // divisor): a range per row, a page per block
         ramp = torch.arange(math.prod(shape), device=on, dtype=torch.float64)  # exact to 2**53
-        if "period" in p:
-            ramp = ramp.remainder(dims[p["period"]] if isinstance(p["period"], str) else int(p["period"]))
+        for key in ("period", "divisor"):
+            value = p.get(key)
+            if value is not None:
+                size = dims[value] if isinstance(value, str) else int(value)
+                ramp = ramp.remainder(size) if key == "period" else ramp.div(size, rounding_mode="floor")
         return (ramp * float(p["step"]) + float(p["start"])).reshape(shape)
     if dist.kind == "wide":
         sign = torch.randint(0, 2, shape, generator=gen, device=on).to(work) * 2 - 1

@@ -3,7 +3,8 @@
 Recognised: torch.randn / rand / randint / zeros / ones / full / arange, scaled, negated and
 shifted by constants (`torch.randn(...) * 0.1` is normal with std 0.1, `torch.rand(...) * 2 + 0.1`
 uniform on [0.1, 2.1), `-torch.rand(...) * 0.5` uniform on [-0.5, 0), `torch.arange(n) * 2 + 1`
-an arange from 1 by 2, `torch.arange(n * p) % p` an arange of period p: 0 .. p-1 in each row),
+an arange from 1 by 2, `torch.arange(n * p) % p` an arange of period p: 0 .. p-1 in each row,
+`torch.arange(n) // d` an arange of divisor d: each value d times),
 and `torch.randperm(n)[:k]` (a permutation of [0, n), its first k),
 optionally followed by .to(dtype), .contiguous() or .clone(). The magnitude of a normal draw
 centred on 0 (`torch.randn(...).abs() * 0.1 + 0.01`) is `half_normal`; the running sums of a draw
@@ -59,6 +60,7 @@ class Draw:
     first: ast.expr | None = None  # `torch.randperm(n)[:k]`: k, the elements kept
     wrapped: Wrapped | None = None  # the draw's magnitude or running sums, then scaled and shifted
     period: ast.expr | None = None  # `torch.arange(n) % p`: p, the length of each row's range
+    divisor: ast.expr | None = None  # `torch.arange(n) // d` (after `% p`): d equal values each
 
 
 def find_draw(name: str, value: ast.expr) -> Draw:
@@ -77,8 +79,12 @@ def find_draw(name: str, value: ast.expr) -> Draw:
         else:
             node, scale = _strip_methods(product.left), product.right
     period: ast.expr | None = None
+    divisor: ast.expr | None = None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv):  # torch.arange(n) // d: d each
+        node, divisor = _strip_methods(node.left), node.right  # type: ignore[attr-defined]
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):  # torch.arange(n) % p: 0 .. p-1 per row
         node, period = _strip_methods(node.left), node.right  # type: ignore[attr-defined]
+    if period is not None or divisor is not None:
         reshaped = _reshaped_arange(node)
         arange = _torch_call(_strip_methods(reshaped.func.value) if reshaped else node)  # type: ignore[attr-defined]
         if arange is None or arange.func.attr != "arange" or len(arange.args) != 1:  # type: ignore[attr-defined]
@@ -136,7 +142,7 @@ def find_draw(name: str, value: ast.expr) -> Draw:
         size_args = [first]
     else:
         size_args = list(call.args)
-    return Draw(call, kind, scale, offset, negate_offset, size_args, negate, first, period=period)
+    return Draw(call, kind, scale, offset, negate_offset, size_args, negate, first, period=period, divisor=divisor)
 
 
 def distribution(draw: Draw, name: str, constant: Callable[[ast.expr], Any]) -> dict[str, Any]:
@@ -255,8 +261,8 @@ def _arange(draw: Draw, name: str, constant: Callable[[ast.expr], Any], scale: f
     if stride == 0:
         return {"kind": "constant", "value": first}
     whole = {key: int(v) if v.is_integer() else v for key, v in (("start", first), ("step", stride))}
-    period = {} if draw.period is None else {"period": draw.period}  # the caller makes it a dim or an int
-    return _without_defaults({"kind": "arange", **whole, **period}, start=0.0, step=1.0)
+    sizes = {key: v for key, v in (("period", draw.period), ("divisor", draw.divisor)) if v is not None}
+    return _without_defaults({"kind": "arange", **whole, **sizes}, start=0.0, step=1.0)  # the caller reads sizes
 
 
 def _torch_call(node: ast.expr) -> ast.Call | None:

@@ -30,7 +30,7 @@ MAX_STEPS = 200_000  # nodes evaluated per interpreter: enough for any test, bou
 MAX_DEPTH = 12  # nested calls of functions defined in the code
 
 _TENSOR_OPS = {
-    ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.FloorDiv: "div", ast.Mod: "remainder",
+    ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.FloorDiv: "floor_divide", ast.Mod: "remainder",
     ast.Pow: "pow", ast.BitAnd: "bitwise_and", ast.BitOr: "bitwise_or", ast.BitXor: "bitwise_xor",
     ast.LShift: "mul", ast.RShift: "div",
 }  # fmt: skip

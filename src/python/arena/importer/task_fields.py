@@ -259,9 +259,10 @@ def _input(
             base = f"{node.id}_{position}"
             named = dims.matching(per_case, base, avoid=shape) if not axes else dims.new(base, per_case)
         shape.append(named)
-    if dist["kind"] == "arange" and "period" in dist:  # `torch.arange(n * p) % p`: p, a dim or an int
-        dist["period"] = _period(cases, dims, dist["period"], shape, tensors, node.id)
-        case_dists = tuple({**d, "period": dist["period"]} for d in case_dists)
+    for key in ("period", "divisor") if dist["kind"] == "arange" else ():  # `% p`, `// d`: a dim or an int
+        if key in dist:
+            dist[key] = _period(cases, dims, dist[key], shape, tensors, node.id, key)
+            case_dists = tuple({**d, key: dist[key]} for d in case_dists)
     dtype, case_dtypes = _dtype(tensors, f"input {shown!r}")
     return TensorField(
         node.id,
@@ -335,10 +336,16 @@ def _case_reader(case: FollowedCase, shown: str) -> Callable[[ast.expr], Any]:
 
 
 def _period(
-    cases: list[FollowedCase], dims: _Dims, node: ast.expr, shape: list[str | int], tensors: list[Tensor], name: str
+    cases: list[FollowedCase],
+    dims: _Dims,
+    node: ast.expr,
+    shape: list[str | int],
+    tensors: list[Tensor],
+    name: str,
+    key: str = "period",
 ) -> str | int:
-    """An arange's period: the dim `node` names, else the axis of the tensor whose size it is in
-    every case (`offsets[b, j] = j`: the last one), else a dim or an int of its values."""
+    """An arange's period (or divisor): the dim `node` names, else the axis of the tensor whose size
+    it is in every case (`offsets[b, j] = j`: the last one), else a dim or an int of its values."""
     values = [case.read(node) for case in cases]
     if all(_is_int(value) and value >= 1 for value in values):
         named = dims.named(node, values)
@@ -347,7 +354,7 @@ def _period(
         for position, axis in enumerate(shape):
             if all(tensor.shape[position] == value for tensor, value in zip(tensors, values)):
                 return axis
-    return _bound(cases, dims, node, f"{name}_period", "the arange period")
+    return _bound(cases, dims, node, f"{name}_{key}", f"the arange {key}")
 
 
 def _bound(

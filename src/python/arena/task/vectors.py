@@ -25,7 +25,7 @@ DISTRIBUTION_PARAMS: Mapping[str, tuple[str, ...]] = {
     "large": ("scale",),
     "constant": ("value",),
     "permutation": ("low", "high"),  # distinct ints: the first numel of a shuffled [low, high)
-    "arange": ("start", "step", "period"),  # start + step * (i mod period), i over the flattened tensor
+    "arange": ("start", "step", "period", "divisor"),  # start + step * ((i mod period) // divisor)
     "half_normal": ("std", "low"),  # |N(0, std)| + low
     "cumsum": ("base", "dim"),  # running sums along dim of a draw of `base`, with base's parameters
     "tril": ("base", "rows", "cols", "diagonal"),  # a draw of `base` zeroed above a diagonal, per block
@@ -42,7 +42,7 @@ _REQUIRED = {
 _OWN = {"cumsum": ("base", "dim"), "tril": ("base", "rows", "cols", "diagonal")}  # the rest are the base's
 _INTEGER_KINDS = ("randint", "permutation")  # their bounds are ints, and high may name a dim
 # A parameter that is a positive int or names a dim: an integer kind's high, an arange's period.
-_DIM_PARAMS = {"randint": "high", "permutation": "high", "arange": "period"}
+_DIM_PARAMS = {"randint": ("high",), "permutation": ("high",), "arange": ("period", "divisor")}
 
 
 def parse_distribution(field: str, raw: Any, what: str) -> Distribution:
@@ -55,10 +55,10 @@ def parse_distribution(field: str, raw: Any, what: str) -> Distribution:
     require_keys(field, raw, f"{what} ({kind})", ("kind",) + _REQUIRED.get(kind, ()), DISTRIBUTION_PARAMS[kind])
     params = {key: value for key, value in raw.items() if key != "kind"}
     for key, value in params.items():
-        if key == _DIM_PARAMS.get(kind) and isinstance(value, str):
+        if key in _DIM_PARAMS.get(kind, ()) and isinstance(value, str):
             require_identifier(field, value, f"{what} {key} (a dim name)")
-        elif key == "period":
-            require_int(field, value, f"{what} period", minimum=1)
+        elif key in ("period", "divisor"):
+            require_int(field, value, f"{what} {key}", minimum=1)
         elif kind in _INTEGER_KINDS:
             require_int(field, value, f"{what} {key}")
         else:
@@ -213,7 +213,7 @@ def check_dims_defined(cases: tuple[Case, ...], tensors: tuple[TensorSpec, ...],
         for spec in tensors:
             dists = [spec.dist, case.dists.get(spec.name)]
             bases = [base_distribution(d) for d in dists if d]
-            bounds = [d.params.get(_DIM_PARAMS[d.kind]) for d in bases if d.kind in _DIM_PARAMS]
+            bounds = [d.params.get(key) for d in bases for key in _DIM_PARAMS.get(d.kind, ())]
             bounds = [b for b in bounds if isinstance(b, str)]
             for dim in [d for d in spec.shape if isinstance(d, str)] + bounds:
                 if dim not in case.dims:
@@ -253,15 +253,16 @@ def check_axes(case: Case, tensors: tuple[TensorSpec, ...]) -> None:
 
 
 def check_periods(case: Case, tensors: tuple[TensorSpec, ...]) -> None:
-    """Each arange of `case` whose period names a dim has a period of at least 1 there."""
+    """Each arange of `case` whose period or divisor names a dim has it at least 1 there."""
     for spec in tensors:
         dist = case.dists.get(spec.name, spec.dist)
-        period = dist.params.get("period") if dist.kind == "arange" else None
-        if isinstance(period, str) and not case.dims[period] >= 1:
-            raise FieldError(
-                "cases",
-                f"case {case.name!r}: {spec.name!r} is an arange of period {period} = {case.dims[period]}, not >= 1",
-            )
+        for key in ("period", "divisor") if dist.kind == "arange" else ():
+            dim = dist.params.get(key)
+            if isinstance(dim, str) and not case.dims[dim] >= 1:
+                raise FieldError(
+                    "cases",
+                    f"case {case.name!r}: {spec.name!r} is an arange of {key} {dim} = {case.dims[dim]}, not >= 1",
+                )
 
 
 def check_permutations(case: Case, tensors: tuple[TensorSpec, ...]) -> None:

@@ -64,8 +64,8 @@ def _reason_after(checkout: Path, old: str, new: str) -> str:
         (DRAW_X, f"{DRAW_X}\n            x[0] = 0", "input 'x' is changed after it is drawn (line 47: `x[0] = 0`)"),
         (
             DRAW_X,
-            "x = torch.arange(rows * cols, device=device).view(rows, cols) // 7",
-            "input 'x' is `torch.arange(rows * cols, device=device).view(rows, cols) // 7`, "
+            "x = torch.arange(rows * cols, device=device).view(rows, cols) ** 2",
+            "input 'x' is `torch.arange(rows * cols, device=device).view(rows, cols) ** 2`, "
             "which no arena distribution matches",
         ),
         (

@@ -58,10 +58,7 @@ def run_correctness():
     for i, (rows, q, width) in enumerate(TEST_SHAPES):
         torch.manual_seed(42 + i)
         x = torch.randn(rows, q, device=device)
-        offsets = torch.zeros(rows, width + 1, dtype=torch.int32, device=device)
-        for b in range(rows):
-            for j in range(width + 1):
-                offsets[b, j] = j
+OFFSETS
         query_start_loc = torch.zeros(rows + 1, dtype=torch.int32, device=device)
         for r in range(rows):
             query_start_loc[r + 1] = query_start_loc[r] + q
@@ -85,13 +82,27 @@ if __name__ == "__main__":
 '''
 
 
-def _rows_task(checkout: Path, start: str) -> None:
+OFFSETS = """        offsets = torch.zeros(rows, width + 1, dtype=torch.int32, device=device)
+        for b in range(rows):
+            for j in range(width + 1):
+                offsets[b, j] = j"""
+# vllm `triton_decode_attn_stage1`'s block table: row b's positions, `page` to a page, pages numbered on
+PAGES = """        pages = width + 1
+        padded = pages * 2
+        offsets = torch.zeros(rows, padded, dtype=torch.int32, device=device)
+        for b in range(rows):
+            for pos in range(padded):
+                page_idx = b * pages + pos // 2
+                offsets[b, pos] = page_idx"""
+
+
+def _rows_task(checkout: Path, start: str, offsets: str = OFFSETS) -> None:
     folder = checkout / "tasks" / TASK
     shutil.copytree(checkout / "tasks" / "triton2triton" / "vllm" / "fake_scale", folder)
     (folder / "source" / "fake_scale.py").unlink()
     (folder / "source" / "fake_rows.py").write_text(KERNEL)
     (folder / "scripts" / "task_runner.py").write_text(
-        RUNNER.replace("SHAPES_HERE", repr(SHAPES)).replace("START", start)
+        RUNNER.replace("SHAPES_HERE", repr(SHAPES)).replace("START", start).replace("OFFSETS", offsets)
     )
     config = folder / "config.yaml"
     config.write_text(config.read_text().replace("fake_scale", "fake_rows").replace("scale_rows", "add_rows"))
@@ -135,6 +146,30 @@ def test_a_range_per_row_from_a_running_sum_is_an_arange_with_a_period(checkout:
 def test_a_range_per_row_from_r_times_q_is_an_arange_with_a_period(checkout: Path, tmp_path: Path) -> None:
     _rows_task(checkout, "start = r * q")
     _imports_exactly(checkout, tmp_path)
+
+
+def test_a_block_table_of_pages_is_an_arange_with_a_divisor(checkout: Path, tmp_path: Path) -> None:
+    _rows_task(checkout, "start = r * q", PAGES)
+    out = tmp_path / "out"
+    outcomes = {o.source: o for o in import_checkout(checkout, out)}
+    assert outcomes[TASK].address == ADDRESS, outcomes[TASK].reason
+    task = load_task(out, ADDRESS)
+    offsets = task.inputs[1]
+    assert offsets.dtype == "int32" and offsets.dist.kind == "arange" and set(offsets.dist.params) == {"divisor"}
+    for case, (rows, _, width) in zip(task.cases, SHAPES):
+        pages = width + 1
+        want = torch.zeros(rows, pages * 2, dtype=torch.int32)
+        for b in range(rows):
+            for pos in range(pages * 2):
+                want[b, pos] = b * pages + pos // 2
+        assert torch.equal(make_inputs(task, case, torch.device("cpu"))[1], want)
+
+
+def test_a_block_table_with_positions_past_the_loop_is_refused(checkout: Path, tmp_path: Path) -> None:
+    """The loop fills `range(padded - 1)`: each row's last element stays 0, which no arange draws."""
+    _rows_task(checkout, "start = r * q", PAGES.replace("range(padded)", "range(padded - 1)"))
+    outcomes = {o.source: o for o in import_checkout(checkout, tmp_path / "out")}
+    assert not outcomes[TASK].address and "cannot reshape" in outcomes[TASK].reason, outcomes[TASK].reason
 
 
 def test_a_row_start_that_is_not_r_times_the_row_length_is_refused(checkout: Path, tmp_path: Path) -> None:

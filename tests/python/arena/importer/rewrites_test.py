@@ -194,6 +194,39 @@ def test_a_range_per_row_may_start_at_a_running_sum_of_the_row_length_folded_abo
     assert len(fold_fill_loops(ast.parse(written).body)) == 4
 
 
+PAGES = (
+    "padded = pages * size\nt = torch.zeros(bs, padded, dtype=torch.int32)\nfor b in range(bs):\n"
+    "    for pos in range(m):\n        page = b * pages + pos // size\n        t[b, pos] = page\n"
+)
+
+
+def test_a_block_table_of_pages_is_an_arange_with_a_divisor() -> None:
+    assert _lines(fold_fill_loops(ast.parse(PAGES).body)) == [
+        "padded = pages * size",
+        "t = torch.arange(bs * m, dtype=torch.int32).reshape(bs, padded) // size",
+    ]
+    inline = PAGES.replace(
+        "        page = b * pages + pos // size\n        t[b, pos] = page",
+        "        t[b, pos] = pages * b + pos // size",
+    )
+    assert _lines(fold_fill_loops(ast.parse(inline).body))[1].endswith(".reshape(bs, padded) // size")
+
+
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        ("padded = pages * size", "padded = pages * size + 1"),  # the row longer than its pages
+        ("padded = pages * size\n", "padded = pages * size\npages = 3\n"),  # pages rebound since
+        ("b * pages + pos // size", "b * pages + pos // other"),  # another page size
+        ("b * pages + pos // size", "pos * pages + b // size"),  # rows and positions swapped
+        ("        t[b, pos] = page\n", "        t[b, pos] = page\nlast = page\n"),  # the page read later
+    ],
+)
+def test_other_page_fills_are_kept(old: str, new: str) -> None:
+    body = ast.parse(PAGES.replace(old, new)).body
+    assert len(fold_fill_loops(body)) == len(body)
+
+
 def test_a_fill_loop_whose_name_a_later_loop_rebinds_is_its_arange() -> None:
     fill = "t = torch.zeros(n + 1, dtype=torch.int32)\nfor r in range(n):\n    t[r + 1] = t[r] + c\n"
     later = "for r in range(n):\n    u[r] = t[r]"

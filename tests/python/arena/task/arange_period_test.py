@@ -33,6 +33,15 @@ def test_a_period_loads_and_round_trips(triton_task: WriteTask, tmp_path: Path, 
     assert task_to_dict(back)["inputs"][0]["dist"] == {"kind": "arange", "period": period}
 
 
+def test_a_divisor_loads_and_round_trips(triton_task: WriteTask, tmp_path: Path) -> None:
+    inputs = [{"name": "x", "shape": ["M", "N"], "dtype": "int32", "dist": {"kind": "arange", "divisor": "N"}}]
+    inputs.append({"name": "p", "shape": ["M", "N"], "dist": {"kind": "arange", "period": 6, "divisor": 2}})
+    triton_task(inputs=inputs)
+    (task,) = load_tasks(tmp_path)
+    assert [s.dist.params for s in task.inputs] == [{"divisor": "N"}, {"period": 6, "divisor": 2}]
+    assert task_from_dict(json.loads(json.dumps(task_to_dict(task)))) == task
+
+
 BAD_PERIODS = [
     ("zero", 0, "dist period must be >= 1, got 0"),
     ("negative", -2, "dist period must be >= 1, got -2"),
@@ -41,6 +50,28 @@ BAD_PERIODS = [
     ("not-an-identifier", "2N", "period (a dim name)"),
     ("unset-dim", "P", "case 'small' uses dim 'P' not set in its dims (by 'x')"),
 ]
+
+
+@pytest.mark.parametrize(
+    "divisor, message",
+    [(0, "dist divisor must be >= 1, got 0"), (1.5, "dist divisor must be an integer"), ("D", "uses dim 'D' not set")],
+)
+def test_a_bad_divisor_is_refused(triton_task: WriteTask, tmp_path: Path, divisor: Any, message: str) -> None:
+    triton_task(inputs=[{"name": "x", "shape": ["M", "N"], "dist": {"kind": "arange", "divisor": divisor}}])
+    with pytest.raises(TaskDeclarationError) as raised:
+        load_tasks(tmp_path)
+    assert message in str(raised.value)
+
+
+def test_a_divisor_dim_below_one_in_a_case_is_refused(
+    triton_task: WriteTask, triton_fields: dict[str, Any], tmp_path: Path
+) -> None:
+    triton_task(
+        inputs=[{"name": "x", "shape": ["M", "N"], "dist": {"kind": "arange", "divisor": "P"}}],
+        cases=_cases(triton_fields, (0, 4)),
+    )
+    with pytest.raises(TaskDeclarationError, match="case 'small': 'x' is an arange of divisor P = 0, not >= 1"):
+        load_tasks(tmp_path)
 
 
 @pytest.mark.parametrize("period, message", [b[1:] for b in BAD_PERIODS], ids=[b[0] for b in BAD_PERIODS])

@@ -1,4 +1,4 @@
-"""An arange with a period (a range per row, `offsets[b, j] = j`) drawn through the real draw code:
+"""An arange with a period (a range per row, `offsets[b, j] = j`) or a divisor (pages) drawn through the real draw code:
 the judge's sets (families.make_families), the worker's (families.inputs_for, also the fresh
 device sets of timed calls) and the fast tier's (inputs.make_inputs) are one function."""
 
@@ -47,3 +47,17 @@ def test_an_arange_without_a_period_counts_over_the_whole_tensor(tmp_path):
     task = replace(task, inputs=(replace(task.inputs[0], dist=Distribution("arange")),))
     (offsets,) = make_inputs(task, task.cases[0], CPU)
     assert offsets.flatten().tolist() == list(range(15))
+
+
+def test_an_arange_with_a_divisor_repeats_each_value(tmp_path):
+    """`req_to_tokens[b, pos] = b * pages + pos // page_size`, rows of pages * page_size; after a
+    period the divisor applies within each row."""
+    task = _task(tmp_path, "W")
+    pages = Distribution("arange", {"divisor": "D"})
+    within = Distribution("arange", {"period": "W", "divisor": 2, "start": 1})
+    task = replace(task, inputs=(replace(task.inputs[0], dist=pages), replace(task.inputs[0], name="w", dist=within)))
+    case = replace(task.cases[0], dims={"B": 3, "W": 6, "D": 3})
+    table, rows = make_inputs(task, case, CPU)
+    assert table.tolist() == [[2 * b + j // 3 for j in range(6)] for b in range(3)]
+    assert rows.tolist() == [[1 + j // 2 for j in range(6)]] * 3
+    assert torch.equal(inputs_for(task, case, 99, CPU, fresh=True)[0], table)
