@@ -17,7 +17,7 @@ from typing import Mapping
 import torch
 
 from arena.task.task import CASE_DTYPE, Case, Distribution, Task, TensorSpec
-from arena.task.vectors import base_distribution
+from arena.task.vectors import MASK_PARAMS, base_distribution
 
 _DEVICE_DRAW_NUMEL = 1 << 22
 # Defaults for parameters a declaration may leave out (see docs/task-format.md).
@@ -104,6 +104,12 @@ def _draw(
 ) -> torch.Tensor:
     p: dict[str, float | int | str] = {**_DEFAULTS.get(dist.kind, {}), **dist.params}
     work = torch.float64 if dtype == torch.float64 else torch.float32
+    if "masked" in p:  # the draw, then a share `masked` of its elements set to mask_value, by the same generator
+        base = Distribution(dist.kind, {k: v for k, v in dist.params.items() if k not in MASK_PARAMS})
+        drawn = _draw(base, shape, dtype, dims, gen, on)
+        chosen = torch.rand(shape, generator=gen, device=on, dtype=work) < float(p["masked"])
+        fill = float(p["mask_value"])  # float("nan") for "nan"
+        return drawn.masked_fill(chosen, fill if drawn.is_floating_point() else int(fill))
     if dist.kind == "normal":
         return torch.randn(shape, generator=gen, device=on, dtype=work) * float(p["std"]) + float(p["mean"])
     if dist.kind == "uniform":

@@ -20,7 +20,7 @@ from arena.importer.outcome import NotImportable
 from arena.importer.triangle import Triangle, masked, read_triangle
 from arena.importer.values import Tensor, Unknown, describe, same_value
 from arena.task.task import CASE_DTYPE, DTYPES, FLOAT_DTYPES, INT_DTYPES
-from arena.task.vectors import BASE_KINDS
+from arena.task.vectors import BASE_KINDS, MASKED_KINDS, NAN
 
 _PASSED_AS_IS = ("clone", "contiguous")  # a kernel argument `x.clone()` is the input x
 _SAME_VALUES = _PASSED_AS_IS + ("to",)  # `x = x.to(torch.float16)` keeps the draw of x
@@ -206,7 +206,8 @@ def _input(
     shown = ast.unparse(node)
     if not isinstance(node, ast.Name) or node.id in seen:
         raise NotImportable(f"kernel argument `{shown}` is not one named tensor")
-    assignment = _last_assignment(loop, node.id)
+    writes: list[MaskWrite] = []
+    assignment = _last_assignment(loop, node.id, writes=writes)
     copy_of: list[str] = []
     cast_of: list[str] = []
     while isinstance(assignment, ast.expr) and isinstance(source := _copied(assignment), ast.Name):
@@ -245,6 +246,12 @@ def _input(
     if triangle is not None:
         dist = _tril(dist, triangle, shown)
         case_dists = tuple(_tril(d, triangle, shown) for d in case_dists)
+    if writes:  # `x[torch.rand(...) < p] = v` after the draw
+        if copy_of or triangle is not None:
+            raise NotImportable(f"input {shown!r} is written through a mask and also copied or masked to a triangle")
+        tensors = _tensors(values, f"input {shown!r}")
+        dist = _masked(dist, writes, cases, tensors, shown)
+        case_dists = tuple(_masked(d, writes, cases, tensors, shown) for d in case_dists)
     if dist["kind"] in ("randint", "permutation") or dist.get("base") == "randint":
         dist["high"] = _bound(cases, dims, dist["high"], f"{node.id}_high")
         case_dists = tuple({**d, "high": dist["high"]} for d in case_dists)
@@ -577,10 +584,13 @@ def _dtype(tensors: list[Tensor], what: str) -> tuple[str, tuple[str, ...]]:
     return dtype, ()
 
 
-def _last_assignment(loop: TestLoop, name: str, before: ast.expr | None = None) -> ast.expr | ast.stmt | None:
+def _last_assignment(
+    loop: TestLoop, name: str, before: ast.expr | None = None, writes: list[MaskWrite] | None = None
+) -> ast.expr | ast.stmt | None:
     """The value the loop last assigns to `name` before the call, or the statement that binds it
     some other way (an unpacking, an import); None when the loop does not bind it. NotImportable
-    when the loop writes into it after drawing it (`x[mask] = nan`): no distribution draws that."""
+    when the loop writes into it after drawing it (`x[i] = 0`): no distribution draws that; where
+    `writes` is given, a masked write after the draw (`x[torch.rand(...) < p] = v`) is added to it."""
     found: ast.expr | ast.stmt | None = None
     for statement in loop.statements:
         if statement is loop.call or (isinstance(statement, ast.Assign) and statement.value is before):
@@ -588,14 +598,120 @@ def _last_assignment(loop: TestLoop, name: str, before: ast.expr | None = None) 
         if isinstance(statement, ast.Assign) and [getattr(t, "id", "") for t in statement.targets] == [name]:
             if not _same_values(statement.value, name):  # `x = x.contiguous()` keeps the draw of x
                 found = statement.value
+                if writes is not None:
+                    writes.clear()  # a write before this draw changes nothing it draws
         elif name in _stored_names(statement) or (
             not isinstance(statement, ast.Assign) and name in written_names(statement)
         ):
             found = statement  # an unpacking, or a loop, branch or in-place call that writes into it
         elif isinstance(statement, ast.Assign) and any(_base_name(t) == name for t in statement.targets):
-            first = ast.unparse(statement).splitlines()[0][:60]
-            raise NotImportable(f"input {name!r} is changed after it is drawn (line {statement.lineno}: `{first}`)")
+            write = _mask_write(loop, statement, name) if writes is not None else None
+            if write is None:
+                first = ast.unparse(statement).splitlines()[0][:60]
+                raise NotImportable(f"input {name!r} is changed after it is drawn (line {statement.lineno}: `{first}`)")
+            writes.append(write)  # type: ignore[union-attr]
     return found
+
+
+@dataclass(frozen=True)
+class MaskWrite:
+    """`x[torch.rand(...) < p] = v`, or `m = torch.rand(...) < p` then `x[m] = v`: a share p of
+    x's elements, chosen by a uniform draw, set to the constant v."""
+
+    statement: ast.Assign
+    rand: ast.Call  # torch.rand(...), its shape checked against x's in every case
+    share: ast.expr  # p
+    value: ast.expr  # v
+
+
+def _mask_write(loop: TestLoop, statement: ast.Assign, name: str) -> MaskWrite | None:
+    """The masked write `statement` makes into `name`, None when it is no such write. A mask bound
+    to a name is that name's one assignment before the write, and no other statement reads it."""
+    target = statement.targets[0]
+    if len(statement.targets) != 1 or not isinstance(target, ast.Subscript):
+        return None
+    if not (isinstance(target.value, ast.Name) and target.value.id == name):
+        return None
+    mask = target.slice
+    if isinstance(mask, ast.Name):
+        bound = [
+            s
+            for s in loop.statements[: loop.statements.index(statement)]
+            if mask.id in written_names(s) or mask.id in _stored_names(s)
+        ]
+        if len(bound) != 1 or not isinstance(bound[0], ast.Assign) or len(bound[0].targets) != 1:
+            return None
+        if not isinstance(bound[0].targets[0], ast.Name):
+            return None
+        readers = [
+            s
+            for s in loop.statements
+            if s is not bound[0]
+            and s is not statement
+            and any(isinstance(n, ast.Name) and n.id == mask.id for n in ast.walk(s))
+        ]
+        if readers:
+            return None
+        mask = bound[0].value
+    if not (isinstance(mask, ast.Compare) and len(mask.ops) == 1):
+        return None
+    left, right = mask.left, mask.comparators[0]
+    if isinstance(mask.ops[0], ast.Gt):  # p > torch.rand(...)
+        left, right = right, left
+    elif not isinstance(mask.ops[0], ast.Lt):
+        return None
+    if not (
+        isinstance(left, ast.Call)
+        and isinstance(left.func, ast.Attribute)
+        and left.func.attr == "rand"
+        and isinstance(left.func.value, ast.Name)
+        and left.func.value.id == "torch"
+        and all(k.arg == "device" for k in left.keywords)  # a dtype or a generator would change the share
+        and not any(isinstance(a, ast.Starred) for a in left.args)
+    ):
+        return None
+    return MaskWrite(statement, left, right, statement.value)
+
+
+def _masked(
+    dist: dict[str, Any], writes: list[MaskWrite], cases: list[FollowedCase], tensors: list[Tensor], shown: str
+) -> dict[str, Any]:
+    """`dist` with the masked write's share and value (docs/task-format.md: masked, mask_value)."""
+    if len(writes) > 1:
+        raise NotImportable(f"input {shown!r} is written through {len(writes)} masks after it is drawn")
+    write = writes[0]
+    line = f"(line {write.statement.lineno}: `{ast.unparse(write.statement)[:60]}`)"
+    if dist["kind"] not in MASKED_KINDS:
+        raise NotImportable(
+            f"input {shown!r} is a {dist['kind']} draw written through a mask {line}; arena masks "
+            f"{', '.join(MASKED_KINDS)} draws"
+        )
+    for case, tensor in zip(cases, tensors):
+        drawn = case.read(write.rand)
+        if not isinstance(drawn, Tensor) or tuple(drawn.shape) != tuple(tensor.shape):
+            raise NotImportable(f"input {shown!r}: its mask {line} is not of its shape in case {case.index + 1}")
+    share = same_in_every_case(cases, write.share, f"input {shown!r}: the mask's share")
+    if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share < 1:
+        raise NotImportable(f"input {shown!r}: the mask's share {share!r} is not strictly between 0 and 1 {line}")
+    value: Any = NAN if _is_nan(write.value) else same_in_every_case(cases, write.value, f"input {shown!r}: the value")
+    if value != NAN and (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)):
+        raise NotImportable(f"input {shown!r} is set to {value!r} through a mask {line}, not a number")
+    return {**dist, "masked": share, "mask_value": value}
+
+
+def _is_nan(node: ast.expr) -> bool:
+    """`float('nan')`, `torch.nan`, `math.nan` (a NaN is never equal to itself: read by its spelling)."""
+    if isinstance(node, ast.Attribute):
+        return node.attr == "nan" and isinstance(node.value, ast.Name) and node.value.id in ("torch", "math")
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "float"
+        and len(node.args) == 1
+        and not node.keywords
+        and isinstance(node.args[0], ast.Constant)
+        and str(node.args[0].value).lower() == "nan"
+    )
 
 
 def _stored_names(statement: ast.stmt) -> set[str]:

@@ -14,7 +14,7 @@ from arena.task.checks import (
     require_number,
     require_str,
 )
-from arena.task.task import CASE_DTYPE, DTYPES, Case, Distribution, TensorSpec
+from arena.task.task import CASE_DTYPE, DTYPES, FLOAT_DTYPES, Case, Distribution, TensorSpec
 
 # Parameters each distribution kind takes; the ones listed in _REQUIRED must be given.
 DISTRIBUTION_PARAMS: Mapping[str, tuple[str, ...]] = {
@@ -43,6 +43,13 @@ _OWN = {"cumsum": ("base", "dim"), "tril": ("base", "rows", "cols", "diagonal")}
 _INTEGER_KINDS = ("randint", "permutation")  # their bounds are ints, and high may name a dim
 # A parameter that is a positive int or names a dim: an integer kind's high, an arange's period.
 _DIM_PARAMS = {"randint": ("high",), "permutation": ("high",), "arange": ("period", "divisor")}
+# A masked write after the draw (`t[torch.rand(...) < p] = v`): a share `masked` of the elements,
+# chosen by the draw's own generator, set to `mask_value` (a number, or "nan" for a float tensor).
+MASK_PARAMS = ("masked", "mask_value")
+MASKED_KINDS = ("normal", "uniform", "randint", "half_normal")
+_INT_RANGES = {"int8": (-(2**7), 2**7 - 1), "uint8": (0, 255), "int16": (-(2**15), 2**15 - 1)}
+_INT_RANGES |= {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
+NAN = "nan"  # how a declaration writes a NaN mask_value (JSON and the BUILD's Python have no NaN literal)
 
 
 def parse_distribution(field: str, raw: Any, what: str) -> Distribution:
@@ -52,9 +59,13 @@ def parse_distribution(field: str, raw: Any, what: str) -> Distribution:
         raise FieldError(field, f"{what} has kind {kind!r}; expected one of {', '.join(DISTRIBUTION_PARAMS)}")
     if kind in _OWN:
         return _parse_based(field, raw, what, kind)
-    require_keys(field, raw, f"{what} ({kind})", ("kind",) + _REQUIRED.get(kind, ()), DISTRIBUTION_PARAMS[kind])
+    allowed = DISTRIBUTION_PARAMS[kind] + (MASK_PARAMS if kind in MASKED_KINDS else ())
+    require_keys(field, raw, f"{what} ({kind})", ("kind",) + _REQUIRED.get(kind, ()), allowed)
     params = {key: value for key, value in raw.items() if key != "kind"}
+    _check_mask(field, params, what)
     for key, value in params.items():
+        if key in MASK_PARAMS:
+            continue
         if key in _DIM_PARAMS.get(kind, ()) and isinstance(value, str):
             require_identifier(field, value, f"{what} {key} (a dim name)")
         elif key in ("period", "divisor"):
@@ -73,6 +84,23 @@ def parse_distribution(field: str, raw: Any, what: str) -> Distribution:
     return Distribution(kind=kind, params=params)
 
 
+def _check_mask(field: str, params: Mapping[str, Any], what: str) -> None:
+    """`masked` (a share strictly between 0 and 1) and `mask_value` (a finite number or "nan") come together."""
+    given = [key for key in MASK_PARAMS if key in params]
+    if not given:
+        return
+    if len(given) == 1:
+        raise FieldError(field, f"{what} needs masked and mask_value together, got only {given[0]}")
+    share = require_number(field, params["masked"], f"{what} masked")
+    if not 0 < share < 1:
+        raise FieldError(field, f"{what} masked is the share of elements set, strictly between 0 and 1, got {share}")
+    value = params["mask_value"]
+    if isinstance(value, str) and value != NAN:
+        raise FieldError(field, f'{what} mask_value is a finite number or "nan", got {value!r}')
+    if value != NAN:
+        require_number(field, value, f"{what} mask_value")
+
+
 def _parse_based(field: str, raw: Mapping[str, Any], what: str, kind: str) -> Distribution:
     """{"kind": "cumsum", "base": <kind>, "dim": <int>, ...the base's parameters}, and a tril's
     {"kind": "tril", "base": <kind>, "rows": <int>, "cols": <int>[, "diagonal": <int>], ...}."""
@@ -84,6 +112,10 @@ def _parse_based(field: str, raw: Mapping[str, Any], what: str, kind: str) -> Di
     if kind == "tril" and own["rows"] == own["cols"]:
         raise FieldError(field, f"{what} needs two axes, rows and cols, got {own['rows']} for both")
     rest = {key: value for key, value in raw.items() if key != "kind" and key not in _OWN[kind]}
+    if any(key in rest for key in MASK_PARAMS):
+        raise FieldError(
+            field, f"{what}: a {kind} is not masked (masked and mask_value are for {', '.join(MASKED_KINDS)})"
+        )
     inner = parse_distribution(field, {"kind": base, **rest}, f"{what} base")
     return Distribution(kind=kind, params={"base": base, **own, **inner.params})
 
@@ -227,6 +259,7 @@ def check_dims_defined(cases: tuple[Case, ...], tensors: tuple[TensorSpec, ...],
         check_permutations(case, tensors)
         check_periods(case, tensors)
         check_axes(case, tensors)
+        check_masks(case, tensors)
         for name, value in scalars.items():
             if isinstance(value, str) and value not in case.dims:
                 raise FieldError(
@@ -250,6 +283,27 @@ def check_axes(case: Case, tensors: tuple[TensorSpec, ...]) -> None:
                 )
         if len(axes) == 2 and axes[0] % rank == axes[1] % rank:
             raise FieldError("cases", f"case {case.name!r}: {spec.name!r}'s tril rows and cols are one axis")
+
+
+def check_masks(case: Case, tensors: tuple[TensorSpec, ...]) -> None:
+    """A masked write's value fits the tensor of `case`: NaN only in a float tensor, an integer in
+    an integer one (a bool tensor is not masked)."""
+    for spec in tensors:
+        dist = case.dists.get(spec.name, spec.dist)
+        if "mask_value" not in dist.params:
+            continue
+        dtype = case.dtype if spec.dtype == CASE_DTYPE else spec.dtype
+        value = dist.params["mask_value"]
+        if dtype == "bool":
+            raise FieldError("cases", f"case {case.name!r}: {spec.name!r} is bool; a masked write is for numbers")
+        if dtype in FLOAT_DTYPES:
+            continue
+        low, high = _INT_RANGES[dtype]
+        if value == NAN or not float(value).is_integer() or not low <= int(value) <= high:
+            raise FieldError(
+                "cases",
+                f"case {case.name!r}: {spec.name!r} is {dtype}, and its mask_value {value!r} is not an {dtype} value",
+            )
 
 
 def check_periods(case: Case, tensors: tuple[TensorSpec, ...]) -> None:
