@@ -13,6 +13,7 @@ import torch
 from arena.harness.inputs import make_inputs
 from arena.importer.importer import import_checkout
 from arena.task.load import load_task
+from arena_testing.aka_runner import runner_text
 from arena_testing.modules import load_module
 
 TASK = "triton2triton/vllm/fake_masked"
@@ -27,26 +28,9 @@ def count_masked(x: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
     return x.nan_to_num(0.0).sum(1) + (idx == -1).sum(1).float()
 '''
 
-RUNNER = '''#!/usr/bin/env python3
-"""Task runner for triton2triton/fake_masked: shaped like AgentKernelArena's, written for the tests."""
-import importlib.util
-import os
-import sys
-
-TASK_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SOURCE_FILE = os.path.join(TASK_DIR, "source", "fake_masked.py")
-raise RuntimeError("arena import aka ran the task runner")
-
-TEST_SHAPES = SHAPES_HERE
-
-
-def load_module():
-    spec = importlib.util.spec_from_file_location("kernel", SOURCE_FILE)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
+RUNNER = runner_text(
+    "fake_masked",
+    """
 def reference_masked(x, idx):
     return x.nan_to_num(0.0).sum(1) + (idx == -1).sum(1).float()
 
@@ -68,12 +52,8 @@ def run_correctness():
         if not torch.allclose(result, ref, atol=1e-5, rtol=1e-5):
             return False, f"Shape {i + 1}: mismatch"
     return True, None
-
-
-if __name__ == "__main__":
-    ok, error = run_correctness()
-    sys.exit(0 if ok else 1)
-'''
+""",
+)
 
 
 def _masked_task(checkout: Path, runner: str = RUNNER) -> None:

@@ -13,6 +13,7 @@ import torch
 from arena.harness.inputs import make_inputs
 from arena.importer.importer import import_checkout
 from arena.task.load import load_task
+from arena_testing.aka_runner import runner_text
 from arena_testing.modules import load_module
 
 TASK = "triton2triton/vllm/fake_rows"
@@ -27,26 +28,9 @@ def add_rows(x: torch.Tensor, offsets: torch.Tensor, positions: torch.Tensor) ->
     return x + offsets.sum(1, keepdim=True).float() + positions.view(x.shape[0], -1).float()
 '''
 
-RUNNER = '''#!/usr/bin/env python3
-"""Task runner for triton2triton/fake_rows: shaped like AgentKernelArena's, written for the tests."""
-import importlib.util
-import os
-import sys
-
-TASK_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SOURCE_FILE = os.path.join(TASK_DIR, "source", "fake_rows.py")
-raise RuntimeError("arena import aka ran the task runner")
-
-TEST_SHAPES = SHAPES_HERE
-
-
-def load_module():
-    spec = importlib.util.spec_from_file_location("kernel", SOURCE_FILE)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
+RUNNER = runner_text(
+    "fake_rows",
+    """
 def reference_rows(x, offsets, positions):
     return x + offsets.sum(1, keepdim=True).float() + positions.view(x.shape[0], -1).float()
 
@@ -74,12 +58,8 @@ OFFSETS
         if not torch.allclose(result, ref, atol=1e-5, rtol=1e-5):
             return False, f"Shape {i + 1}: mismatch"
     return True, None
-
-
-if __name__ == "__main__":
-    ok, error = run_correctness()
-    sys.exit(0 if ok else 1)
-'''
+""",
+)
 
 
 OFFSETS = """        offsets = torch.zeros(rows, width + 1, dtype=torch.int32, device=device)
