@@ -14,27 +14,25 @@ from arena.harness.outliers import drop_outliers
 _BOUND_RATIO, _BOUND_CALL_US, _BOUND_EMPTY, _BOUND_US = 0.05, 0.3, 0.003, 20.0
 
 
-def claim(net: Sequence[Sequence[float]]) -> float:
-    """The work a case's samples account for, us: every call at the mean the score takes (per
-    chunk in `net`, the candidate's figures as scored: its samples less its launch offset,
-    side_offsets), after the score's own outlier rule (outliers.drop_outliers) over all of them.
+def claim(scored: Sequence[float]) -> float:
+    """The work a case's samples account for, us: every call at the mean the score takes (the
+    candidate's figures as scored: its samples less its launch offset, side_offsets), after the
+    score's own outlier rule (outliers.drop_outliers).
     Samples that keep the sum honest with many tiny ones and a few huge outliers claim only the
     tiny ones: the score's figure is what the judge's clock must see (honest outliers are few and
     small next to the bound's slack)."""
-    flat = [t for chunk in net for t in chunk]
-    if not flat:
+    if not scored:
         return 0.0
-    return len(flat) * float(drop_outliers(flat).mean())
+    return len(scored) * float(drop_outliers(scored).mean())
 
 
 def chunk_excess(
-    spans: Sequence[float], net: Sequence[Sequence[float]], empty_us: float, switch_us: float
+    spans: Sequence[float], calls: int, empty_us: float, claimed_us: float, switch_us: float
 ) -> list[float]:
-    """Per chunk, us: its span less its empty procedure (`empty_us` a call) and the switches, less
-    what claim() credits its calls with: the bound's margin chunk by chunk, for the log."""
-    every = sum(len(chunk) for chunk in net)
-    per_call = claim(net) / every if every else 0.0
-    return [span - len(chunk) * (empty_us + per_call) - switch_us for span, chunk in zip(spans, net)]
+    """Per chunk of `calls` calls, us: its span less its empty procedure (`empty_us` a call) and
+    the switches, less what claim() credits a call with (`claimed_us`): the bound's margin chunk
+    by chunk, for the log."""
+    return [span - calls * (empty_us + claimed_us) - switch_us for span in spans]
 
 
 def bound_slack(claimed: float, empty: float, calls: int, spans: int) -> float:

@@ -107,7 +107,6 @@ class _Tally:
     baseline: list[float] = field(default_factory=list)
     candidate: list[float] = field(default_factory=list)
     spans: list[float] = field(default_factory=list)
-    net: list[list[float]] = field(default_factory=list)  # per chunk: the candidate's figures, as scored
     spin_us: float = 0.0  # the spin's cost a call, measured with the worker frozen
     late: int = 0  # the judge's chunks the GPU reached before their host had queued them
     lead_ms: float = 0.0
@@ -232,8 +231,8 @@ class Judge:
         calls = b * len(tally.spans)
         empty = calls * (self.empty_us[case.name] + tally.spin_us)
         judged = sum(tally.spans) - empty - len(tally.spans) * self.switch_us
-        claimed = claim(tally.net)
-        excess = chunk_excess(tally.spans, tally.net, empty / calls, self.switch_us)
+        claimed = claim(tally.candidate)
+        excess = chunk_excess(tally.spans, b, empty / calls, claimed / calls, self.switch_us)
         tally.log.append(self._describe(case, reference_like, warm, tally, b, judged / calls, claimed / calls, hosts))
         tally.log.append(
             f"the judge's clock beyond the samples' claim: {statistics.fmean(excess) / b:+.3f} us a call "
@@ -315,10 +314,8 @@ class Judge:
                     "not deterministic: two timed calls on the same inputs returned outputs that differ bitwise",
                 )
             tally.baseline += [max(t - offsets["judge"], _MIN_CALL_US) for t in base_times]
-            scored = [max(t - offsets["worker"], _MIN_CALL_US) for t in cand_times]
-            tally.candidate += scored
+            tally.candidate += [max(t - offsets["worker"], _MIN_CALL_US) for t in cand_times]
             tally.spans.append(span)
-            tally.net.append(scored)
             tally.ratios.append(interquartile_mean(base_times) / max(interquartile_mean(cand_times), _MIN_CALL_US))
             width = ratio_width(tally.ratios)
             if len(tally.ratios) < count and width is not None and width <= _STOP_WIDTH:

@@ -16,7 +16,7 @@ import torch
 
 from arena.harness import guard
 from arena.harness.backends.kernel import Kernel
-from arena.harness.check import made_outputs, mismatch_mask, returned_outputs, with_written
+from arena.harness.check import made_outputs, mismatch_mask, returned_outputs, same_bits, with_written
 from arena.harness.chunk_clock import ChunkClock
 from arena.harness.families import inputs_for
 from arena.harness.placement import Scatter, lent_pool_bytes
@@ -78,10 +78,6 @@ def stacked(data: torch.Tensor, places: list[list[dict[str, Any]]], index: int, 
     stride = (places[1][index]["offset"] - places[0][index]["offset"]) if len(places) > 1 else place["nbytes"]
     typed = data[: data.numel() // item * item].view(dtype)
     return torch.as_strided(typed, (count, place["nbytes"] // item), (stride // item, 1), place["offset"] // item)
-
-
-def _slot_bytes(data: torch.Tensor, place: dict[str, Any]) -> torch.Tensor:
-    return data[place["offset"] : place["offset"] + place["nbytes"]]
 
 
 class Lent:
@@ -409,10 +405,8 @@ class Lent:
         """Whether two calls of the last chunk left the same bytes in every output slot (the
         judge's snapshot, taken inside the span)."""
         places = self.layout.outputs
-        return all(
-            torch.equal(_slot_bytes(self.snapshot_bytes, a), _slot_bytes(self.snapshot_bytes, b))
-            for a, b in zip(places[first], places[second])
-        )
+        view = self.snapshot_bytes
+        return all(same_bits(typed_view(view, a), typed_view(view, b)) for a, b in zip(places[first], places[second]))
 
     def bad_calls(self, tolerances: Sequence[Tolerance]) -> int:
         """How many of the chunk's calls have an output off its reference (every slot compared, a

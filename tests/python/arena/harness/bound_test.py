@@ -8,21 +8,20 @@ from arena.harness.outliers import drop_outliers
 
 
 def test_the_bound_credits_what_the_score_keeps():
-    honest = [[10.0] * 49 + [12.0], [10.0] * 49 + [14.0]]
+    honest = [10.0] * 49 + [12.0] + [10.0] * 49 + [14.0]
     # The two slow calls are the score's outliers: the claim is every call at the kept mean.
     assert bound.claim(honest) == 100 * 10.0
-    assert statistics.fmean(drop_outliers([t for c in honest for t in c])) == 10.0
+    assert statistics.fmean(drop_outliers(honest)) == 10.0
     # About the same sum with a median of 1 us: these samples no longer explain the judge's clock.
-    forged = [[1.0] * 45 + [91.6] * 5, [1.0] * 45 + [91.6] * 5]
-    assert abs(sum(t for c in forged for t in c) - sum(t for c in honest for t in c)) < 2.0
+    forged = ([1.0] * 45 + [91.6] * 5) * 2
+    assert abs(sum(forged) - sum(honest)) < 2.0
     assert bound.claim(forged) == 100 * 1.0
     assert bound.claim([]) == 0.0
 
 
 def test_chunk_excess_is_each_chunks_margin():
-    net = [[2.0] * 4, [2.0] * 4]
-    # 4 calls a chunk, 5 us of empty procedure a call, 30 us of switches: 8 + 20 + 30 = 58 us.
-    assert bound.chunk_excess([58.0, 61.5], net, 5.0, 30.0) == [0.0, 3.5]
+    # 4 calls a chunk claimed at 2 us, 5 us of empty procedure a call, 30 us of switches: 8 + 20 + 30 = 58 us.
+    assert bound.chunk_excess([58.0, 61.5], 4, 5.0, 2.0, 30.0) == [0.0, 3.5]
 
 
 def test_the_bounds_slack_is_its_four_terms():
