@@ -7,6 +7,7 @@ Exit 0 whenever the evaluation ran, even if the candidate failed; 2 for a caller
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from pathlib import Path
@@ -156,12 +157,23 @@ def run(args: argparse.Namespace) -> int:
         return caller_error(f"candidate folder {str(args.candidate)!r} does not exist or is not a folder")
     if runner_address(args):
         return print_evaluation(args, evaluate_remotely(args, task))  # the runner's settings: none are chosen here
-    settings = settings_from_args(args, task)
-    evaluation: Evaluation
-    if args.candidate is None:
-        evaluation = evaluate(task, None, repo_root, settings, open_store(args.no_cache))
-    else:
-        evaluation = evaluate_directory(task, args.candidate, repo_root, settings, open_store(args.no_cache))
+    from arena.harness.launch import Standby, run_harness  # the trusted parent side; only here
+
+    # The harness child starts now: its `import torch` (4-6 s on the H200 machine) overlaps the
+    # probe, the candidate's digest and the key. A cached score leaves it unused.
+    ahead = Standby(again=False)
+    ahead.warm()
+    try:
+        settings = settings_from_args(args, task)
+        runner = functools.partial(run_harness, standby=ahead)
+        store = open_store(args.no_cache)
+        evaluation: Evaluation
+        if args.candidate is None:
+            evaluation = evaluate(task, None, repo_root, settings, store, runner=runner)
+        else:
+            evaluation = evaluate_directory(task, args.candidate, repo_root, settings, store, runner=runner)
+    finally:
+        ahead.close()
     return print_evaluation(args, evaluation, settings.cases)
 
 

@@ -201,10 +201,14 @@ class Standby:
     Use one Standby from one long-lived thread: Linux delivers a child's parent-death signal
     when the thread that started it exits (the child asks for it), and that would kill a
     child started on a short-lived thread.
+
+    `again=False`: one child only, for a command that runs one job (`arena evaluate` starts it
+    before it reads the task, probes the machine and computes the key).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, again: bool = True) -> None:
         self._next: Child | None = None
+        self._again = again
 
     def warm(self) -> None:
         """Start the waiting child now, if none is waiting (a lane about to take jobs)."""
@@ -217,7 +221,8 @@ class Standby:
             if child is not None:
                 child.close()
             child = Child()
-        self._next = Child()
+        if self._again:
+            self._next = Child()
         return child
 
     def close(self) -> None:

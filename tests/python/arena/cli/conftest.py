@@ -53,7 +53,24 @@ def fake_harness(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
         return fake_result(task, candidate, repo_root, settings)
 
     monkeypatch.setattr("arena.harness.launch.run_harness", runner)
+    monkeypatch.setattr("arena.harness.launch.Standby", NoChild)
     return calls
+
+
+class NoChild:
+    """launch.Standby's stand-in beside the stand-in run_harness: `arena evaluate` starts its child
+    ahead, and these tests want none started. `events` records what the command asked of it."""
+
+    events: list[str] = []
+
+    def __init__(self, again: bool = True) -> None:
+        self.events.append(f"made again={again}")
+
+    def warm(self) -> None:
+        self.events.append("warm")
+
+    def close(self) -> None:
+        self.events.append("close")
 
 
 @pytest.fixture

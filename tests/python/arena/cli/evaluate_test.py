@@ -102,3 +102,25 @@ def test_caller_errors_exit_2(
     assert _arena(add_repo, "--candidate", str(tmp_path / "missing")) == 2
     assert "does not exist" in capsys.readouterr().err
     assert fake_harness == []
+
+
+def test_the_child_starts_before_the_machine_is_probed_and_is_closed(
+    add_repo: Path, fake_harness: list[Any], cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The harness child's `import torch` overlaps the probe and the key: it is started first, used
+    for the one job (again=False: no second child) and closed when the command ends."""
+    from arena.cli import evaluate as evaluate_cli
+    from arena.harness import launch
+
+    launch.Standby.events = events = []  # type: ignore[attr-defined]  # conftest.NoChild's
+    probe = evaluate_cli.probe_environment
+
+    def probed():  # type: ignore[no-untyped-def]
+        events.append("probe")
+        return probe()
+
+    monkeypatch.setattr(evaluate_cli, "probe_environment", probed)
+    monkeypatch.setattr("arena.evaluation.evaluate.probe_environment", probed)
+    assert _arena(add_repo, "--no-cache") == 0
+    assert events[:3] == ["made again=False", "warm", "probe"] and events[-1] == "close"
+    assert len(fake_harness) == 1

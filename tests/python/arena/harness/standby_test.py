@@ -101,6 +101,19 @@ def test_each_run_uses_the_waiting_child_once_and_starts_the_next(tmp_path: Path
     assert standby._next is None
 
 
+def test_a_standby_for_one_job_starts_no_second_child(tmp_path: Path) -> None:
+    task, standby = build_task(tmp_path), Standby(again=False)
+    try:
+        standby.warm()
+        waiting = standby._next
+        result = run_harness(task, None, tmp_path, SETTINGS, standby=standby)
+        assert result.status == "PASSED", result.errors
+        assert waiting is not None and not waiting.work.exists()  # the one started ahead was used
+        assert standby._next is None
+    finally:
+        standby.close()
+
+
 def test_a_dead_waiting_child_is_replaced(tmp_path: Path) -> None:
     task, standby = build_task(tmp_path), Standby()
     try:
