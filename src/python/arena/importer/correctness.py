@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from arena.importer.launch import Adapter
 from arena.importer.outcome import NotImportable
 from arena.importer.rewrites import (
     fold_constant_ifs,
@@ -69,6 +70,7 @@ class TestLoop:
     statements: tuple[ast.stmt, ...]  # the loop's assignments before the last comparison, the call among them
     call: ast.Assign | ast.Expr  # `result = mod.fn(...)`, `q, scales = mod.fn(...)`, or `mod.fn(x, out)`
     comparisons: tuple[Comparison, ...]  # one per output, in the order the kernel returns them
+    adapter: Adapter | None = None  # the function written around a launch the test makes itself
 
     @property
     def result_names(self) -> tuple[str, ...]:
@@ -401,12 +403,34 @@ def _comparison_call(node: ast.stmt) -> ast.Call | None:
     attribute = tests.get(type(node))
     if attribute is None:
         return None
+    elementwise = _all_equal(getattr(node, attribute))
+    if elementwise is not None:
+        return elementwise
     for child in ast.walk(getattr(node, attribute)):
         if isinstance(child, ast.Call):
             name = child.func.attr if isinstance(child.func, ast.Attribute) else getattr(child.func, "id", "")
             if name in _COMPARISONS:
                 return child
     return None
+
+
+def _all_equal(test: ast.expr) -> ast.Call | None:
+    """`(a == b).all()` as the `torch.equal(a, b)` it is where a and b have one shape (the
+    readers check that each output is compared whole, with a reference of its shape)."""
+    if not (
+        isinstance(test, ast.Call)
+        and isinstance(test.func, ast.Attribute)
+        and test.func.attr == "all"
+        and not test.args
+        and not test.keywords
+    ):
+        return None
+    compared = test.func.value
+    if not (isinstance(compared, ast.Compare) and len(compared.ops) == 1 and isinstance(compared.ops[0], ast.Eq)):
+        return None
+    func = ast.Attribute(ast.Name("torch", ast.Load()), "equal", ast.Load())
+    call = ast.Call(func=func, args=[compared.left, compared.comparators[0]], keywords=[])
+    return ast.fix_missing_locations(ast.copy_location(call, test))
 
 
 def _through_aliases(

@@ -20,18 +20,20 @@ def declare(
     fields: TaskFields,
     modules: list[str] | None = None,
     function: str = REFERENCE_FUNCTION,
+    adapter: str | None = None,
 ) -> dict[str, Any]:
     """The kernel_task keyword arguments. The first case is checked only (it is the one a CPU
-    checks); the others are timed as well, as the original test times every shape."""
+    checks); the others are timed as well, as the original test times every shape. `adapter`: the
+    file of the function written around the test's own launch (arena.importer.launch), then the
+    entry, in the baseline beside the kernel file."""
     case_dtype = next((f.dtype for f in fields.outputs + fields.inputs if f.dtype in FLOAT_DTYPES), "float32")
-    single = len(fields.dims) == 1  # a task needs a timed case: the only one is timed too
     cases = [
         {
             "name": f"shape{k + 1}",
             "dims": dims,
             "dtype": fields.case_dtypes[k] if fields.case_dtypes else case_dtype,
             "seed": seed,
-            "timed": k > 0 or single,
+            "timed": k > 0,
         }
         for k, (dims, seed) in enumerate(zip(fields.dims, fields.seeds))
     ]
@@ -39,12 +41,14 @@ def declare(
         dists = {f.name: f.case_dists[k] for f in fields.inputs if f.case_dists and f.case_dists[k] != f.dist}
         if dists:
             case["dists"] = dists
+    if len(cases) == 1:  # a task needs a timed case: the only one again, timed (the first stays checked on a CPU)
+        cases.append({**cases[0], "name": "shape1_timed", "timed": True})
     declared: dict[str, Any] = {
         "name": name,
         "category": CATEGORY,
         "description": _description(instructions, source),
-        "baseline": [kernel_file],
-        "entry": f"{kernel_file}:{fields.function}" + (RETURN_IGNORED if fields.return_ignored else ""),
+        "baseline": [kernel_file, adapter] if adapter else [kernel_file],
+        "entry": f"{adapter or kernel_file}:{fields.function}" + (RETURN_IGNORED if fields.return_ignored else ""),
         "signature": signature(fields),
         "reference": f"{reference_file}:{function}",
         "sources": [reference_file, *(modules or [])],

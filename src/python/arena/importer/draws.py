@@ -25,7 +25,7 @@ from arena.task.vectors import BASE_KINDS
 
 _DRAWS = ("randn", "rand", "randint", "zeros", "ones", "full", "arange", "randperm", "empty")
 # torch.<kind>_like(x[, value]): x's shape and dtype (read elsewhere), the draw of <kind>.
-_LIKE = ("randn", "rand", "zeros", "ones", "full", "empty")
+_LIKE = ("randn", "rand", "randint", "zeros", "ones", "full", "empty")
 _PASS_THROUGH = ("contiguous", "clone", "to")
 INTEGER_DTYPES = frozenset(
     f"torch.{name}" for name in ("int8", "int16", "int32", "int64", "uint8", "int", "long", "short")
@@ -65,7 +65,7 @@ class Draw:
 
 def find_draw(name: str, value: ast.expr) -> Draw:
     """The draw `name = value` makes; NotImportable naming the expression when it is none."""
-    node = _strip_methods(value)
+    node = _strip_methods(_spelled_plainly(value))
     scale: ast.expr | None = None
     offset: ast.expr | None = None
     negate_offset = False
@@ -129,7 +129,7 @@ def find_draw(name: str, value: ast.expr) -> Draw:
     # torch.full(size, value) and torch.randint([low,] high, size): the size is one argument;
     # torch.arange(end) is its own size; torch.randperm(n)[:k] has k elements.
     if like:  # the other tensor's shape (torch.full_like(x, v) has v where torch.full has it)
-        size_args = []
+        size_args = [call.args[0]] if kind == "randint" else []  # the bounds follow x, as they follow a size
     elif kind == "full":
         size_args = list(call.args[:1])
     elif kind == "randint":
@@ -163,7 +163,8 @@ def distribution(draw: Draw, name: str, constant: Callable[[ast.expr], Any]) -> 
             return {"kind": "constant", "value": low}
         return _without_defaults({"kind": "uniform", "low": low, "high": high}, low=0.0, high=1.0)
     if draw.kind == "randint":
-        bounds = list(draw.call.args[:-1])
+        like = draw.call.func.attr.endswith("_like")  # type: ignore[attr-defined]
+        bounds = list(draw.call.args[1:] if like else draw.call.args[:-1])
         if len(bounds) not in (1, 2):
             raise NotImportable(f"input {name!r}: torch.randint without its bounds as arguments")
         low = 0 if len(bounds) == 1 else _integer(constant(bounds[0]), name)
@@ -263,6 +264,44 @@ def _arange(draw: Draw, name: str, constant: Callable[[ast.expr], Any], scale: f
     whole = {key: int(v) if v.is_integer() else v for key, v in (("start", first), ("step", stride))}
     sizes = {key: v for key, v in (("period", draw.period), ("divisor", draw.divisor)) if v is not None}
     return _without_defaults({"kind": "arange", **whole, **sizes}, start=0.0, step=1.0)  # the caller reads sizes
+
+
+def _spelled_plainly(node: ast.expr) -> ast.expr:
+    """The same draw in the spelling find_draw reads: `torch.empty(s).normal_(mean=m, std=d)` is
+    `torch.randn(s) * d + m`, `torch.empty(s).uniform_(a, b)` is `torch.rand(s) * (b - a) + a`, and
+    `torch.randint(low=a, high=b, size=s)` (or `randint_like(x, low=a, high=b)`) takes its bounds
+    and size by position. Anything else is returned as it is."""
+    inner = _strip_methods(node)
+    if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and inner.func.attr in _FILLS:
+        empty = _torch_call(_strip_methods(inner.func.value))
+        if empty is not None and empty.func.attr == "empty":  # type: ignore[attr-defined]
+            names = ("mean", "std") if inner.func.attr == "normal_" else ("from", "to")
+            given = dict(zip(names, inner.args)) | {k.arg: k.value for k in inner.keywords if k.arg}
+            if len(inner.args) > 2 or set(given) - set(names) or any(k.arg is None for k in inner.keywords):
+                return node
+            a = given.get(names[0], ast.Constant(0.0))
+            b = given.get(names[1], ast.Constant(1.0))
+            drawn = ast.Call(ast.Attribute(ast.Name("torch", ast.Load()), _FILLS[inner.func.attr], ast.Load()), [], [])
+            drawn.args, drawn.keywords = empty.args, empty.keywords
+            width = b if inner.func.attr == "normal_" else ast.BinOp(b, ast.Sub(), a)
+            return ast.fix_missing_locations(
+                ast.copy_location(ast.BinOp(ast.BinOp(drawn, ast.Mult(), width), ast.Add(), a), node)
+            )
+    call = _torch_call(inner)
+    if call is not None and call.func.attr in ("randint", "randint_like"):  # type: ignore[attr-defined]
+        keywords = {k.arg: k.value for k in call.keywords if k.arg in ("low", "high", "size")}
+        if keywords and "high" in keywords:
+            like = call.func.attr == "randint_like"  # type: ignore[attr-defined]
+            if (like and len(call.args) != 1) or (not like and (call.args or "size" not in keywords)):
+                return node
+            args = [*call.args, *([keywords["low"]] if "low" in keywords else []), keywords["high"]]
+            args += [] if like else [keywords["size"]]
+            rest = [k for k in call.keywords if k.arg not in keywords]
+            return ast.fix_missing_locations(ast.copy_location(ast.Call(call.func, args, rest), node))
+    return node
+
+
+_FILLS = {"normal_": "randn", "uniform_": "rand"}  # an in-place fill of torch.empty, as the draw it is
 
 
 def _torch_call(node: ast.expr) -> ast.Call | None:

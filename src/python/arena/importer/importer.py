@@ -74,6 +74,8 @@ def read_task(task: SourceTask, checkout: Path) -> ImportedTask:
         if kernel_file != runner_file:
             raise NotImportable(f"the pytest file {runner_file} is not the kernel file {kernel_file}")
         loop = read_pytest_loop(runner_tree, runner_file, pytest[1])
+    if loop.adapter is not None:  # the test's launch, made a function beside the kernel file
+        kernel_tree = ast.Module(body=[*kernel_tree.body, loop.adapter.function], type_ignores=[])
     function = next(
         (n for n in kernel_tree.body if isinstance(n, ast.FunctionDef) and n.name == loop.function_name), None
     )
@@ -102,7 +104,10 @@ def read_task(task: SourceTask, checkout: Path) -> ImportedTask:
         fields,
         sorted(modules),
         reference_function(runner_tree),
+        loop.adapter.file if loop.adapter is not None else None,
     )
+    if loop.adapter is not None:
+        modules[loop.adapter.file] = loop.adapter.text.encode()
     return ImportedTask(
         source=task.name,
         name=name,

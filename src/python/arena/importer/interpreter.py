@@ -101,12 +101,22 @@ class Interpreter:
         self.steps += 1
         if self.steps > MAX_STEPS:
             raise CannotRead("the code is too long to follow")
+        if isinstance(node, ast.Dict) and _literal_keys(node):  # a table looked up by a case value
+            keys = [key.value for key in node.keys]  # type: ignore[union-attr]
+            return {key: self._held(value, scope) for key, value in zip(keys, node.values)}
         if type(node) in _OPAQUE:  # a value the reading does not hold: fails only where it is used
             return Unknown(f"{_OPAQUE[type(node)]} (line {getattr(node, 'lineno', '?')})")
         method = getattr(self, f"_{type(node).__name__.lower()}", None)
         if method is None:
             raise CannotRead(f"a {type(node).__name__} expression (line {getattr(node, 'lineno', '?')})")
         return method(node, scope)
+
+    def _held(self, node: ast.expr, scope: Scope) -> Any:
+        """`node`'s value, or Unknown: a container holds what cannot be read until it is used."""
+        try:
+            return self.evaluate(node, scope)
+        except CannotRead as error:
+            return Unknown(str(error))
 
     # ---- statements
 
@@ -293,6 +303,10 @@ class Interpreter:
             raise value.fail()
         if isinstance(value, Tensor):
             return torch_rules.index_tensor(value, index)
+        if isinstance(value, dict) and isinstance(index, (int, str)) and not isinstance(index, bool):
+            if index not in value:
+                raise CannotRead(f"key {index!r} is not in the dict (line {node.lineno})")
+            return value[index]
         if isinstance(value, (tuple, list, str)) and isinstance(index, (int, slice)):
             try:
                 return value[index]
@@ -397,3 +411,11 @@ def _as_load(target: ast.expr) -> ast.expr:
     if isinstance(target, ast.Name):
         return ast.Name(id=target.id, ctx=ast.Load())
     raise CannotRead("augmented assignment to an element")
+
+
+def _literal_keys(node: ast.Dict) -> bool:
+    """Every key a string or int literal (no `**spread`)."""
+    return all(
+        isinstance(key, ast.Constant) and isinstance(key.value, (str, int)) and not isinstance(key.value, bool)
+        for key in node.keys
+    )

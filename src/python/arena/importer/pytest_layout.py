@@ -10,8 +10,9 @@ top-level constants, as arena.importer.harness evaluates a harness's); each case
 parameter names; parameters with defaults keep them, `request` (pytest's fixture) is left out
 with every statement that reads it (they record results for AKA's own report). The kernel is the
 file's function the test calls that launches a Triton kernel (`y = softmax(x)`); a test that
-launches the `@triton.jit` kernel itself (`add_kernel[grid](...)`) has no function arena can
-call, and is not imported. Helpers that seed or draw inputs are inlined as in a harness.
+launches the `@triton.jit` kernel itself (`add_kernel[grid](...)`) has that launch made into a
+function beside the file (arena.importer.launch). A test without parametrize is one case. Helpers
+that seed or draw inputs are inlined as in a harness.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 from arena.importer.config import TaskConfig, command_words
 from arena.importer.correctness import TestLoop, read_loop_body
 from arena.importer.harness import Constants, assignment, is_literal_value
+from arena.importer.launch import launched, wrap_launch
 from arena.importer.outcome import NotImportable
 from arena.importer.rewrites import call_on_module, flatten, inline_helpers
 from arena.importer.values import CannotRead
@@ -63,24 +65,21 @@ def read_pytest_loop(tree: ast.Module, shown: str, excluded: list[str]) -> TestL
         for name, function in functions.items()
         if name.startswith("test_")
         and not any(word in name for word in excluded)
-        and (_compares(function) or _launches(function) & jit)
+        and (_compares(function) or launched(function) & jit)
     ]
     if len(tests) != 1:
         names = ", ".join(t.name for t in tests) or "none"
         raise NotImportable(f"{shown} has {len(tests)} correctness tests ({names}); the importer reads one")
     test = tests[0]
-    launched = sorted(_launches(test) & jit)
-    if launched:
-        raise NotImportable(
-            f"the test launches the Triton kernel `{launched[0]}[grid](...)` itself: there is no function "
-            "that takes tensors for arena to call"
-        )
+    launches = sorted(launched(test) & jit)
     kernel = {
         name: name
         for name in _called(test)
         if name in functions and not name.startswith("test_") and _launches_any(functions[name], functions, jit)
     }
-    if not kernel:
+    if len(launches) > 1 or (launches and kernel):
+        raise NotImportable(f"`{test.name}` launches {', '.join(launches)} and calls {', '.join(kernel) or 'none'}")
+    if not kernel and not launches:
         raise NotImportable(f"`{test.name}` calls no function of {shown} that launches a Triton kernel")
     constants = Constants(tree)
     parameters, shapes = _cases(test, constants)
@@ -90,11 +89,18 @@ def read_pytest_loop(tree: ast.Module, shown: str, excluded: list[str]) -> TestL
     while any(isinstance(n, ast.Name) and n.id == module for n in ast.walk(tree)):
         module = f"_{module}"
     body = _without_request(flatten(test.body), tree)
-    body = inline_helpers(body, {k: v for k, v in functions.items() if k not in kernel}, kernel, shown, 0)
+    adapter = None
+    if launches:  # the test's launch made into a function (arena.importer.launch)
+        given = set(parameters) | set(defaults)
+        body, adapter = wrap_launch(body, launches[0], module, shown, tree, given, test.name)
+    helpers = {k: v for k, v in functions.items() if k not in kernel}
+    body = inline_helpers(body, helpers, kernel, shown, 0, module if adapter else "")
     body = [call_on_module(node, kernel, module) for node in body]
     setup = [assignment(name, value, test) for name, value in defaults.items() if is_literal_value(value)]
     seed, statements, call, comparisons = read_loop_body(body, module, shown)
-    return TestLoop(tuple(shapes), None, target, tuple(setup), module, seed, tuple(statements), call, comparisons)
+    return TestLoop(
+        tuple(shapes), None, target, tuple(setup), module, seed, tuple(statements), call, comparisons, adapter
+    )
 
 
 def _compares(function: ast.FunctionDef) -> bool:
@@ -113,17 +119,6 @@ def _is_jit(function: ast.FunctionDef) -> bool:
     )
 
 
-def _launches(node: ast.AST) -> set[str]:
-    """Names launched as `kernel[grid](...)` inside `node`."""
-    return {
-        child.func.value.id
-        for child in ast.walk(node)
-        if isinstance(child, ast.Call)
-        and isinstance(child.func, ast.Subscript)
-        and isinstance(child.func.value, ast.Name)
-    }
-
-
 def _called(node: ast.AST) -> list[str]:
     seen: list[str] = []
     for child in ast.walk(node):
@@ -137,7 +132,7 @@ def _launches_any(
 ) -> bool:
     if _is_jit(function) or depth > 3:
         return False
-    if _launches(function) & jit:
+    if launched(function) & jit:
         return True
     return any(
         _launches_any(functions[name], functions, jit, depth + 1)
@@ -152,7 +147,7 @@ def _cases(test: ast.FunctionDef, constants: Constants) -> tuple[list[str], list
     lists: list[list[tuple[Any, ...]]] = []
     for decorator in reversed(test.decorator_list):  # the innermost first, as pytest applies them
         if not (isinstance(decorator, ast.Call) and ast.unparse(decorator.func).endswith("mark.parametrize")):
-            if "pytest" in ast.unparse(decorator):
+            if "pytest" in ast.unparse(decorator) and not _runs_on_arena(decorator):
                 raise NotImportable(f"`{test.name}` is marked `{ast.unparse(decorator)[:60]}`")
             continue
         if len(decorator.args) < 2:
@@ -170,10 +165,30 @@ def _cases(test: ast.FunctionDef, constants: Constants) -> tuple[list[str], list
             raise NotImportable(f"`{test.name}`: parametrize values that are not one per name")
         names += these
         lists.append(rows)
-    if not names:
-        raise NotImportable(f"`{test.name}` is not parametrized: it has no cases to read")
+    if not names:  # one case, with what the test fixes itself
+        return [], [()]
     shapes = [sum(combination, ()) for combination in itertools.product(*lists)]
     return names, shapes
+
+
+def _runs_on_arena(decorator: ast.expr) -> bool:
+    """A mark that leaves the test running where arena runs it: `interpreter` (it may also run
+    under Triton's interpreter), a skip below compute capability 9 (arena's GPUs, sm_90 and
+    gfx942, are 9.x)."""
+    shown = ast.unparse(decorator)
+    if shown.endswith("mark.interpreter"):
+        return True
+    if not (isinstance(decorator, ast.Call) and shown.startswith("pytest.mark.skipif(") and decorator.args):
+        return False
+    condition = decorator.args[0]
+    return (
+        isinstance(condition, ast.Compare)
+        and ast.unparse(condition.left) == "torch.cuda.get_device_capability()[0]"
+        and len(condition.ops) == 1
+        and isinstance(condition.ops[0], ast.Lt)
+        and isinstance(condition.comparators[0], ast.Constant)
+        and condition.comparators[0].value in (8, 9)
+    )
 
 
 def _defaults(test: ast.FunctionDef, constants: Constants, parametrized: set[str]) -> dict[str, Any]:

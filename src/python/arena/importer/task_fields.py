@@ -501,7 +501,7 @@ def _tolerances(loop: TestLoop, cases: list[FollowedCase], outputs: list[TensorF
         if output.dtype in INT_DTYPES:
             _check_exact(comparison, cases, output)
             continue  # integer outputs are compared exactly anyway
-        tolerance = _tolerance(comparison, cases)
+        tolerance = _tolerance(comparison, cases) or _mixed_default(comparison, cases, output, loop)
         # a `$dtype` output: the test's tolerance under each dtype its cases give it
         for dtype in sorted(set(output.case_dtypes)) if output.dtype == CASE_DTYPE else [output.dtype]:
             if dtype not in by_dtype:
@@ -524,6 +524,28 @@ def _tolerance(comparison: Comparison, cases: list[FollowedCase]) -> dict[str, f
         elif default is not None:
             tolerance[key] = default[fallback]
     return tolerance or None
+
+
+# torch.testing.assert_close's defaults (atol, rtol) by dtype; between two dtypes it takes the looser.
+_ASSERT_CLOSE_DEFAULTS = {
+    "float16": (1e-5, 1e-3), "bfloat16": (1e-5, 1.6e-2), "float32": (1e-5, 1.3e-6), "float64": (1e-7, 1e-7),
+}  # fmt: skip
+
+
+def _mixed_default(
+    comparison: Comparison, cases: list[FollowedCase], output: TensorField, loop: TestLoop
+) -> dict[str, float] | None:
+    """assert_close without a tolerance, of an output and a reference of another float dtype
+    (`check_dtype=False`: a float32 output against a float16 product): torch's default for the
+    looser of the two, which the test applies; None where the dtypes agree (arena's default then)."""
+    if comparison.kind != "assert_close" or comparison.atol is not None or comparison.rtol is not None:
+        return None
+    index = loop.comparisons.index(comparison)
+    dtypes = {output.dtype} | {str(getattr(case.reference_outputs[index], "dtype", "")) for case in cases}
+    if len(dtypes) == 1 or not dtypes <= set(_ASSERT_CLOSE_DEFAULTS):
+        return None
+    atol, rtol = max(_ASSERT_CLOSE_DEFAULTS[d][0] for d in dtypes), max(_ASSERT_CLOSE_DEFAULTS[d][1] for d in dtypes)
+    return {"atol": atol, "rtol": rtol}
 
 
 def _check_exact(comparison: Comparison, cases: list[FollowedCase], output: TensorField) -> None:

@@ -33,7 +33,7 @@ Kwargs = Mapping[str, Any]
 _SAME = frozenset(
     "abs neg relu clamp clip clamp_min clamp_max sign floor ceil round trunc nan_to_num contiguous clone detach cpu "
     "cuda requires_grad_ fill_ zero_ copy_ add_ sub_ mul_ div_ clamp_ masked_fill masked_fill_ tril triu flip roll "
-    "cumsum cumprod logical_not bitwise_not dropout".split()
+    "cumsum cumprod logical_not bitwise_not dropout normal_ uniform_".split()
 )  # fmt: skip
 _FLOATING = frozenset(
     "exp exp2 log log2 log1p expm1 sqrt rsqrt sigmoid tanh sin cos erf reciprocal silu gelu softplus mish elu "

@@ -47,8 +47,8 @@ def test_the_tensor_in_tensor_out_tasks_are_imported_and_the_others_say_why_not(
         APPEND_TASK: APPEND_ADDRESS,
         SOFTMAX_TASK: SOFTMAX_ADDRESS,
         SEEDED_TASK: SEEDED_ADDRESS,
-        "triton2triton/rocmbench/fake_add": "NO: the test launches the Triton kernel `add_kernel[grid](...)` "
-        "itself: there is no function that takes tensors for arena to call",
+        "triton2triton/rocmbench/fake_add": "NO: `test_add` launches `add_kernel[grid](...)` inside "
+        "`for _ in range(2):`; the importer wraps one launch",
     }
     assert Path.cwd() == here  # the runner's os.chdir (and its canary raise) never ran
 
