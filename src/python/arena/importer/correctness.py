@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from arena.importer.constant_sums import fold_constant_sums
 from arena.importer.launch import Adapter
 from arena.importer.outcome import NotImportable
 from arena.importer.rewrites import (
@@ -229,7 +230,7 @@ def read_loop_body(
     pending: list[ast.stmt] = []  # statements after a comparison of a written argument
     found: dict[str, Comparison] = {}  # by output name, in the order the test compares them
     complete = False  # every output the kernel returns is compared; an argument may follow
-    for node in fold_fill_loops(body):
+    for node in fold_constant_sums(fold_fill_loops(body)):
         compared = _comparison_call(node)
         if complete and isinstance(call, ast.Assign):
             names = result_names(call)
