@@ -20,6 +20,7 @@ from arena.importer.outcome import NotImportable, Outcome
 from arena.importer.output import prepare_output, write_task
 from arena.importer.pytest_layout import pytest_file, read_pytest_loop
 from arena.importer.reference_source import RunnerSource, reference_function, write_reference
+from arena.importer.returned_argument import as_written_in_place
 from arena.importer.state import refuse_returned_arguments, refuse_stateful
 from arena.importer.task_fields import TaskFields, read_task_fields
 from arena.importer.values import SourceModule
@@ -82,6 +83,7 @@ def read_task(task: SourceTask, checkout: Path) -> ImportedTask:
     if function is None:
         raise NotImportable(f"the test calls {loop.function_name}(), which {kernel_file} does not define")
     refuse_stateful(kernel_tree, function)
+    loop = as_written_in_place(loop, function)  # `out = fn(z)` where fn returns z: z written in place
     cases = follow_cases(
         loop,
         module_scope(runner_tree, Interpreter()),

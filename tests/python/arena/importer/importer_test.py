@@ -156,6 +156,32 @@ def test_a_kernel_that_writes_its_argument_and_returns_a_tensor_has_its_return_d
     assert task.signature == "fill_rows(out: [rows, cols] float32, x: [rows, cols] float32) -> ignored; writes out"
 
 
+def test_a_kernel_that_returns_the_argument_it_writes_is_that_argument_written_in_place(
+    checkout: Path, tmp_path: Path
+) -> None:
+    """rocmbench `test_kernel_dot`: `result = mod.fill_rows(out, x)`, which returns `out` itself, and
+    the test compares `result`: the argument as the kernel leaves it, declared written in place
+    with the return ignored. A view of it, or a new tensor beside it, stays refused."""
+    kernel = checkout / "tasks" / FILL_TASK / "source" / "fake_fill.py"
+    runner = checkout / "tasks" / FILL_TASK / "scripts" / "task_runner.py"
+    kernel.write_text(kernel.read_text().replace("    out.copy_(x)", "    out.copy_(x)\n    return out"))
+    runner.write_text(
+        runner.read_text()
+        .replace("        mod.fill_rows(out, x)", "        result = mod.fill_rows(out, x)")
+        .replace("torch.equal(out, ref)", "torch.equal(result.cpu(), ref)")
+    )
+    assert _outcomes(checkout, tmp_path / "out")[FILL_TASK] == FILL_ADDRESS
+    task = load_task(tmp_path / "out", FILL_ADDRESS)
+    assert str(task.entry) == "source/fake_fill.py:fill_rows -> ignored"
+    assert [(t.name, t.inplace) for t in task.outputs] == [("out", True)]
+    kernel.write_text(kernel.read_text().replace("    return out", "    return out[:]"))
+    reason = _outcomes(checkout, tmp_path / "again")[FILL_TASK]
+    assert (
+        reason == "NO: each call must return new output tensors, and the kernel returns its tensor argument "
+        "'out' (written in place) as its output 0 (line 7: `return out[:]`)"
+    )
+
+
 def test_a_declaration_arena_refuses_is_removed_and_reported(checkout: Path, tmp_path: Path) -> None:
     tasks = checkout / "tasks" / "triton2triton" / "vllm"
     shutil.copytree(tasks / "fake_scale", tasks / "fake:scale")  # ':' is no part of a task name
