@@ -75,11 +75,21 @@ SCALE_TASK = "triton2triton/vllm/fake_scale"
 SCALE_KERNEL = Path("tasks") / SCALE_TASK / "source" / "fake_scale.py"
 
 
-@pytest.mark.parametrize("returned", ["x", "x[:]", "x.view(-1).view_as(x)"])
-def test_a_kernel_that_returns_its_argument_written_in_place_is_refused(checkout: Path, returned: str) -> None:
-    """vllm `triton_get_num_sampled_and_rejected` writes `num_sampled` and returns it: the harness
-    refuses an output whose storage is an input's, so the task is not imported."""
+@pytest.mark.parametrize("returned", ["x[:]", "x.view(-1).view_as(x)"])
+def test_a_kernel_that_returns_a_view_of_its_argument_written_in_place_is_refused(
+    checkout: Path, returned: str
+) -> None:
+    """vllm `triton_gather_block_tables` writes `dst` and returns `dst[:n]`: the harness refuses an
+    output whose storage is an input's, so the task is not imported."""
     _edit(checkout, "    out = torch.empty_like(x)\n    out.copy_(", "    x.copy_(", SCALE_KERNEL)
     _edit(checkout, "    return out\n", f"    return {returned}\n", SCALE_KERNEL)
     reason = _reason(checkout, SCALE_TASK)
     assert reason.startswith(f"{RETURNED_INPUT} 'x' (written in place) as its output 0 (line ")
+
+
+def test_a_kernel_that_returns_its_argument_is_read_as_writing_it(checkout: Path) -> None:
+    """`return x` itself: read as x written in place (arena.importer.returned_argument); this
+    test's reference then reads x after the kernel wrote it, which stops it."""
+    _edit(checkout, "    out = torch.empty_like(x)\n    out.copy_(", "    x.copy_(", SCALE_KERNEL)
+    _edit(checkout, "    return out\n", "    return x\n", SCALE_KERNEL)
+    assert _reason(checkout, SCALE_TASK).endswith("the reference reads 'x' after the kernel wrote into it")
