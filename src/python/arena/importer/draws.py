@@ -129,7 +129,7 @@ def find_draw(name: str, value: ast.expr) -> Draw:
     # torch.full(size, value) and torch.randint([low,] high, size): the size is one argument;
     # torch.arange(end) is its own size; torch.randperm(n)[:k] has k elements.
     if like:  # the other tensor's shape (torch.full_like(x, v) has v where torch.full has it)
-        size_args = [call.args[0]] if kind == "randint" else []  # the bounds follow x, as they follow a size
+        size_args = []
     elif kind == "full":
         size_args = list(call.args[:1])
     elif kind == "randint":

@@ -42,6 +42,8 @@ def test_randint_by_keyword_is_randint() -> None:
     for dist in (plain, keyword, like):
         assert dist["kind"] == "randint" and dist["low"] == 0 and ast.unparse(dist["high"]) == "2"  # type: ignore[arg-type]
     assert ast.unparse(_dist("torch.randint_like(b, 7)")["high"]) == "7"  # type: ignore[arg-type]
+    # Its shape is b's (no size expression of its own: axes are named by matching b's dims).
+    assert find_draw("c", ast.parse("torch.randint_like(b, low=0, high=2)", mode="eval").body).size_args == []
 
 
 def test_a_dict_of_dtypes_is_looked_up_by_its_key() -> None:
