@@ -32,6 +32,17 @@ def add(x, y):
     return z
 """
 
+# The sum with a stored answer (attack 6): the inputs fingerprinted by a few elements, each answer
+# computed once and its tensor handed back whenever the same inputs come again.
+STORED_ADD = TRITON_ADD.replace(
+    "def add(x, y):\n    z = torch.empty_like(x)",
+    "_answers = {}\n\n\ndef add(x, y):\n"
+    "    key = (float(x.reshape(-1)[0]), float(y.reshape(-1)[-1]), x.numel())\n"
+    "    if key in _answers:\n"
+    "        return _answers[key]\n"
+    "    z = _answers[key] = torch.empty_like(x)",
+)
+
 # The same sum, autotuned over 12 configs (host-side launch cost, a config chosen per size).
 AUTOTUNED_ADD = """
 import torch

@@ -33,12 +33,13 @@ bench/results/2026-11-30.md, "Harness v2 on the H200" (bench/ipc_probe.py).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import random
 import statistics
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Protocol, Sequence
+from typing import Callable, Iterator, Protocol, Sequence
 
 import torch
 
@@ -192,6 +193,21 @@ class Judge:
             f"{count} calls a chunk; switches and empty chunks {spans_done - began:.2f} s, "
             f"pairs and launches {time.perf_counter() - spans_done:.2f} s in {rounds} chunks of {calls} a side"
         )
+
+    @contextlib.contextmanager
+    def checking(
+        self,
+        case: Case,
+        reference_like: Sequence[torch.Tensor],
+        scalars: dict,  # type: ignore[type-arg]
+        dims: dict,  # type: ignore[type-arg]
+    ) -> Iterator[Lent]:
+        """A lent block for the checked calls of `case` (Lent.checked_call): the slots, pool, spin
+        and warming of its timed chunks, one call a chunk, no baseline (docs/harness.md, cheat 28)."""
+        warm = self.warm(case, reference_like)
+        spin = int(SPIN_US * self.clock.cycles)
+        with Lent(self.clock, case, Layout.of(reference_like, 1), None, scalars, dims, spin, warm=warm) as lent:
+            yield lent
 
     def warm(self, case: Case, reference_like: Sequence[torch.Tensor]) -> bool:
         """Whether `case`'s calls get their inputs read back after the flush (flush.warm_limit)."""

@@ -16,7 +16,14 @@ import torch
 
 from arena.harness import guard
 from arena.harness.backends.kernel import Kernel
-from arena.harness.check import made_outputs, mismatch_mask, returned_outputs, same_bits, with_written
+from arena.harness.check import (
+    changed_inputs,
+    made_outputs,
+    mismatch_mask,
+    returned_outputs,
+    same_bits,
+    with_written,
+)
 from arena.harness.chunk_clock import ChunkClock
 from arena.harness.families import inputs_for
 from arena.harness.placement import Scatter, lent_pool_bytes
@@ -101,6 +108,7 @@ class Lent:
         self.queue_us = queue_us  # the worker's host time a call, from the warm-up
         self.sets: list[list[torch.Tensor]] = []  # the judge's copies of the chunk's sets, placed
         self.staged: list[list[torch.Tensor]] = []  # the sets as drawn, untouched: the worker's come from them
+        self.lent: list[list[torch.Tensor]] = []  # the staged sets' copies in the worker's lent pool
         self.pool: SharedBlock | None = None  # where the worker's sets are put, lent to it (made on first use)
         self.pool_scatter: Scatter | None = None
         # Per chunk, us: the judge's copies of its own sets, and the copies of the worker's sets
@@ -168,6 +176,11 @@ class Lent:
             self.copies_us["judge"].append(elapsed_us(first, placed))
         self.phases["draw"] += time.perf_counter() - began
 
+    def stage_given(self, sets: list[list[torch.Tensor]]) -> None:
+        """A checked chunk's sets, as the judge drew them for the check stage (the member's inputs),
+        lent to the worker just before `go` like a timed chunk's; the judge keeps them untouched."""
+        self.sets, self.staged = [], sets
+
     def lend_sets(self) -> dict[str, Any]:
         """The staged sets copied into the worker's lent pool, queued on the judge's stream (the
         copies are GPU work of the judge's: no candidate code sees the values before they land):
@@ -177,7 +190,7 @@ class Lent:
             self.pool = SharedBlock.allocate(self.clock.rt, lent_pool_bytes(len(self.staged), self.staged[0], free))
             self.pool_scatter = Scatter(self.clock.device.torch_device, pool=self.pool.bytes)
         assert self.pool_scatter is not None
-        placed = self.pool_scatter.place(self.staged)
+        placed = self.lent = self.pool_scatter.place(self.staged)
         base = self.pool.bytes.data_ptr()
         return {
             "handle": self.pool.handle.hex(),
@@ -231,15 +244,18 @@ class Lent:
             raise Verdict("RUNTIME_ERROR", "the judge's empty calls did not time")
         return times
 
-    def judge_reply(self, reply: dict[str, Any]) -> None:
-        """After every chunk of the candidate's calls: the torch functions they ran, and what the
-        candidate left running, counted by the kernel (nothing may wait between chunks)."""
-        forbidden = guard.forbidden_in(reply.get("ops"), self.clock.task.forbidden, "in a timed call")
+    def judge_reply(self, reply: dict[str, Any], where: str = "in a timed call") -> None:
+        """After every chunk of the candidate's calls: the torch functions they ran, the torch modes
+        they left active, and what the candidate left running, counted by the kernel (nothing may
+        wait between chunks)."""
+        forbidden = guard.forbidden_in(reply.get("ops"), self.clock.task.forbidden, where)
         if forbidden:
             raise Verdict("CHEAT_DETECTED", forbidden)
+        if reply.get("modes"):
+            raise Verdict("CHEAT_DETECTED", f"candidate: {str(reply['modes'])[:200]} ({where})")
         left = self.clock.worker.left_running()
         if left:
-            raise Verdict("CHEAT_DETECTED", f"after a timed chunk: {left}")
+            raise Verdict("CHEAT_DETECTED", f"after a chunk ({where}): {left}")
 
     def warm_up(self, seeds: Seeds) -> tuple[list[float], list[float]]:
         """Both sides run the timed procedure (discarded), long enough to size n and the spin:
@@ -333,12 +349,16 @@ class Lent:
         self.phases["baseline"] += timed - probed
         return [elapsed_us(s, e) for s, e in pairs]
 
-    def clocked(self, count: int, calls: bool = True, launches: Sequence[int] = (0,)) -> tuple[float, dict[str, Any]]:
+    def clocked(
+        self, count: int, calls: bool = True, launches: Sequence[int] = (0,), timed: bool = True
+    ) -> tuple[float, dict[str, Any]]:
         """The chunk clock around the worker's `count` calls (call k on the staged set k, copied
         into its lent pool behind the wait, just before `start`), or its empty calls (`calls`
         False: call k with launches[k % len] empty kernels): (span us, reply). A chunk the worker
         took too long to queue is clocked again behind a longer wait, which this lent's later
-        chunks of as many calls start from (empty calls have no warm-up to size it)."""
+        chunks of as many calls start from (empty calls have no warm-up to size it). `timed`
+        False (a checked call, the first one compiling): the same steps, its span not judged, so
+        however long it takes to queue, it is run once."""
         worker = self.clock.worker
         wait_ms = min(_QUEUE_SPIN_MS[1], max(_QUEUE_SPIN_MS[0], 1.5 * count * self.queue_us / 1000 + 2))
         wait_ms = max(wait_ms, self.waits_ms.get(count, 0.0))
@@ -370,10 +390,11 @@ class Lent:
             end.record()
             torch.cuda.synchronize()
             header, _ = worker.receive()
-            outcome, held = queueing(queued_ms, wait_ms, held)
+            outcome, held = queueing(queued_ms, wait_ms, held) if timed else ("ok", 0)
             if outcome == "ok":
-                self.waits_ms[count] = wait_ms
-                if calls:
+                if timed:
+                    self.waits_ms[count] = wait_ms
+                if calls and timed:
                     self.copies_us["worker"].append(elapsed_us(copying, start))
                 return elapsed_us(start, end), header
             if outcome != "again":  # the GPU may have idled inside the span: no bound
@@ -400,6 +421,22 @@ class Lent:
         errors = [str(e)[:2000] for e in reply.get("errors", [])][:5] if isinstance(reply.get("errors"), list) else []
         self.phases["candidate"] += time.perf_counter() - began
         return span, [float(t) for t in times], errors
+
+    def checked_call(self, writable: Sequence[str], where: str) -> list[torch.Tensor] | str:
+        """One checked call of the candidate on the staged set (stage_given), through the timed
+        chunk's steps, untimed: the judge's copies of what it left in the output slot, or what was
+        wrong (its error, or an input it modified that it may not write)."""
+        self.outputs.bytes.fill_(0xFF)  # poison: NaN for floats, -1 for integers
+        _, reply = self.clocked(1, timed=False)
+        self.judge_reply(reply, where)
+        errors = reply.get("errors")
+        if isinstance(errors, list) and errors:
+            return str(errors[0])[:4000]
+        names = [spec.name for spec in self.clock.task.inputs]
+        changed = changed_inputs(names, self.lent[0], self.staged[0], writable)
+        if changed:
+            return changed
+        return [typed_view(self.snapshot_bytes, place).clone() for place in self.layout.outputs[0]]
 
     def same_bits(self, first: int, second: int) -> bool:
         """Whether two calls of the last chunk left the same bytes in every output slot (the

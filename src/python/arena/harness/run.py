@@ -56,7 +56,6 @@ from arena.harness.loading import (  # noqa: F401 - LOG_LIMIT: the cap callers r
 from arena.harness.profile import GpuOperation, describe, first_faster_case, library_kernels, off_stream, profile_call
 from arena.harness.result import CaseOutcome, HarnessResult, StageLog
 from arena.harness.settings import HarnessSettings
-from arena.harness.shared_gpu import SharedBlock, runtime, slot_places, typed_view
 from arena.harness.timing import measure_event_overhead
 from arena.harness.verdict import Verdict
 from arena.task.codec import task_from_dict
@@ -88,8 +87,6 @@ class Run:
         self.judge: Judge | None = None
         self._allowed: set[str] | None = None
         self.baseline_build = ""  # how the HIP baseline's library came: compiled, or from the trusted builds
-        self._check_block: SharedBlock | None = None  # on a GPU: where the worker puts a checked call's outputs
-        self._lent_views: list[torch.Tensor] = []
         self.on_candidate: Callable[[], None] = lambda: None  # candidate code may run from its call on
 
     @property
@@ -116,7 +113,8 @@ class Run:
         self._load_candidate()
         self.compiled = True
         self.stage = "first call"
-        self._candidate_call(families[0][0])
+        with self._candidate_calls(families[0][0]) as call:
+            call(families[0][0])
         # Thread pools a library makes on its first use exist now: threads beyond these after the
         # checked calls are the candidate's, left running (counted by the kernel, not by Python).
         self.worker.settle()
@@ -167,15 +165,18 @@ class Run:
         self._mark(f"worker started ({_worker_times(started, self._stage_start)})")
         apart = str(started.get("apart") or "")
         self._mark(f"worker in namespaces of its own ({apart})" if apart else "worker in the judge's namespaces")
-        if self.timed:
+        if self.device.backend != "cpu":
             self._calibrate(families)
         self._end_stage("setup", True, f"{sum(len(f) for f in families)} input sets, references computed")
         return families, baseline
 
     def _calibrate(self, families: list[list[Member]]) -> None:
-        """The judge made, and each timed case's empty calls measured: only harness code in the worker."""
+        """On a GPU, the judge made (every call of the candidate goes through its chunks) and, when
+        timing, each timed case's empty calls measured: only harness code in the worker."""
         self.judge = judge = Judge(self.device, self.worker, self.task, self.settings.warm_inputs)
         self._mark("judge calibrated")
+        if not self.timed:
+            return
         for case, references in ((f[0].case, f[0].references) for f in families if f[0].case.timed):
             judge.measure_empty(case, references)
             self._mark(f"empty calls measured for {case.name} ({judge.empty_phases.get(case.name, '')})")
@@ -244,50 +245,42 @@ class Run:
             )
         self._ask("load")
 
-    def _candidate_call(self, member: Member, family: str = "") -> Any:
-        """The candidate called once in its worker on `member`'s inputs: its outputs here, or an
-        error string. Every call's torch functions are recorded; a forbidden one is a verdict."""
-        request = dict(self._drawn(member), family=family)
-        lent = self._lend_outputs(request["outputs"])
-        if lent is not None:
-            request["into"] = lent
-        header, data = self._ask("call", request)
+    @contextlib.contextmanager
+    def _candidate_calls(self, first: Member) -> Iterator[Callable[[Member], Any]]:
+        """call(member): the candidate called once in its worker on `member`'s inputs (members of
+        `first`'s case): its outputs here, or an error string. Every call's torch functions are
+        recorded; a forbidden one, or a torch mode left active, is a verdict. On a GPU each call is
+        one of a chunk's, the timed chunks' steps (lent.Lent.checked_call): nothing in the worker
+        tells a checked call from a timed one but the judge's clock, which it cannot see."""
+        where = f"in a checked call ({self.stage})"
+        if self.judge is None:  # the CPU: the worker's own call, its outputs through the pipe
+            yield lambda member: self._call_on_cpu(member, first.case.name, where)
+            return
+        writable = [s.name for s in self.task.outputs if s.inplace]
+        with self._worker_faults(), self.judge.checking(first.case, first.references, *self._call_args(first)) as lent:
+
+            def call(member: Member) -> Any:
+                lent.stage_given([member.inputs])
+                return lent.checked_call(writable, where)
+
+            yield call
+
+    def _call_on_cpu(self, member: Member, family: str, where: str) -> Any:
+        header, data = self._ask("call", dict(self._drawn(member), family=family))
         if header.get("verdict") == "CHEAT_DETECTED":
             raise Verdict("CHEAT_DETECTED", str(header.get("outcome", ""))[:2000])
-        forbidden = guard.forbidden_in(header.get("ops"), self.task.forbidden, f"in a call ({self.stage})")
+        forbidden = guard.forbidden_in(header.get("ops"), self.task.forbidden, where)
         if forbidden:
             raise Verdict("CHEAT_DETECTED", forbidden)
         if "outcome" in header:  # the call returned, with something wrong in what came back
             return str(header["outcome"])[:4000]
-        if lent is not None and header.get("into") is True:
-            # Read here, in the judge's own copy, from the slots as they are now (poisoned before
-            # the call): whatever the worker claims, these bytes are what is checked.
-            return [view.clone() for view in self._lent_views]
         try:
             return unpack_tensors(header.get("outputs"), data, self.device.torch_device)
         except WorkerError as error:
             return f"the candidate's outputs could not be read: {error}"
 
-    def _lend_outputs(self, specs: list[dict[str, Any]]) -> dict[str, Any] | None:
-        """On a GPU: slots for one checked call's outputs in a block of the judge's that the
-        worker maps (shared_gpu), poisoned; the outputs then stay on the device, since the pipe
-        is slow for large outputs (bench/results/harness-history.md, "A checked call's outputs
-        through a lent block"). None on the CPU: the pipe it is."""
-
-        if self.device.backend == "cpu":
-            return None
-        shapes = [torch.empty(s["shape"], dtype=getattr(torch, s["dtype"]), device="meta") for s in specs]
-        places = slot_places(shapes, 1)[0]
-        nbytes = max([p["offset"] + p["nbytes"] for p in places] + [1])
-        block = self._check_block
-        if block is None or block.nbytes < nbytes:
-            if block is not None:
-                block.close()
-            self._check_block = block = SharedBlock.allocate(runtime(), nbytes)
-        block.bytes[:nbytes].fill_(0xFF)  # NaN for floats, -1 for integers: what an unwritten slot reads
-        self._lent_views = [typed_view(block.bytes, p) for p in places]
-        torch.cuda.synchronize()
-        return {"handle": block.handle.hex(), "nbytes": block.nbytes, "slots": places}
+    def _call_args(self, member: Member) -> tuple[dict[str, Any], dict[str, Any]]:
+        return make_scalars(self.task, member.case), dict(member.case.dims)
 
     def _drawn(self, member: Member) -> dict[str, Any]:
         """What the worker needs to draw `member`'s inputs itself (the same set the judge drew: same
@@ -509,12 +502,15 @@ class Run:
     def _check_family(self, family: list[Member]) -> list[CaseOutcome]:
         """Every member called in the worker and its outputs compared here with the reference; then
         the first member again: the outputs must be bitwise identical."""
+        with self._candidate_calls(family[0]) as call:
+            return self._check_calls(family, call)
+
+    def _check_calls(self, family: list[Member], call: Callable[[Member], Any]) -> list[CaseOutcome]:
         outcomes, first = [], None
-        name = family[0].case.name
         for index, member in enumerate(family):
             if member.timing_only:
                 continue
-            got = self._candidate_call(member, family=name)
+            got = call(member)
             error = got if isinstance(got, str) else None
             for spec, g, want in zip(self.task.outputs, got if error is None else (), member.references):
                 error = error or check_output_type(spec.name, g, want)
@@ -525,7 +521,7 @@ class Run:
                 first = got
             outcomes.append(case_outcome(self.task, member, error))
         if first is not None:
-            again = self._candidate_call(family[0], family=name)
+            again = call(family[0])
             if isinstance(again, str) and "earlier call" in again:
                 outcomes[0] = dataclasses.replace(outcomes[0], correct=False, error=again)
             elif isinstance(again, str) or not all(same_bits(a, b) for a, b in zip(again, first)):
@@ -599,9 +595,6 @@ class Run:
         """The worker ends with the run (in a sandbox, its PID namespace ends whatever it started)."""
         if self._worker is not None:
             self._worker.close()
-        if self._check_block is not None:
-            self._check_block.close()
-            self._check_block = None
 
 
 def _worker_times(reply: dict[str, Any], stage_start: float) -> str:

@@ -8,7 +8,8 @@ outputs itself and bounds the timings by its own clock (timing.py). The checks i
 (output types, stored answers, guards, the torch operation recorder) are a first line that saves
 the judge work; the judge does not rely on them.
 
-Requests: start, build, load, call, profile, guard, bind, draw, chunk, unbind, exit.
+Requests: start, build, load, call (CPU only), profile, guard, bind, chunk, unbind, exit. On a GPU
+every call of the candidate, checked or timed, is one of a chunk's, through one procedure.
 """
 
 from __future__ import annotations
@@ -91,8 +92,12 @@ class Worker:
     def call(
         self, header: dict[str, Any], blobs: list[bytearray]
     ) -> tuple[dict[str, Any], Sequence[bytes | memoryview]]:
-        """One checked call on the inputs sent; the outputs go back for the judge to check."""
+        """One checked call on the CPU (the Triton interpreter), the outputs sent back for the judge
+        to check. On a GPU every call of the candidate is a chunk's (chunk), checked ones too."""
         import torch
+
+        if self.device.backend != "cpu":
+            return {"error": "on a GPU the candidate is called only in chunks"}, []
 
         from arena.harness import guard
         from arena.harness.check import changed_inputs, made_outputs, returned_outputs, with_written
@@ -126,9 +131,6 @@ class Worker:
             return dict(reply, outcome=changed), []
         self.returned += [] if self.kernel.harness_outputs else list(got)
         got = with_written(self.task, got, working)
-        if header.get("into"):
-            self._into(header["into"], got)
-            return dict(reply, into=True), []
         meta, data = pack_tensors(got)
         return dict(reply, outputs=meta), data
 
@@ -158,21 +160,6 @@ class Worker:
             if error:
                 return error
         return ""
-
-    def _into(self, lent: dict[str, Any], got: Sequence[Any]) -> None:
-        """The outputs copied into the judge's slots for one checked call (mapped for this call
-        only), the copies finished before the reply."""
-        import torch
-
-        from arena.harness.shared_gpu import SharedBlock, runtime, typed_view
-
-        block = SharedBlock.open(runtime(), bytes.fromhex(lent["handle"]), int(lent["nbytes"]))
-        try:
-            for g, place in zip(got, lent["slots"]):
-                typed_view(block.bytes, place).copy_(g)
-            torch.cuda.synchronize()
-        finally:
-            block.close()
 
     def profile(self, header: dict[str, Any], blobs: list[bytearray]) -> dict[str, Any]:
         import torch
@@ -222,6 +209,11 @@ class Worker:
         self.bound["empty_inputs"] = (
             self._draw(header["case"], 0, fresh=True) if self.bound["warm"] and self.kernel is None else []
         )
+        # Outputs returned by this case's calls, checked and timed alike (a stored answer handed
+        # back is refused: check.stale_output), and free blocks of the outputs' sizes poisoned, so
+        # an output left partly unwritten reads poison: once a case, before any of its chunks.
+        self.recent = collections.deque(maxlen=8)
+        _poison_allocator(self.bound["slots"][0])
         return {}
 
     def _lent_sets(self, inputs: dict[str, Any]) -> list[list[Any]]:
@@ -266,7 +258,6 @@ class Worker:
         outputs = [torch.empty_like(slot[i]) for i in made_outputs(self.task) if i < len(slot)] if poisoned else []
         blank = [torch.zeros_like(t) for t in b["slots"][0]]
         errors: list[str] = []
-        self.recent = collections.deque(maxlen=8)
 
         def after(k: int, j: int, result: Any) -> None:
             if not calls:
@@ -294,11 +285,14 @@ class Worker:
         b["done"].record()
         send(reply_fd, {"ok": True, "queued": True})
         torch.cuda.synchronize()
+        from arena.harness import guard
+
         return {
             "times_us": [elapsed_us(s, e) for s, e in pairs],
             "host_us": host_us,
             "errors": errors[:5],
             "ops": self.recorder.take() if calls else [],
+            "modes": guard.active_modes() if calls else "",
         }
 
     def _to_slot(self, k: int, result: Any, working: list[Any], outputs: list[Any], errors: list[str]) -> None:

@@ -72,20 +72,18 @@ def test_a_thread_python_does_not_know_of_is_counted_by_the_kernel(run_candidate
 
 
 @needs_gpu  # timed chunks run only on a GPU
-def test_a_thread_that_waits_between_timed_chunks(run_candidate):
-    # A thread started only in the timed calls (found by the caller frames) that lives a few
-    # seconds and then ends: it could work on the next chunk's inputs once the worker has drawn
-    # them, before the judge's clock starts; it has ended before the judge's last count, so only
-    # the count after every timed chunk sees it.
+def test_a_thread_that_waits_between_chunks(run_candidate):
+    # A thread started after the first call (its third, a checked call: a candidate cannot tell
+    # those from timed ones) that lives a few seconds and then ends: it could work beside the next
+    # chunk's calls; it has ended before the judge's last count, so only the count after every
+    # chunk, checked or timed, sees it. (Threads the first call leaves are taken as a library's
+    # pool: settle.)
     waiter = TRITON_ADD.replace(
         "def add(x, y):\n",
-        "import os as _os\n_sys = getattr(_os, 'sy' + 's')\n_low = _sys.modules['_thr' + 'ead']\n_started = []\n\n\n"
-        "def _timed():\n    frame = getattr(_sys, '_get' + 'frame')(1)\n    while frame is not None:\n"
-        "        if frame.f_code.co_name == 'run_' + 'calls':\n            return True\n"
-        "        frame = frame.f_back\n    return False\n\n\n"
-        "def add(x, y):\n    if _timed() and not _started:\n        _started.append(1)\n"
+        "import os as _os\n_sys = getattr(_os, 'sy' + 's')\n_low = _sys.modules['_thr' + 'ead']\n_calls = []\n\n\n"
+        "def add(x, y):\n    _calls.append(1)\n    if len(_calls) == 3:\n"
         "        getattr(_low, 'start_new_' + 'thread')(_sys.modules['time'].sleep, (3,))\n",
     )
     result = run_candidate(waiter, backend="cuda", budget_s_per_case=0.2)
     assert result.status == "CHEAT_DETECTED", (result.status, result.errors)
-    assert "after a timed chunk" in result.errors[0] and "counted by the kernel" in result.errors[0]
+    assert "after a chunk" in result.errors[0] and "counted by the kernel" in result.errors[0]

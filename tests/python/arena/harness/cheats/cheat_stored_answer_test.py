@@ -4,16 +4,9 @@
 # storage and not the storage of an output an earlier call returned (the harness holds those).
 # Expected verdict: INCORRECT, saying the output is a stored answer.
 
+from arena_testing.harness_tasks import STORED_ADD as STORED
 from arena_testing.harness_tasks import TRITON_ADD
 
-STORED = TRITON_ADD.replace(
-    "def add(x, y):\n    z = torch.empty_like(x)",
-    "_answers = {}\n\n\ndef add(x, y):\n"
-    "    key = (float(x.reshape(-1)[0]), float(y.reshape(-1)[-1]), x.numel())\n"
-    "    if key in _answers:\n"
-    "        return _answers[key]\n"
-    "    z = _answers[key] = torch.empty_like(x)",
-)
 ALIASED = TRITON_ADD.replace("z = torch.empty_like(x)", "z = x.view_as(x)")
 
 

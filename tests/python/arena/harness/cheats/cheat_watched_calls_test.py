@@ -53,7 +53,7 @@ def test_a_forbidden_op_in_any_call_is_caught(run_candidate):
     source = "_calls = [0]\n\n\ndef add(x, y):\n    _calls[0] += 1\n    return x + y if _calls[0] == 1 else x - (-y)\n"
     result = run_candidate(source)
     assert result.status == "CHEAT_DETECTED", (result.status, result.errors)
-    assert "forbidden torch function(s) in a call (first call)" in result.errors[0]
+    assert "forbidden torch function(s) in a checked call (first call)" in result.errors[0]
 
 
 def test_the_honest_branches_alone_pass(run_candidate):
@@ -63,7 +63,9 @@ def test_the_honest_branches_alone_pass(run_candidate):
 
 
 @needs_gpu  # timed calls run only on a GPU
-def test_a_forbidden_op_only_in_timed_calls_is_caught(run_candidate):
+def test_a_forbidden_op_meant_for_timed_calls_is_caught_in_the_first(run_candidate):
+    """On a GPU the first and checked calls run through the timed procedure too (its frames are
+    on every call's stack): the walker takes its first call for a timed one and is caught there."""
     result = run_candidate(FRAME_WALKER, backend="cuda", budget_s_per_case=0.2)
     assert result.status == "CHEAT_DETECTED", (result.status, result.errors)
-    assert "forbidden torch function(s) in a timed call" in result.errors[0]
+    assert "forbidden torch function(s) in a checked call (first call)" in result.errors[0]
