@@ -16,6 +16,7 @@ from typing import Mapping
 
 import torch
 
+from arena.task import derived
 from arena.task.task import CASE_DTYPE, Case, Distribution, Task, TensorSpec
 from arena.task.vectors import MASK_PARAMS, base_distribution
 
@@ -63,10 +64,14 @@ def make_inputs(task: Task, case: Case, device: torch.device, on_device: bool = 
     """The case's input tensors, contiguous on `device`, in declared order. Small tensors are drawn
     on the CPU (the same values on every machine) unless `on_device` (the timed calls' fresh sets:
     thousands a case, where a CPU draw of a few MiB costs milliseconds)."""
-    return [
-        make_tensor(spec, case.dists.get(spec.name, spec.dist), case, derive_seed(case.seed, index), device, on_device)
-        for index, spec in enumerate(task.inputs)
-    ]
+    made: dict[str, torch.Tensor] = {}
+    for index, spec in enumerate(task.inputs):
+        dist = case.dists.get(spec.name, spec.dist)
+        if dist.kind == derived.KIND:  # computed from an input made above (arena/task/derived.py)
+            made[spec.name] = derived.derive(dist, made[str(dist.params["input"])], torch_dtype(spec_dtype(spec, case)))
+        else:
+            made[spec.name] = make_tensor(spec, dist, case, derive_seed(case.seed, index), device, on_device)
+    return list(made.values())
 
 
 def make_scalars(task: Task, case: Case) -> dict[str, float | int]:

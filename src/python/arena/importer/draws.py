@@ -61,6 +61,7 @@ class Draw:
     wrapped: Wrapped | None = None  # the draw's magnitude or running sums, then scaled and shifted
     period: ast.expr | None = None  # `torch.arange(n) % p`: p, the length of each row's range
     divisor: ast.expr | None = None  # `torch.arange(n) // d` (after `% p`): d equal values each
+    source: str | None = None  # `torch.cumsum(dt * c, dim=d)` of another tensor: its name (kind cumsum_of)
 
 
 def find_draw(name: str, value: ast.expr) -> Draw:
@@ -99,6 +100,11 @@ def find_draw(name: str, value: ast.expr) -> Draw:
             base = find_draw(name, operand)
         except NotImportable:
             base = None
+        summed = _scaled_name(operand) if base is None and how == "cumsum" else None
+        if summed is not None:  # the running sums of another tensor: computed from it (cumsum_of)
+            assert isinstance(node, ast.Call)  # the cumsum itself: no torch draw of its own
+            wrapped = Wrapped(how, dim, scale, offset, negate_offset, negate)
+            return Draw(node, "cumsum_of", summed[1], None, False, [], source=summed[0], wrapped=wrapped)
         if base is None or base.wrapped is not None:
             raise NotImportable(
                 f"input {name!r} is `{_short(value)}`, the {how} of `{_short(operand)}`, which no arena "
@@ -149,6 +155,8 @@ def distribution(draw: Draw, name: str, constant: Callable[[ast.expr], Any]) -> 
     """The arena distribution of `draw`; `constant` reads an expression that must be the same
     number in every case (NotImportable otherwise). A randint bound and an arange's period are
     returned as the expression, for the caller to turn into a dim (or an int)."""
+    if draw.kind == "cumsum_of":
+        return _cumsum_of(draw, name, constant)
     if draw.wrapped is not None:
         return _wrapped(draw, draw.wrapped, name, constant)
     scale = (1.0 if draw.scale is None else _number(constant(draw.scale), name)) * (-1 if draw.negate else 1)
@@ -211,6 +219,35 @@ def _wrapped(draw: Draw, wrapped: Wrapped, name: str, constant: Callable[[ast.ex
             f"input {name!r} is a cumulative sum of {summed['kind']} values; arena sums {', '.join(BASE_KINDS)} draws"
         )
     return {"kind": "cumsum", "base": summed.pop("kind"), "dim": dim, **summed}
+
+
+def _cumsum_of(draw: Draw, name: str, constant: Callable[[ast.expr], Any]) -> dict[str, Any]:
+    """`torch.cumsum(dt * a, dim=d) * b`: the running sums of the tensor dt times a * b, along d."""
+    wrapped = draw.wrapped
+    assert wrapped is not None and draw.source is not None
+    if wrapped.offset is not None:
+        raise NotImportable(f"input {name!r} shifts a cumulative sum, which no arena distribution draws")
+    factor = 1.0 if draw.scale is None else _number(constant(draw.scale), name)
+    factor *= (1.0 if wrapped.scale is None else _number(constant(wrapped.scale), name)) * (-1 if wrapped.negate else 1)
+    dim = constant(wrapped.dim) if wrapped.dim is not None else None
+    if isinstance(dim, bool) or not isinstance(dim, int):
+        raise NotImportable(f"input {name!r} is a cumulative sum along {dim!r}, not one axis")
+    summed = {"kind": "cumsum_of", "input": draw.source, "dim": dim, "scale": factor}
+    return summed if factor != 1 else {key: value for key, value in summed.items() if key != "scale"}
+
+
+def _scaled_name(node: ast.expr) -> tuple[str, ast.expr | None] | None:
+    """(name, factor) of `name`, `name * c` or `c * name` (c read later as a number); else None."""
+    node = _strip_methods(node)
+    if isinstance(node, ast.Name):
+        return node.id, None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        left, right = _strip_methods(node.left), _strip_methods(node.right)
+        if isinstance(left, ast.Name) and not isinstance(right, ast.Name):
+            return left.id, node.right
+        if isinstance(right, ast.Name) and not isinstance(left, ast.Name):
+            return right.id, node.left
+    return None
 
 
 def _scaled(dist: dict[str, Any], factor: float, name: str) -> dict[str, Any]:

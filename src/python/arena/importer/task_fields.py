@@ -135,6 +135,7 @@ class _Dims:
 def read_task_fields(loop: TestLoop, cases: list[FollowedCase], function: ast.FunctionDef) -> TaskFields:
     dims = _Dims(cases, loop)
     inputs, scalar_arguments = _inputs(loop, cases, dims)
+    _check_sources(inputs)
     dims.taken |= {field.name for field in inputs}
     tensors = [p for p in range(len(loop.kernel_call.args)) if p not in scalar_arguments]
     interleaved = bool(scalar_arguments) and max(tensors) > min(scalar_arguments)
@@ -164,6 +165,22 @@ def read_task_fields(loop: TestLoop, cases: list[FollowedCase], function: ast.Fu
         abi=abi if interleaved else (),
         case_dtypes=case_dtypes,
     )
+
+
+def _check_sources(inputs: tuple[TensorField, ...]) -> None:
+    """An input computed from another (`dA_cumsum = torch.cumsum(dt * -0.1, dim=-1)`: cumsum_of)
+    names an input the kernel is given before it, of its shape, itself drawn; the harness computes
+    it from that input's values (arena/task/derived.py)."""
+    for position, field in enumerate(inputs):
+        for dist in (field.dist, *field.case_dists):
+            if dist is None or dist["kind"] != "cumsum_of":
+                continue
+            source = next((f for f in inputs[:position] if f.name == dist["input"]), None)
+            shown = f"input {field.name!r} is the running sums of {dist['input']!r}"
+            if source is None:
+                raise NotImportable(f"{shown}, which the kernel is not given before it (arena computes it from one)")
+            if source.shape != field.shape or (source.dist or {}).get("kind") == "cumsum_of":
+                raise NotImportable(f"{shown}, which is not a drawn input of its shape")
 
 
 def case_dtypes_of(fields: tuple[TensorField, ...]) -> tuple[str, ...]:

@@ -39,7 +39,8 @@ class Distribution:
     large (normal scaled by `scale`, near the dtype's range) | constant (value) |
     half_normal (|N(0, std)| + low) | cumsum (running sums along `dim` of a draw of kind `base`,
     with the base's parameters beside `base` and `dim`) | tril (a draw of kind `base` kept on and
-    below a diagonal of each block of axes `rows` x `cols`); docs/task-format.md lists them all.
+    below a diagonal of each block of axes `rows` x `cols`) | cumsum_of (no draw: the running sums
+    along `dim` of another input's values times `scale`); docs/task-format.md lists them all.
     """
 
     kind: str = "normal"

@@ -326,7 +326,8 @@ def test_draws_become_arena_distributions(source: str, dist: dict) -> None:
     "source, reason",
     [
         ("torch.randn(n).sin()", "`torch.randn(n).sin()`, which no arena distribution matches"),
-        ("torch.cumsum(dt * -0.1, dim=-1)", "the cumsum of `dt * -0.1`, which no arena distribution draws"),
+        # (a cumsum of another tensor, `torch.cumsum(dt * -0.1, dim=-1)`, is cumsum_of it: derived_input_test.py)
+        ("torch.cumsum(dt.sin(), dim=-1)", "the cumsum of `dt.sin()`, which no arena distribution draws"),
         ("torch.randn(n).cumsum(0).abs()", "the abs of `torch.randn(n).cumsum(0)`, which no arena distribution"),
         ("torch.randn(n).cumsum(0, dtype=torch.float64)", "which no arena distribution matches"),
         ("torch.randint(0, 9, (n,)) * 2", "scales or shifts random integers"),
