@@ -167,3 +167,30 @@ def test_an_integer_dtype_that_differs_between_cases_is_not_imported(checkout: P
         ),
     )
     assert _reason(checkout) == "input 'x' has dtypes int32, int64 in different cases"
+
+
+@pytest.mark.parametrize(
+    "mark, read",
+    [
+        ("@pytest.mark.interpreter", True),
+        ('@pytest.mark.skipif(torch.cuda.get_device_capability()[0] < 9, reason="sm_90")', True),
+        ("@pytest.mark.skipif(torch.cuda.get_device_capability()[0] < 10, reason='sm_100')", False),
+        ("@pytest.mark.skipif(not is_hip(), reason='HIP only')", False),
+        ("@pytest.mark.slow", False),
+    ],
+)
+def test_marks_that_leave_the_test_running_on_arena_s_gpus_are_read(
+    checkout: Path, tmp_path: Path, mark: str, read: bool
+) -> None:
+    """`interpreter` and a skip below compute capability 9 (sm_90 and gfx942 are 9.x) leave the
+    test as it runs on arena's GPUs; any other mark (a skip arena cannot decide) is the reason."""
+    _edit(
+        checkout,
+        '@pytest.mark.parametrize("M, N", SHAPES)\n@pytest.mark.parametrize("scale"',
+        f'{mark}\n@pytest.mark.parametrize("M, N", SHAPES)\n@pytest.mark.parametrize("scale"',
+    )
+    outcomes = {o.source: o for o in import_checkout(checkout, tmp_path / "out")}
+    if read:
+        assert outcomes[SOFTMAX_TASK].address == SOFTMAX_ADDRESS, outcomes[SOFTMAX_TASK].reason
+    else:
+        assert outcomes[SOFTMAX_TASK].reason == f"`test_softmax` is marked `{mark[1:][:60]}`"
