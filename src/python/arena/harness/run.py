@@ -88,6 +88,9 @@ class Run:
         self._allowed: set[str] | None = None
         self.baseline_build = ""  # how the HIP baseline's library came: compiled, or from the trusted builds
         self.on_candidate: Callable[[], None] = lambda: None  # candidate code may run from its call on
+        # HIP on a GPU: the candidate's build, asked with the worker's start (_build_early): None
+        # when not, then "asked", then "built" or the failure its reply raised.
+        self._built: BaseException | str | None = None
 
     @property
     def worker(self) -> CandidateWorker:
@@ -148,6 +151,7 @@ class Run:
         """Before any candidate code: the worker started, the inputs drawn, the trusted code loaded
         and its reference outputs computed, and (timing) the judge calibrated: (families, baseline)."""
         self._start_worker(backend)
+        self._build_early()
         families = self._make_families()
         self._mark("inputs drawn")
         oracle, baseline = self._load_trusted()
@@ -165,6 +169,9 @@ class Run:
         self._mark(f"worker started ({_worker_times(started, self._stage_start)})")
         apart = str(started.get("apart") or "")
         self._mark(f"worker in namespaces of its own ({apart})" if apart else "worker in the judge's namespaces")
+        if self._built is not None:  # before the calibration: its chunks must not wait on a compiler
+            self._built = self._receive_build()
+            self._mark("the candidate's HIP library built beside the setup")
         if self.device.backend != "cpu":
             self._calibrate(families)
         self._end_stage("setup", True, f"{sum(len(f) for f in families)} input sets, references computed")
@@ -232,9 +239,29 @@ class Run:
                 f"judge was tampered with): {error}",
             ) from None
 
+    def _build_early(self) -> None:
+        """HIP on a GPU: the candidate's library compiled in its worker while the judge draws the
+        inputs and computes the references (a compiler reads its source; none of its code runs
+        until `load`); the reply is read before the calibration (_receive_build) and judged in
+        the compile stage, as a build asked for there would be."""
+        if self.task.category.is_hip and self.device.backend != "cpu":
+            self.worker.send("build", {"arch": device_arch(self.device)})
+            self._built = "asked"
+
+    def _receive_build(self) -> BaseException | str:
+        try:
+            self.worker.receive()
+            return "built"
+        except (CandidateFailed, WorkerGone, WorkerError) as failure:
+            return failure
+
     def _load_candidate(self) -> None:
         try:
-            self._ask("build", {"arch": device_arch(self.device)})
+            if self._built is None:
+                self._ask("build", {"arch": device_arch(self.device)})
+            elif isinstance(self._built, BaseException):
+                with self._worker_faults():
+                    raise self._built
         except Verdict as verdict:
             text = str(verdict)
             raise Verdict("COMPILE_ERROR", text.split("BuildFailed: ", 1)[-1]) from None

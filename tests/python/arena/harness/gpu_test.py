@@ -54,6 +54,21 @@ def test_hip_candidate_runs_on_gpu(run_candidate):
     assert result.timings_available
 
 
+def test_hip_candidate_is_built_beside_the_setup(run_candidate):
+    """On a GPU the candidate's HIP library is compiled in its worker while the judge sets up
+    (run._build_early): the setup's log says so, and a candidate that does not compile is still a
+    COMPILE_ERROR with the compiler's message."""
+    from arena_testing.harness_tasks import HIP_ADD
+
+    result = run_candidate(HIP_ADD.replace("256", "128"), hip=True, backend="auto", check_only=True)
+    assert result.status == "PASSED", result.errors
+    setup = next(stage for stage in result.stages if stage.name == "setup")
+    assert "built beside the setup" in setup.log, setup.log
+    broken = run_candidate(HIP_ADD.replace("if (i < n)", "if (i < n"), hip=True, backend="auto", check_only=True)
+    assert broken.status == "COMPILE_ERROR", (broken.status, broken.errors)
+    assert "does not compile" in broken.errors[0] and "error" in broken.errors[0]
+
+
 def test_hip_unwritten_output_fails(run_candidate):
     from arena_testing.harness_tasks import HIP_ADD
 
