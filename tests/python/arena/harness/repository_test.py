@@ -20,6 +20,17 @@ def test_its_own_benchmark_is_run_and_recorded(tmp_path: Path) -> None:
     assert run_repository_bench(tmp_path, "") == (True, "")
 
 
+def test_the_benchmark_imports_the_code_base_beside_it(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # The harness child runs with PYTHONSAFEPATH=1 (its own `-m` processes keep the working folder
+    # off their path); a code base's `python3 bench.py` must still import its own package.
+    monkeypatch.setenv("PYTHONSAFEPATH", "1")
+    (tmp_path / "mini").mkdir()
+    (tmp_path / "mini" / "__init__.py").write_text("VALUE = 42\n")
+    (tmp_path / "bench.py").write_text("from mini import VALUE\nprint('value', VALUE)\n")
+    ok, log = run_repository_bench(tmp_path, "python3 bench.py")
+    assert ok and "value 42" in log, log
+
+
 def test_a_failing_or_hanging_benchmark_is_reported_not_raised(tmp_path: Path) -> None:
     ok, log = run_repository_bench(tmp_path, "python3 -c 'raise SystemExit(3)'")
     assert not ok and "python3 -c" in log

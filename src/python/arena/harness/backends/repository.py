@@ -13,9 +13,11 @@ from pathlib import Path
 
 def command_env() -> dict[str, str]:
     """A build's or bench's environment: the harness's, with byte code (a compileall) written
-    under scratch ($TMPDIR), so the read-only baseline/ and task/ folders can be built in place."""
+    under scratch ($TMPDIR), so the read-only baseline/ and task/ folders can be built in place;
+    without the harness's PYTHONSAFEPATH, so `python3 bench.py` imports the code base beside it."""
     scratch = Path(os.environ.get("TMPDIR") or tempfile.gettempdir())
-    return {**os.environ, "PYTHONPYCACHEPREFIX": str(scratch / "pycache")}
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONSAFEPATH"}
+    return {**env, "PYTHONPYCACHEPREFIX": str(scratch / "pycache")}
 
 
 def build_repository(directory: Path, command: str) -> tuple[bool, str]:
