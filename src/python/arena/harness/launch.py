@@ -26,6 +26,7 @@ from pathlib import Path
 from arena.candidate.candidate import Candidate
 from arena.environment.measurement import Measurement, current_measurement
 from arena.environment.probe import child_user, sandbox_tool
+from arena.harness.bytecode import bytecode_folder
 from arena.harness.channel import ChannelError, open_frame
 from arena.harness.job import (
     FOLDERS,
@@ -122,9 +123,11 @@ class Child:
         self.kernels = trusted_root()  # compiled trusted kernels, read-only to the child
         self.user = child_user() if self.sandbox else None  # whom the child runs as (None: as we do)
         self.shown: tuple[str, ...] = ()  # the folders the child sees read-only
+        # Compiled once by this trusted parent where the environment ships no byte code (bytecode.py).
+        self.bytecode = bytecode_folder(measurement)
         try:
             if self.sandbox:
-                shown = (self.kernels, *map(Path, measurement.folders))
+                shown = (self.kernels, *map(Path, measurement.folders), *([self.bytecode] if self.bytecode else []))
                 argv = sandboxed(argv, self.work, read_only=shown, user=self.user, hidden=hidden)
                 self.shown = tuple(read_only_folders(tuple(map(str, shown))))
                 hand_over(self.work, self.user)
@@ -142,7 +145,9 @@ class Child:
                 pass_fds=(write_fd,),
                 start_new_session=True,
                 cwd=self.work / "work",
-                env=_child_env(self.work, measurement, sandboxed=bool(self.sandbox), kernels=self.kernels),
+                env=_child_env(
+                    self.work, measurement, sandboxed=bool(self.sandbox), kernels=self.kernels, bytecode=self.bytecode
+                ),
             )
         except BaseException:
             os.close(self.result_fd)
@@ -235,7 +240,11 @@ SANDBOXED_VARIABLE = "ARENA_SANDBOXED"
 
 
 def _child_env(
-    work: Path, measurement: Measurement, sandboxed: bool = False, kernels: Path | None = None
+    work: Path,
+    measurement: Measurement,
+    sandboxed: bool = False,
+    kernels: Path | None = None,
+    bytecode: Path | None = None,
 ) -> dict[str, str]:
     env = {k: os.environ[k] for k in _PASS_ENV if k in os.environ}
     # `python` and `python3` in a build or bench command are the harness's own interpreter (a
@@ -253,15 +262,18 @@ def _child_env(
         TMPDIR=str(work / "work"),
         TRITON_CACHE_DIR=str(work / "triton"),
         # No byte code written by the harness's interpreters, but the installed packages' own is
-        # read: with PYTHONPYCACHEPREFIX on an empty folder every child and worker compiled torch
-        # and triton from source (4.3 s a process instead of 2.1 on a 2-core machine). A build's
-        # byte code goes to scratch through the build's own environment (backends/repository.py).
+        # read, or, where they ship none, the parent's compile of them (bytecode.py): with
+        # PYTHONPYCACHEPREFIX on an empty folder every child and worker compiled torch and triton
+        # from source (4.3 s a process instead of 2.1 on a 2-core machine). A build's byte code
+        # goes to scratch through the build's own environment (backends/repository.py).
         PYTHONDONTWRITEBYTECODE="1",
         PYTHONNOUSERSITE="1",
         PYTHONUNBUFFERED="1",
         # Not the working folder first on the import path (`-m` puts it there): the job's scratch.
         PYTHONSAFEPATH="1",
     )
+    if bytecode is not None:  # the parent's compile of the environment's imports, read-only here
+        env["PYTHONPYCACHEPREFIX"] = str(bytecode)
     if sandboxed:
         env[SANDBOXED_VARIABLE] = "1"  # the child then reports processes left in its PID namespace
     if kernels is not None:

@@ -169,3 +169,23 @@ def test_a_child_dies_with_the_thread_that_started_it() -> None:
         child.close()
     finally:
         standby.close()
+
+
+def test_a_child_reads_the_parents_byte_code_through_its_sandbox(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the environment ships no byte code, the child is given the parent's compile of it
+    (bytecode.py), shown read-only: the run works and the child writes nothing there."""
+    folder = tmp_path / "bytecode"
+    folder.mkdir(mode=0o755)
+    monkeypatch.setattr(launch, "bytecode_folder", lambda measurement: folder)
+    child = Child()
+    try:
+        assert child.bytecode == folder
+        if child.sandbox:
+            assert str(folder) in child.shown
+    finally:
+        child.close()
+    result = run_harness(build_task(tmp_path / "task"), None, tmp_path / "task", SETTINGS)
+    assert result.status == "PASSED", result.errors
+    assert list(folder.iterdir()) == []
