@@ -83,7 +83,10 @@ def read_task(task: SourceTask, checkout: Path) -> ImportedTask:
     if function is None:
         raise NotImportable(f"the test calls {loop.function_name}(), which {kernel_file} does not define")
     refuse_stateful(kernel_tree, function)
-    loop = as_written_in_place(loop, function)  # `out = fn(z)` where fn returns z: z written in place
+    loop = as_written_in_place(loop, function, kernel_file, kernel_tree)  # `out = fn(z)` returning z: z in place
+    if loop.adapter is not None and loop.adapter.function not in kernel_tree.body:  # fn's new tensors alone
+        kernel_tree = ast.Module(body=[*kernel_tree.body, loop.adapter.function], type_ignores=[])
+        function = loop.adapter.function
     cases = follow_cases(
         loop,
         module_scope(runner_tree, Interpreter()),
@@ -106,10 +109,12 @@ def read_task(task: SourceTask, checkout: Path) -> ImportedTask:
         fields,
         sorted(modules),
         reference_function(runner_tree),
-        loop.adapter.file if loop.adapter is not None else None,
+        loop.adapter.file if loop.adapter is not None and loop.adapter.file != kernel_file else None,
     )
-    if loop.adapter is not None:
+    if loop.adapter is not None and loop.adapter.file != kernel_file:
         modules[loop.adapter.file] = loop.adapter.text.encode()
+    elif loop.adapter is not None:  # appended to the kernel file's copy (arena.importer.returned_argument)
+        kernel_text = kernel_text.rstrip("\n") + "\n" + loop.adapter.text
     return ImportedTask(
         source=task.name,
         name=name,

@@ -27,9 +27,10 @@ ADAPTER_FILE = "arena_launch.py"
 
 @dataclass(frozen=True)
 class Adapter:
-    """The function written around a test's launch, and its file's text."""
+    """A function the importer writes (around a test's launch; around a kernel function whose
+    return holds an argument it writes), and its file's text."""
 
-    file: str  # beside the kernel file
+    file: str  # beside the kernel file, or the kernel file itself: the text is appended to its copy
     function: ast.FunctionDef
     text: str
 
@@ -56,9 +57,9 @@ def wrap_launch(
     at = launches[0]
     moved = _moved(body, at)
     adapter_body = [body[i] for i in sorted(moved)] + [body[at]]
-    free = _free_names(adapter_body)
+    free = free_names(adapter_body)
     local = _bound_before(body[:at]) | parameters
-    top = _top_level(kernel_tree)
+    top = top_level_names(kernel_tree)
     missing = sorted(name for name in free if name not in local and name not in top and not hasattr(builtins, name))
     if missing:
         raise NotImportable(
@@ -70,7 +71,9 @@ def wrap_launch(
     by_keyword = [name for name in params if name not in tensors]
     name = _adapter_name(kernel, top, local)
     function = _function(name, positional, by_keyword, adapter_body)
-    imports = _imports(sorted(name for name in free if name not in local and name in top), kernel_tree, kernel_file)
+    imports = kernel_imports(
+        sorted(name for name in free if name not in local and name in top), kernel_tree, kernel_file
+    )
     text = _text(kernel, kernel_file, test, body[at].lineno, imports, function)
     call = ast.Expr(
         ast.Call(
@@ -82,7 +85,7 @@ def wrap_launch(
     ast.fix_missing_locations(ast.copy_location(call, body[at]))
     ast.copy_location(call.value, body[at])
     rewritten = [call if i == at else node for i, node in enumerate(body) if i not in moved]
-    return rewritten, Adapter(file=_beside(kernel_file), function=function, text=text)
+    return rewritten, Adapter(file=beside(kernel_file), function=function, text=text)
 
 
 def launched(node: ast.AST) -> set[str]:
@@ -142,7 +145,7 @@ def _reads(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
 
-def _free_names(statements: list[ast.stmt]) -> set[str]:
+def free_names(statements: list[ast.stmt]) -> set[str]:
     """The names the statements read that they do not bind themselves (nested functions and
     lambdas included), by Python's own symbol table."""
     source = "def _f():\n" + "\n".join("    " + line for s in statements for line in ast.unparse(s).splitlines())
@@ -167,7 +170,7 @@ def _bound_before(statements: list[ast.stmt]) -> set[str]:
     return bound
 
 
-def _top_level(tree: ast.Module) -> set[str]:
+def top_level_names(tree: ast.Module) -> set[str]:
     names: set[str] = set()
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)):
@@ -230,7 +233,7 @@ def _function(name: str, positional: list[str], by_keyword: list[str], body: lis
     return ast.fix_missing_locations(function)
 
 
-def _imports(names: list[str], tree: ast.Module, kernel_file: str) -> list[str]:
+def kernel_imports(names: list[str], tree: ast.Module, kernel_file: str) -> list[str]:
     """How the adapter gets the kernel file's names: its own import statements for the modules it
     imports (`import triton`), `from <kernel file> import name` for what it defines."""
     lines: list[str] = []
@@ -259,6 +262,7 @@ def _text(kernel: str, kernel_file: str, test: str, line: int, imports: list[str
     return "\n".join([doc, "", *imports, "", "", ast.unparse(function), ""])
 
 
-def _beside(kernel_file: str) -> str:
+def beside(kernel_file: str, name: str = ADAPTER_FILE) -> str:
+    """The path of file `name` in the kernel file's folder."""
     parent = PurePosixPath(kernel_file).parent
-    return ADAPTER_FILE if str(parent) == "." else (parent / ADAPTER_FILE).as_posix()
+    return name if str(parent) == "." else (parent / name).as_posix()

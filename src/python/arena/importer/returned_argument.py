@@ -7,7 +7,15 @@ the kernel leaves it. Arena's harness refuses an output whose storage is an inpu
 declares the argument written in place and the return ignored (`-> ignored`, docs/task-format.md),
 which is what the test compares. Only where every `return` of the function returns bare tensor
 parameters the body never rebinds, each passed by the test as a plain name: a view (`dst[:n]`)
-is part of the argument, and a return that also holds a new tensor is an output of its own.
+is part of the argument.
+
+Where it returns such an argument beside new tensors (`return num_sampled, num_rejected`, vLLM's
+`triton_get_num_sampled_and_rejected`, `num_sampled` written in place), the argument is read the
+same way, and the new tensors are its returned outputs: the importer appends to the copy of the
+kernel file a function (the entry) that takes what the kernel function takes, calls it and returns
+only the new tensors, since arena's entry returns the outputs it does not write in place. Appended,
+not beside it: it calls the kernel function as a name of its own module, so no import can find
+another file (a kernel file in `source/` is not on the path its entry is imported from).
 """
 
 from __future__ import annotations
@@ -17,32 +25,46 @@ import copy
 import dataclasses
 
 from arena.importer.correctness import Comparison, TestLoop, result_names
+from arena.importer.launch import Adapter, top_level_names
 
 
-def as_written_in_place(loop: TestLoop, function: ast.FunctionDef) -> TestLoop:
+def as_written_in_place(
+    loop: TestLoop, function: ast.FunctionDef, kernel_file: str, kernel_tree: ast.Module
+) -> TestLoop:
     """`loop` with `out = mod.fn(z, ...)` read as `mod.fn(z, ...)` writing z, `out` read as z,
-    where fn returns its parameters as above; `loop` unchanged otherwise."""
-    if not isinstance(loop.call, ast.Assign):
+    where fn returns its parameters as above (and `out, new = mod.fn(z, ...)` as `new =
+    mod.fn_outputs(z, ...)` writing z, through the function written beside it); `loop` unchanged
+    otherwise."""
+    if not isinstance(loop.call, ast.Assign) or loop.adapter is not None:
         return loop
-    returned = _returned_parameters(function)
-    if returned is None:
+    returned = _returned_elements(function)
+    names = result_names(loop.call)
+    if returned is None or not any(returned) or len(names) != len(returned):
         return loop
     call = loop.kernel_call
     params = [a.arg for a in function.args.posonlyargs + function.args.args]
     given = {params[i]: arg for i, arg in enumerate(call.args) if i < len(params)}
     given |= {k.arg: k.value for k in call.keywords if k.arg}
-    names = result_names(loop.call)
-    if len(names) != len(returned):
-        return loop
     renamed: dict[str, str] = {}
     for name, param in zip(names, returned):
-        argument = given.get(param)
-        if not isinstance(argument, ast.Name):
+        argument = given.get(param) if param else None
+        if param and not isinstance(argument, ast.Name):
             return loop
-        renamed[name] = argument.id
+        if isinstance(argument, ast.Name):
+            renamed[name] = argument.id
     if any(isinstance(arg, ast.Starred) for arg in call.args) or len(set(renamed.values())) != len(renamed):
         return loop
-    statement = ast.copy_location(ast.Expr(call), loop.call)
+    new = [name for name, param in zip(names, returned) if param is None]
+    adapter = _outputs_adapter(function, returned, kernel_file, kernel_tree) if new else None
+    if adapter is None:
+        statement: ast.Assign | ast.Expr = ast.copy_location(ast.Expr(call), loop.call)
+    else:
+        target = ast.Name(new[0], ast.Store()) if len(new) == 1 else ast.Tuple([ast.Name(n, ast.Store()) for n in new])
+        module = call.func.value  # type: ignore[attr-defined]
+        value = ast.Call(ast.Attribute(module, adapter.function.name, ast.Load()), call.args, call.keywords)
+        statement = ast.fix_missing_locations(
+            ast.copy_location(ast.Assign([target], ast.copy_location(value, call)), loop.call)
+        )
     at = loop.statements.index(loop.call)
     after = [_renamed(node, renamed) for node in loop.statements[at + 1 :]]
     comparisons = tuple(
@@ -50,21 +72,58 @@ def as_written_in_place(loop: TestLoop, function: ast.FunctionDef) -> TestLoop:
         for c in loop.comparisons
     )
     statements = (*loop.statements[:at], statement, *after)
-    return dataclasses.replace(loop, statements=statements, call=statement, comparisons=_ordered(comparisons, call))
+    return dataclasses.replace(
+        loop, statements=statements, call=statement, comparisons=_ordered(comparisons, call, new), adapter=adapter
+    )
 
 
-def _returned_parameters(function: ast.FunctionDef) -> list[str] | None:
-    """The parameters every `return` returns, as bare names the body never rebinds; None otherwise."""
+def _returned_elements(function: ast.FunctionDef) -> list[str | None] | None:
+    """Per element every `return` returns: the parameter it is, a bare name the body never
+    rebinds, the same in every return, or None (a new tensor); None when the returns disagree."""
     params = {a.arg for a in function.args.posonlyargs + function.args.args + function.args.kwonlyargs}
     rebound = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    found: list[str] | None = None
+    found: list[str | None] | None = None
     for node in _returns(function.body):
         values = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value] if node.value else []
-        names = [v.id for v in values if isinstance(v, ast.Name) and v.id in params and v.id not in rebound]
-        if not values or len(names) != len(values) or (found is not None and names != found):
+        elements = [
+            v.id if isinstance(v, ast.Name) and v.id in params and v.id not in rebound else None for v in values
+        ]
+        if not values or (found is not None and elements != found):
             return None
-        found = names
+        found = elements
     return found
+
+
+def _outputs_adapter(
+    function: ast.FunctionDef, returned: list[str | None], kernel_file: str, kernel_tree: ast.Module
+) -> Adapter:
+    """`def fn_outputs(<fn's parameters>): returned = fn(...); return returned[k]`, k the new tensors."""
+    spec = copy.deepcopy(function.args)
+    passed: list[ast.expr] = [ast.Name(a.arg, ast.Load()) for a in spec.posonlyargs + spec.args]
+    if spec.vararg is not None:
+        passed.append(ast.Starred(ast.Name(spec.vararg.arg, ast.Load()), ast.Load()))
+    keywords = [ast.keyword(a.arg, ast.Name(a.arg, ast.Load())) for a in spec.kwonlyargs]
+    if spec.kwarg is not None:
+        keywords.append(ast.keyword(None, ast.Name(spec.kwarg.arg, ast.Load())))
+    kept = [k for k, param in enumerate(returned) if param is None]
+    picked = [ast.Subscript(ast.Name("returned", ast.Load()), ast.Constant(k), ast.Load()) for k in kept]
+    name = f"{function.name}_outputs"
+    while name in top_level_names(kernel_tree):
+        name = f"arena_{name}"
+    adapter = ast.parse(f"def {name}():\n    pass\n").body[0]
+    assert isinstance(adapter, ast.FunctionDef)
+    adapter.args = spec
+    call = ast.Call(ast.Name(function.name, ast.Load()), passed, keywords)
+    adapter.body = [
+        ast.Assign([ast.Name("returned", ast.Store())], call),
+        ast.Return(picked[0] if len(picked) == 1 else ast.Tuple(picked, ast.Load())),
+    ]
+    adapter = ast.fix_missing_locations(ast.copy_location(adapter, function))
+    comment = (
+        f"# Appended by `arena import aka`: `{function.name}`, returning only the new tensors (the argument\n"
+        "# it also returns is written in place, which is what the test compares); the task's entry."
+    )
+    return Adapter(file=kernel_file, function=adapter, text=f"\n\n{comment}\n{ast.unparse(adapter)}\n")
 
 
 def _returns(body: list[ast.stmt]) -> list[ast.Return]:
@@ -90,7 +149,8 @@ def _renamed(node: ast.AST, renamed: dict[str, str]) -> ast.AST:  # type: ignore
     return copied
 
 
-def _ordered(comparisons: tuple[Comparison, ...], call: ast.Call) -> tuple[Comparison, ...]:
-    """The comparisons in the call's order of the arguments they compare (a written loop's order)."""
-    order = [arg.id for arg in call.args if isinstance(arg, ast.Name)]
+def _ordered(comparisons: tuple[Comparison, ...], call: ast.Call, new: list[str]) -> tuple[Comparison, ...]:
+    """The comparisons of the new tensors first, in their order, then those of the arguments
+    written, in the call's order (the readers' order of outputs)."""
+    order = new + [arg.id for arg in call.args if isinstance(arg, ast.Name)]
     return tuple(sorted(comparisons, key=lambda c: order.index(c.output) if c.output in order else len(order)))

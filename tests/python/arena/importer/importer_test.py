@@ -156,20 +156,27 @@ def test_a_kernel_that_writes_its_argument_and_returns_a_tensor_has_its_return_d
     assert task.signature == "fill_rows(out: [rows, cols] float32, x: [rows, cols] float32) -> ignored; writes out"
 
 
+def _fill_returning(checkout: Path, returned: str, bound: str, comparison: str) -> Path:
+    """fake_fill's kernel made to return `returned`, the test to bind it to `bound` and compare by
+    `comparison`; the kernel file's path."""
+    kernel = checkout / "tasks" / FILL_TASK / "source" / "fake_fill.py"
+    runner = checkout / "tasks" / FILL_TASK / "scripts" / "task_runner.py"
+    kernel.write_text(kernel.read_text().replace("    out.copy_(x)", f"    out.copy_(x)\n    return {returned}"))
+    runner.write_text(
+        runner.read_text()
+        .replace("        mod.fill_rows(out, x)", f"        {bound} = mod.fill_rows(out, x)")
+        .replace("        if not torch.equal(out, ref):", comparison)
+    )
+    return kernel
+
+
 def test_a_kernel_that_returns_the_argument_it_writes_is_that_argument_written_in_place(
     checkout: Path, tmp_path: Path
 ) -> None:
     """rocmbench `test_kernel_dot`: `result = mod.fill_rows(out, x)`, which returns `out` itself, and
     the test compares `result`: the argument as the kernel leaves it, declared written in place
-    with the return ignored. A view of it, or a new tensor beside it, stays refused."""
-    kernel = checkout / "tasks" / FILL_TASK / "source" / "fake_fill.py"
-    runner = checkout / "tasks" / FILL_TASK / "scripts" / "task_runner.py"
-    kernel.write_text(kernel.read_text().replace("    out.copy_(x)", "    out.copy_(x)\n    return out"))
-    runner.write_text(
-        runner.read_text()
-        .replace("        mod.fill_rows(out, x)", "        result = mod.fill_rows(out, x)")
-        .replace("torch.equal(out, ref)", "torch.equal(result.cpu(), ref)")
-    )
+    with the return ignored. A view of it stays refused."""
+    kernel = _fill_returning(checkout, "out", "result", "        if not torch.equal(result.cpu(), ref):")
     assert _outcomes(checkout, tmp_path / "out")[FILL_TASK] == FILL_ADDRESS
     task = load_task(tmp_path / "out", FILL_ADDRESS)
     assert str(task.entry) == "source/fake_fill.py:fill_rows -> ignored"
@@ -180,6 +187,28 @@ def test_a_kernel_that_returns_the_argument_it_writes_is_that_argument_written_i
         reason == "NO: each call must return new output tensors, and the kernel returns its tensor argument "
         "'out' (written in place) as its output 0 (line 7: `return out[:]`)"
     )
+
+
+def test_a_kernel_that_returns_the_argument_it_writes_beside_a_new_tensor_gets_an_entry_for_the_new_one(
+    checkout: Path, tmp_path: Path
+) -> None:
+    """vLLM `triton_get_num_sampled_and_rejected`: `return num_sampled, num_rejected`, the first
+    written in place. The entry is a function appended to the kernel file's copy that returns the
+    new tensor alone; the argument is an output written in place, as the test compares it."""
+    _fill_returning(
+        checkout,
+        "out, x * 2",
+        "result, doubled",
+        "        if not torch.equal(doubled, x * 2):\n            return False, 'doubled'\n"
+        "        if not torch.equal(result, ref):",
+    )
+    assert _outcomes(checkout, tmp_path / "out")[FILL_TASK] == FILL_ADDRESS
+    task = load_task(tmp_path / "out", FILL_ADDRESS)
+    assert str(task.entry) == "source/fake_fill.py:fill_rows_outputs"
+    assert [(t.name, t.inplace) for t in task.outputs] == [("doubled", False), ("out", True)]
+    copied = load_module(tmp_path / "out" / "tasks" / FILL_TASK / "source" / "fake_fill.py")
+    out, x = torch.zeros(2, 3), torch.randn(2, 3)
+    assert torch.equal(copied.fill_rows_outputs(out, x), x * 2) and torch.equal(out, x)
 
 
 def test_a_declaration_arena_refuses_is_removed_and_reported(checkout: Path, tmp_path: Path) -> None:
