@@ -68,10 +68,19 @@ def make_inputs(task: Task, case: Case, device: torch.device, on_device: bool = 
     for index, spec in enumerate(task.inputs):
         dist = case.dists.get(spec.name, spec.dist)
         if dist.kind == derived.KIND:  # computed from an input made above (arena/task/derived.py)
-            made[spec.name] = derived.derive(dist, made[str(dist.params["input"])], torch_dtype(spec_dtype(spec, case)))
+            made[spec.name] = derived_values(dist, made[str(dist.params["input"])], torch_dtype(spec_dtype(spec, case)))
         else:
             made[spec.name] = make_tensor(spec, dist, case, derive_seed(case.seed, index), device, on_device)
     return list(made.values())
+
+
+def derived_values(dist: Distribution, source: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """A `cumsum_of` input (task/derived.py): the running sums of `source` (as the entry gets it)
+    times scale, in float64 for a float64 input and float32 otherwise, then cast to `dtype`; on
+    `source`'s device."""
+    work = torch.float64 if dtype == torch.float64 else torch.float32
+    scaled = source.to(work) * float(dist.params.get("scale", 1.0))
+    return scaled.cumsum(int(dist.params["dim"])).to(dtype).contiguous()
 
 
 def make_scalars(task: Task, case: Case) -> dict[str, float | int]:

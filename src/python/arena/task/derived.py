@@ -4,14 +4,14 @@
 of the input `dt`'s values times `scale`: what a test computes as `dA_cumsum = torch.cumsum(dt *
 -0.1, dim=-1)` and passes beside `dt` (Mamba's chunked scan), whose kernel reads both. A draw of
 its own would no longer be that function of `dt`. The source is an input declared before it, of
-the same shape, itself drawn (not derived).
+the same shape, itself drawn (not derived). Its values are made by the harness
+(harness/inputs.py `derived_values`): this module, like the rest of task/, imports no torch (the
+light command line reads task declarations without it).
 """
 
 from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
-
-import torch
 
 from arena.task.checks import FieldError, require_identifier, require_int, require_keys, require_number
 from arena.task.task import Case, Distribution, TensorSpec
@@ -50,11 +50,3 @@ def check(case: Case, inputs: Sequence[TensorSpec]) -> None:
         rank = len(spec.shape)
         if not -rank <= int(dist.params["dim"]) < max(rank, 1):
             raise FieldError("inputs", f"{where} along dim {dist.params['dim']}, which its shape does not have")
-
-
-def derive(dist: Distribution, source: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
-    """The running sums of `source` (as the entry gets it) times scale, in float64 for a float64
-    input and float32 otherwise, then cast to `dtype`; on `source`'s device."""
-    work = torch.float64 if dtype == torch.float64 else torch.float32
-    scaled = source.to(work) * float(dist.params.get("scale", 1.0))
-    return scaled.cumsum(int(dist.params["dim"])).to(dtype).contiguous()
