@@ -7,15 +7,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 import torch
 
-from arena.importer.checkout import find_tasks
-from arena.importer.importer import import_checkout, read_task
-from arena.importer.outcome import NotImportable
+from arena.importer.importer import import_checkout
 from arena.task.load import load_task
 from arena.task.task import Distribution
 from arena.task.tolerance import tolerance_for
+from arena_testing.aka_refusal import refusal
 from arena_testing.modules import load_module
 
 APPEND_TASK = "triton2triton/geak_eval/L1/fake_append"
@@ -31,10 +29,7 @@ def _edit(checkout: Path, old: str, new: str) -> None:
 
 
 def _reason(checkout: Path) -> str:
-    [task] = [t for t in find_tasks(checkout) if t.name == APPEND_TASK]
-    with pytest.raises(NotImportable) as raised:
-        read_task(task, checkout)
-    return str(raised.value)
+    return refusal(checkout, APPEND_TASK)
 
 
 def test_the_harness_cases_draws_and_tolerance_are_declared(checkout: Path, tmp_path: Path) -> None:

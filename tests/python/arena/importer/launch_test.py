@@ -9,15 +9,13 @@ import sys
 import types
 from pathlib import Path
 
-import pytest
 import torch
 
-from arena.importer.checkout import find_tasks
-from arena.importer.importer import import_checkout, read_task
-from arena.importer.outcome import NotImportable
+from arena.importer.importer import import_checkout
 from arena.task.load import load_task
 from arena.task.task import Task
 from arena.task.tolerance import tolerance_for
+from arena_testing.aka_refusal import refusal
 from arena_testing.modules import load_module
 
 TASK = "triton2triton/rocmbench/fake_softmax"
@@ -58,10 +56,7 @@ def _imported(checkout: Path, out: Path) -> Task:
 
 
 def _reason(checkout: Path) -> str:
-    [task] = [t for t in find_tasks(checkout) if t.name == TASK]
-    with pytest.raises(NotImportable) as raised:
-        read_task(task, checkout)
-    return str(raised.value)
+    return refusal(checkout, TASK)
 
 
 def test_the_launch_is_a_function_beside_the_kernel_file_that_the_task_calls(checkout: Path, tmp_path: Path) -> None:

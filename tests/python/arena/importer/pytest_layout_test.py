@@ -12,13 +12,13 @@ import pytest
 import torch
 
 from arena.importer import task_fields
-from arena.importer.checkout import find_tasks
-from arena.importer.importer import import_checkout, read_task
+from arena.importer.importer import import_checkout
 from arena.importer.outcome import NotImportable
 from arena.importer.task_fields import TensorField
 from arena.task.load import load_task
 from arena.task.task import Distribution
 from arena.task.tolerance import tolerance_for
+from arena_testing.aka_refusal import refusal
 from arena_testing.modules import load_module
 
 SOFTMAX_TASK = "triton2triton/rocmbench/fake_softmax"
@@ -34,10 +34,7 @@ def _edit(checkout: Path, old: str, new: str) -> None:
 
 
 def _reason(checkout: Path) -> str:
-    [task] = [t for t in find_tasks(checkout) if t.name == SOFTMAX_TASK]
-    with pytest.raises(NotImportable) as raised:
-        read_task(task, checkout)
-    return str(raised.value)
+    return refusal(checkout, SOFTMAX_TASK)
 
 
 def test_the_parametrized_cases_and_the_launching_function_are_declared(checkout: Path, tmp_path: Path) -> None:

@@ -10,10 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from arena.importer.checkout import find_tasks
-from arena.importer.importer import import_checkout, read_task
-from arena.importer.outcome import NotImportable
+from arena.importer.importer import import_checkout
 from arena.importer.state import RETURNED_INPUT, STATEFUL
+from arena_testing.aka_refusal import refusal
 
 APPEND_TASK = "triton2triton/geak_eval/L1/fake_append"
 KERNEL = Path("tasks") / APPEND_TASK / "kernel.py"
@@ -28,11 +27,7 @@ def _edit(checkout: Path, old: str, new: str, file: Path = KERNEL) -> None:
 
 
 def _reason(checkout: Path, name: str = APPEND_TASK) -> str:
-    """Why read_task refuses the task `name` of the checkout."""
-    task = next(t for t in find_tasks(checkout) if t.name == name)
-    with pytest.raises(NotImportable) as raised:
-        read_task(task, checkout)
-    return str(raised.value)
+    return refusal(checkout, name)
 
 
 def test_an_output_buffer_cached_in_a_top_level_dict_by_a_helper_is_refused(checkout: Path) -> None:

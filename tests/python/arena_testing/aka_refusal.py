@@ -1,0 +1,19 @@
+"""Why the importer refuses one task of an AKA-shaped fixture checkout (its NotImportable text)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from arena.importer.checkout import find_tasks
+from arena.importer.importer import read_task
+from arena.importer.outcome import NotImportable
+
+
+def refusal(checkout: Path, name: str) -> str:
+    """The reason read_task refuses the task `name` of `checkout` (a test failure if it does not)."""
+    task = next(t for t in find_tasks(checkout) if t.name == name)
+    with pytest.raises(NotImportable) as raised:
+        read_task(task, checkout)
+    return str(raised.value)
