@@ -88,9 +88,10 @@ class Run:
         self._allowed: set[str] | None = None
         self.baseline_build = ""  # how the HIP baseline's library came: compiled, or from the trusted builds
         self.on_candidate: Callable[[], None] = lambda: None  # candidate code may run from its call on
-        # HIP on a GPU: the candidate's build, asked with the worker's start (_build_early): None
-        # when not, then "asked", then "built" or the failure its reply raised.
-        self._built: BaseException | str | None = None
+        # HIP on a GPU: the candidate's build is asked with the worker's start (_build_early);
+        # what its reply raised waits here for the compile stage.
+        self._built_early = False
+        self._build_failure: BaseException | None = None
 
     @property
     def worker(self) -> CandidateWorker:
@@ -169,8 +170,8 @@ class Run:
         self._mark(f"worker started ({_worker_times(started, self._stage_start)})")
         apart = str(started.get("apart") or "")
         self._mark(f"worker in namespaces of its own ({apart})" if apart else "worker in the judge's namespaces")
-        if self._built is not None:  # before the calibration: its chunks must not wait on a compiler
-            self._built = self._receive_build()
+        if self._built_early:  # before the calibration: its chunks must not wait on a compiler
+            self._receive_build()
             self._mark("the candidate's HIP library built beside the setup")
         if self.device.backend != "cpu":
             self._calibrate(families)
@@ -246,22 +247,21 @@ class Run:
         the compile stage, as a build asked for there would be."""
         if self.task.category.is_hip and self.device.backend != "cpu":
             self.worker.send("build", {"arch": device_arch(self.device)})
-            self._built = "asked"
+            self._built_early = True
 
-    def _receive_build(self) -> BaseException | str:
+    def _receive_build(self) -> None:
         try:
             self.worker.receive()
-            return "built"
         except (CandidateFailed, WorkerGone, WorkerError) as failure:
-            return failure
+            self._build_failure = failure
 
     def _load_candidate(self) -> None:
         try:
-            if self._built is None:
+            if not self._built_early:
                 self._ask("build", {"arch": device_arch(self.device)})
-            elif isinstance(self._built, BaseException):
+            elif self._build_failure is not None:
                 with self._worker_faults():
-                    raise self._built
+                    raise self._build_failure
         except Verdict as verdict:
             text = str(verdict)
             raise Verdict("COMPILE_ERROR", text.split("BuildFailed: ", 1)[-1]) from None
