@@ -1,0 +1,211 @@
+"""Does a kernel run slower on inputs the judge lends (legacy IPC) than on its own process's memory?
+
+Two no-ops read far below 1.00 on the H200 (2026-12-04): hip2hip/histogram's bytes-256 cases
+0.58-0.60 and repository/mini_mlp's llama8b case 0.73, the candidate's worker slower than the
+judge on the same code. The worker's timed inputs lie in a block the judge allocates and exports
+(shared_gpu.SharedBlock); the judge's baseline reads its own memory. This probe times the same
+two kernels, on the same values, in a judge-like parent and in a worker-like child process:
+
+- local: torch tensors of the process's own;
+- lent: views of a SharedBlock of 4 GiB, as large as a lent pool (the parent's own block; the
+  child's mapping of it by handle); far: the same at the block's far end;
+- lent-counts: local inputs, the histogram's counters in the block (a worker's outputs lie in
+  the judge's lent slots).
+With --flush a buffer larger than L2 is written before every call, as the harness flushes.
+
+Each placement is timed in rounds (interleaved, CUDA events, the median of every call), and the
+child's rounds run with the parent idle (blocked on the child's reply) or, with --busy, while the
+parent queues a stream of small kernels of its own (a judge that keeps its context busy).
+
+    PYTHONPATH=src/python python3 bench/lent_memory_probe.py [--rounds 6] [--calls 5] [--busy] [--flush] [--json FILE]
+
+Kernels: the histogram task's HIP baseline (compiled with the harness's own nvcc/hipcc commands)
+on its bytes-256 case, and mini_mlp's Triton matmul on the llama8b case's gate GEMM (4096 x 4096
+by 4096 x 14336, bfloat16).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import importlib.util
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from typing import IO, Any, Callable
+
+import torch
+
+from arena.harness.backends.hip import compile_hip
+from arena.harness.shared_gpu import SharedBlock, runtime
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+HISTOGRAM = REPO_ROOT / "tasks/hip2hip/histogram/kernel.hip"
+MATMUL = REPO_ROOT / "tasks/repository/mini_mlp/mini_mlp/ops/matmul.py"
+N_VALUES, BINS = 33554433, 256  # the histogram's bytes-256 case
+T, H, INNER = 4096, 4096, 14336  # mini_mlp's llama8b case: h (T x H) @ w_gate (H x INNER)
+MiB = 1 << 20
+LAYOUT = {"x": 0, "a": 256 * MiB, "b": 320 * MiB, "counts": 512 * MiB}  # offsets, each past the last
+SPAN = 640 * MiB  # one layout's bytes
+BLOCK_BYTES = 4096 * MiB  # as large as a lent pool; a second layout lies at its far end
+FAR = BLOCK_BYTES - SPAN
+FLUSH_BYTES = 256 * MiB  # written between calls with --flush (more than the L2 of any GPU here)
+
+
+def kernels(work: Path) -> dict[str, Callable[[dict[str, torch.Tensor]], Any]]:
+    backend = "rocm" if torch.version.hip else "cuda"
+    props = torch.cuda.get_device_properties(0)
+    arch = str(props.gcnArchName).split(":")[0] if torch.version.hip else f"sm_{props.major}{props.minor}"
+    library = work / "histogram.so"
+    if not library.exists():
+        built, log = compile_hip(HISTOGRAM, library, backend, arch)
+        if not built:
+            raise SystemExit(f"the histogram did not compile:\n{log}")
+    launcher = ctypes.CDLL(str(library)).histogram
+    launcher.restype = ctypes.c_int
+    spec = importlib.util.spec_from_file_location("probe_matmul", MATMUL)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+
+    def histogram(t: dict[str, torch.Tensor]) -> None:
+        stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+        code = launcher(
+            ctypes.c_void_p(t["x"].data_ptr()), ctypes.c_void_p(t["counts"].data_ptr()),
+            ctypes.c_int64(N_VALUES), ctypes.c_int64(BINS), stream,
+        )  # fmt: skip
+        if code:
+            raise RuntimeError(f"histogram returned {code}")
+
+    return {"histogram": histogram, "matmul": lambda t: module.matmul(t["a"], t["b"])}
+
+
+def views(data: torch.Tensor, base: int = 0) -> dict[str, torch.Tensor]:
+    """The inputs and the histogram's counts as views of a uint8 block laid out by LAYOUT from `base`."""
+
+    def view(name: str, dtype: torch.dtype, shape: tuple[int, ...]) -> torch.Tensor:
+        count = 1
+        for size in shape:
+            count *= size
+        start = base + LAYOUT[name]
+        return data[start : start + count * dtype.itemsize].view(dtype).view(shape)
+
+    return {
+        "x": view("x", torch.int32, (N_VALUES,)),
+        "a": view("a", torch.bfloat16, (T, H)),
+        "b": view("b", torch.bfloat16, (H, INNER)),
+        "counts": view("counts", torch.int32, (BINS,)),
+    }
+
+
+def fill(block: dict[str, torch.Tensor]) -> None:
+    generator = torch.Generator(device="cuda").manual_seed(47)
+    block["x"].copy_(torch.randint(0, BINS, (N_VALUES,), device="cuda", generator=generator, dtype=torch.int32))
+    block["a"].copy_(torch.randn(T, H, device="cuda", generator=generator).to(torch.bfloat16))
+    block["b"].copy_((torch.randn(H, INNER, device="cuda", generator=generator) * 0.02).to(torch.bfloat16))
+
+
+def time_placements(
+    places: dict[str, dict[str, torch.Tensor]], rounds: int, calls: int, work: Path, flush: bool
+) -> dict[str, Any]:
+    """Median microseconds a call per kernel and placement, the placements interleaved by round;
+    with `flush`, a buffer larger than L2 written before every call (as the harness's flush)."""
+    run = kernels(work)
+    scratch = torch.empty(FLUSH_BYTES, dtype=torch.uint8, device="cuda") if flush else None
+    samples: dict[str, list[float]] = {f"{k}/{p}": [] for k in run for p in places}
+    for kernel in run.values():
+        for tensors in places.values():
+            for _ in range(2):
+                kernel(tensors)  # compiled, warm
+    torch.cuda.synchronize()
+    for _ in range(rounds):
+        for name, kernel in run.items():
+            for place, tensors in places.items():
+                for _ in range(calls):
+                    if scratch is not None:
+                        scratch.fill_(1)
+                    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                    start.record()
+                    kernel(tensors)
+                    end.record()
+                    end.synchronize()
+                    samples[f"{name}/{place}"].append(start.elapsed_time(end) * 1000.0)
+    return {key: round(statistics.median(values), 2) for key, values in samples.items()}
+
+
+def placements(block: torch.Tensor) -> dict[str, dict[str, torch.Tensor]]:
+    """local (this process's own tensors), lent (the block's near layout), far (its far layout),
+    lent-counts (local inputs, the counts in the block: where a worker's outputs lie)."""
+    lent, far = views(block), views(block, FAR)
+    local = {name: tensor.clone() for name, tensor in lent.items()}
+    return {"local": local, "lent": lent, "far": far, "lent-counts": dict(local, counts=lent["counts"])}
+
+
+def child(handle: str, rounds: int, calls: int, work: Path, flush: bool) -> None:
+    block = SharedBlock.open(runtime(), bytes.fromhex(handle), BLOCK_BYTES)
+    print(json.dumps(time_placements(placements(block.bytes), rounds, calls, work, flush)), flush=True)
+    block.close()
+
+
+def _read_into(stream: IO[str], reply: list[str]) -> None:
+    reply.append(stream.read())
+
+
+def busy_until(process: subprocess.Popen[str]) -> str:
+    """Queue small kernels on this process's context until the child replies."""
+    reply: list[str] = []
+    if process.stdout is None:
+        raise RuntimeError("the child's output is not a pipe")
+    reader = threading.Thread(target=_read_into, args=(process.stdout, reply), daemon=True)
+    reader.start()
+    scratch = torch.zeros(1 << 16, device="cuda")
+    while reader.is_alive():
+        for _ in range(64):
+            scratch.add_(1.0)
+        torch.cuda.synchronize()
+    return reply[0]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("--calls", type=int, default=5)
+    parser.add_argument("--busy", action="store_true", help="also time the child while this process keeps its GPU busy")
+    parser.add_argument("--flush", action="store_true", help="write a buffer larger than L2 before every call")
+    parser.add_argument("--json", type=Path)
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--work", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args.child, args.rounds, args.calls, args.work, args.flush)
+        return 0
+    with tempfile.TemporaryDirectory() as folder:
+        work = Path(folder)
+        block = SharedBlock.allocate(runtime(), BLOCK_BYTES)
+        for base in (0, FAR):
+            fill(views(block.bytes, base))
+        torch.cuda.synchronize()
+        result: dict[str, Any] = {"device": torch.cuda.get_device_name(0), "flush": args.flush}
+        result["parent"] = time_placements(placements(block.bytes), args.rounds, args.calls, work, args.flush)
+        command = [sys.executable, __file__, "--child", block.handle.hex(), "--work", str(work)]
+        command += ["--rounds", str(args.rounds), "--calls", str(args.calls)] + (["--flush"] if args.flush else [])
+        for mode in ("idle", "busy") if args.busy else ("idle",):
+            process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+            out = busy_until(process) if mode == "busy" else process.communicate()[0]
+            process.wait()
+            result[f"child, parent {mode}"] = json.loads(out.strip().splitlines()[-1])
+        block.close()
+    for where, table in result.items():
+        if isinstance(table, dict):
+            print(f"{where:20s} " + "  ".join(f"{key} {value:.1f} us" for key, value in table.items()))
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(result, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
