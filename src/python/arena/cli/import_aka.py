@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
             f"--out {args.out} is inside this repository's {TASKS_FOLDER}/: the imported tasks hold "
             "third-party code and are never committed; write them under dist/ (e.g. dist/aka)"
         )
-    outcomes = import_checkout(args.checkout, args.out)
+    outcomes = import_checkout(args.checkout, args.out, fit=True)  # tolerances fitted (importer/fit.py)
     # With JSON on stdout, the table goes to stderr so the JSON stays parseable.
     table = sys.stderr if args.json == "-" else sys.stdout
     table.write(format_table(outcomes))

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+import textwrap
+from typing import Any, Sequence
 
 from arena.importer.reference_source import REFERENCE_FUNCTION
 from arena.importer.task_fields import TaskFields, TensorField
@@ -85,8 +86,9 @@ def signature(fields: TaskFields) -> str:
     return f"{fields.function}({', '.join(parts)}) -> {shown}" + (f"; writes {', '.join(written)}" if written else "")
 
 
-def build_file_text(declared: dict[str, Any], source: str) -> str:
-    """The BUILD file: one kernel_task, every value a literal, one case per line."""
+def build_file_text(declared: dict[str, Any], source: str, fitted: Sequence[str] = ()) -> str:
+    """The BUILD file: one kernel_task, every value a literal, one case per line; `fitted`: comment
+    lines above `tolerances` (arena.importer.fit: a tolerance fitted, and AKA's)."""
     lines = [
         f"# Imported from AgentKernelArena {source} by `arena import aka`; do not commit (third-party code).",
         "kernel_task(",
@@ -97,6 +99,8 @@ def build_file_text(declared: dict[str, Any], source: str) -> str:
             lines += [f"        {case!r}," for case in value]
             lines.append("    ],")
         else:
+            if key == "tolerances":
+                lines += [f"    # {line}" for comment in fitted for line in textwrap.wrap(comment, 96)]
             lines.append(f"    {key}={value!r},")
     lines.append(")")
     return "\n".join(lines) + "\n"

@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from arena.importer.checkout import SourceTask, find_tasks, inside
 from arena.importer.config import read_config, runner_path
 from arena.importer.correctness import read_test_loop
 from arena.importer.declaration import CATEGORY, build_file_text, declare
+from arena.importer.fit import Fit, fit_tolerances, loosened
 from arena.importer.follow import follow_cases
 from arena.importer.harness import harness_path, read_harness_loop
 from arena.importer.interpreter import Interpreter, module_scope
@@ -36,13 +38,16 @@ class ImportedTask:
     source: str  # the task's name in the checkout; also its folder under the output's tasks/
     name: str  # the kernel_task's name
     files: dict[str, bytes]  # BUILD, the kernel file (copied), reference.py (written)
+    declared: dict[str, Any] = field(default_factory=dict)  # the kernel_task's fields, as BUILD has them
 
 
-def import_checkout(checkout: Path, out: Path) -> list[Outcome]:
-    """Import every triton2triton task of `checkout` into `out` (see arena.importer.output)."""
+def import_checkout(checkout: Path, out: Path, fit: bool = False) -> list[Outcome]:
+    """Import every triton2triton task of `checkout` into `out` (see arena.importer.output). With
+    `fit`, a loosened float tolerance that accepts the lower-precision reference is fitted
+    (arena.importer.fit: each task's reference run in a child process; the command does this)."""
     tasks = find_tasks(checkout)
     prepare_output(out)
-    outcomes = []
+    outcomes, loose = [], {}
     for task in tasks:
         try:
             imported = read_task(task, checkout)
@@ -51,7 +56,30 @@ def import_checkout(checkout: Path, out: Path) -> list[Outcome]:
             outcomes.append(Outcome(task.name, reason=str(error)))
             continue
         outcomes.append(Outcome(task.name, address=address))
-    return outcomes
+        if fit and loosened(imported.declared.get("tolerances", {})):
+            loose[address] = imported
+    if not loose:
+        return outcomes
+    fits = fit_tolerances(out, {address: loosened(task.declared["tolerances"]) for address, task in loose.items()})
+    return [
+        _refitted(out, outcome, loose[outcome.address], fits[outcome.address]) if outcome.address in loose else outcome
+        for outcome in outcomes
+    ]
+
+
+def _refitted(out: Path, outcome: Outcome, imported: ImportedTask, fits: list[Fit]) -> Outcome:
+    """The task's BUILD written again with its fitted tolerances (a comment above them says so)."""
+    fitted = [fit for fit in fits if fit.fitted is not None]
+    if fitted:
+        tolerances = dict(imported.declared["tolerances"])
+        tolerances.update({fit.dtype: fit.to_dict()["to"] for fit in fitted})
+        declared = {**imported.declared, "tolerances": tolerances}
+        text = build_file_text(declared, imported.source, [fit.comment() for fit in fitted])
+        try:
+            write_task(out, imported.source, {"BUILD": text.encode()})
+        except NotImportable as error:
+            return Outcome(outcome.source, reason=f"{error} (after its tolerance was fitted)")
+    return Outcome(outcome.source, address=outcome.address, tolerances=tuple(fits))
 
 
 def read_task(task: SourceTask, checkout: Path) -> ImportedTask:
@@ -118,6 +146,7 @@ def read_task(task: SourceTask, checkout: Path) -> ImportedTask:
     return ImportedTask(
         source=task.name,
         name=name,
+        declared=declared,
         files={
             "BUILD": build_file_text(declared, task.name).encode(),
             kernel_file: kernel_text.encode(),

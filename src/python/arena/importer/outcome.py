@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
+
+from arena.importer.fit import Fit
 
 
 class NotImportable(Exception):
@@ -20,10 +23,17 @@ class Outcome:
     source: str  # the task's name in the checkout, e.g. "triton2triton/vllm/triton_rms_norm"
     address: str = ""  # the written kernel_task, e.g. "tasks/triton2triton/vllm/triton_rms_norm:triton_rms_norm"
     reason: str = ""  # why no declaration was written; "" when one was
+    tolerances: tuple[Fit, ...] = ()  # each loosened float tolerance: fitted, or AKA's kept and why
 
     @property
     def imported(self) -> bool:
         return not self.reason
 
-    def to_dict(self) -> dict[str, str | bool]:
-        return {"source": self.source, "imported": self.imported, "address": self.address, "reason": self.reason}
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "imported": self.imported,
+            "address": self.address,
+            "reason": self.reason,
+            "tolerances": [fit.to_dict() for fit in self.tolerances],
+        }

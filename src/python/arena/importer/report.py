@@ -1,4 +1,5 @@
-"""What an import did, for people (a table) and for programs (JSON)."""
+"""What an import did, for people (a table) and for programs (JSON): every task, imported or
+not, and each loosened tolerance the import fitted or kept (arena.importer.fit), with why."""
 
 from __future__ import annotations
 
@@ -17,7 +18,13 @@ def format_table(outcomes: Sequence[Outcome]) -> str:
     ]
     widths = [max(len(row[i]) for row in rows) for i in range(2)]
     lines = [f"{row[0].ljust(widths[0])}  {row[1].ljust(widths[1])}  {row[2]}".rstrip() for row in rows]
-    return "\n".join(lines) + "\n" + summary(outcomes) + "\n"
+    lines += [f"tolerance of {o.source}: {fit.describe()}" for o in outcomes for fit in o.tolerances]
+    lines.append(summary(outcomes))
+    fits = [fit for o in outcomes for fit in o.tolerances]
+    if fits:
+        fitted = sum(fit.fitted is not None for fit in fits)
+        lines.append(f"{len(fits)} loosened tolerance(s) measured: {fitted} fitted, {len(fits) - fitted} kept as AKA's")
+    return "\n".join(lines) + "\n"
 
 
 def summary(outcomes: Sequence[Outcome]) -> str:
@@ -32,5 +39,6 @@ def report_document(outcomes: Sequence[Outcome], checkout: Path, out: Path) -> d
         "out": str(out),
         "tasks": len(outcomes),
         "imported": sum(o.imported for o in outcomes),
+        "fitted": sum(fit.fitted is not None for o in outcomes for fit in o.tolerances),
         "outcomes": [o.to_dict() for o in outcomes],
     }

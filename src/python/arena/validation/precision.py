@@ -23,7 +23,7 @@ from torch.overrides import TorchFunctionMode
 
 from arena.harness.check import called_outputs, find_mismatch
 from arena.harness.inputs import make_inputs, make_scalars, spec_dtype
-from arena.task.task import Case, Task, Tolerance
+from arena.task.task import Case, Task, TensorSpec, Tolerance
 from arena.task.tolerance import DEFAULT_TOLERANCES, tolerance_for
 
 LOWERED = {"float16": "intermediates rounded to float16", "bfloat16": "intermediates rounded to bfloat16"}
@@ -97,9 +97,23 @@ def lowered_verdicts(task: Task, reference: Callable[..., Any], case: Case) -> l
     """The lowered reference's outputs on `case` against float64 (empty when there is no lowering
     for the case's dtype or no output has a loosened tolerance)."""
     dtypes = [spec_dtype(spec, case) for spec in task.outputs]
-    if case.dtype not in LOWERED and case.dtype not in LOWERED_INPUTS:
-        return []
     if not any(loosened(task, dtype) for dtype in dtypes):
+        return []
+    verdicts = []
+    for spec, dtype, mine, want in lowered_outputs(task, reference, case):
+        default = find_mismatch(spec.name, mine, want, DEFAULT_TOLERANCES[dtype]) or ""
+        own = find_mismatch(spec.name, mine, want, tolerance_for(task, dtype)) or ""
+        verdicts.append(Verdict(case.name, spec.name, dtype, default, own))
+    return verdicts
+
+
+def lowered_outputs(
+    task: Task, reference: Callable[..., Any], case: Case
+) -> list[tuple[TensorSpec, str, torch.Tensor, torch.Tensor]]:
+    """(spec, dtype, lowered, float64) of each floating output of the reference on `case` that has a
+    default tolerance (empty when there is no lowering for the case's dtype). Also used by the
+    importer, which fits a loosened tolerance to them (arena/importer/fit.py)."""
+    if case.dtype not in LOWERED and case.dtype not in LOWERED_INPUTS:
         return []
     inputs = make_inputs(task, case, torch.device("cpu"))
     scalars = make_scalars(task, case)
@@ -113,16 +127,15 @@ def lowered_verdicts(task: Task, reference: Callable[..., Any], case: Case) -> l
             low = called_outputs(task, reference, [_through_bfloat16(x) for x in inputs], scalars)
     if isinstance(exact, str) or isinstance(low, str):
         raise ValueError(f"the reference: {exact if isinstance(exact, str) else low}")
-    verdicts = []
-    for spec, dtype, mine, want in zip(task.outputs, dtypes, low, exact):
+    pairs = []
+    for spec, mine, want in zip(task.outputs, low, exact):
+        dtype = spec_dtype(spec, case)
         if not isinstance(mine, torch.Tensor) or not isinstance(want, torch.Tensor) or not mine.is_floating_point():
             continue
         if mine.shape != want.shape or dtype not in DEFAULT_TOLERANCES:
             continue
-        default = find_mismatch(spec.name, mine, want, DEFAULT_TOLERANCES[dtype]) or ""
-        own = find_mismatch(spec.name, mine, want, tolerance_for(task, dtype)) or ""
-        verdicts.append(Verdict(case.name, spec.name, dtype, default, own))
-    return verdicts
+        pairs.append((spec, dtype, mine, want))
+    return pairs
 
 
 def _through_bfloat16(tensor: torch.Tensor) -> torch.Tensor:

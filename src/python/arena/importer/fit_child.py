@@ -1,0 +1,98 @@
+"""The tolerance fit's child: the lowered reference of imported tasks measured, in one process
+that imports torch once (arena.importer.fit starts it; the importer's own process never runs a
+task's code).
+
+`python -m arena.importer.fit_child OUT FD ADDR...` writes, to descriptor FD, one JSON line
+{"start": ADDR} as it begins each task and one {"task": ADDR, "measured": [...], "notes": [...]}
+when it is done. Per untimed case (the cases check c runs) and float output: the reference
+lowered as check c lowers it (arena.validation.precision.lowered_outputs) against float64, as
+{"case", "output", "dtype", "s_low", "default_refuses", "task_refuses"}, where s_low is the
+smallest s with |lowered - float64| <= s + s * |float64| at every element (inf where no s
+accepts it: a NaN or an infinity float64 does not have).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any, Sequence
+
+
+def error_scale(low: Any, exact: Any) -> float:
+    """The smallest s with |low - exact| <= s + s * |exact| everywhere (the harness's comparison,
+    arena.harness.check.mismatch_mask, at atol = rtol = s); inf where no s accepts `low`."""
+    import torch
+
+    g, w = low.double(), exact.double()
+    finite = torch.isfinite(w)
+    matched = (torch.isnan(w) & torch.isnan(g)) | (torch.isinf(w) & (g == w))
+    if bool((~finite & ~matched).any()):
+        return math.inf
+    ratio = ((g - w).abs() / (1 + w.abs()))[finite]
+    if ratio.numel() == 0:
+        return 0.0
+    return math.inf if bool(torch.isnan(ratio).any()) else float(ratio.max())
+
+
+def measure_task(root: Path, address: str) -> dict[str, Any]:
+    """The lowered reference of one task on its untimed cases (see the module's docstring)."""
+    from arena.harness.check import find_mismatch
+    from arena.task.load import load_task
+    from arena.task.tolerance import DEFAULT_TOLERANCES, tolerance_for
+    from arena.validation.precision import lowered_outputs
+    from arena.validation.reference_check import load_reference
+
+    task = load_task(root, address)
+    if task.reference is None:
+        return {"measured": [], "notes": ["no reference: nothing to lower"]}
+    reference = load_reference(task, root / task.task_dir)
+    measured, notes = [], []
+    for case in (case for case in task.cases if not case.timed):
+        try:
+            pairs = lowered_outputs(task, reference, case)
+        except Exception as raised:  # the task's own code under a rounding mode: say so, measure the rest
+            notes.append(
+                f"the lower-precision reference fails on case {case.name!r}: {type(raised).__name__}: {raised}"
+            )
+            continue
+        for spec, dtype, low, exact in pairs:
+            default = find_mismatch(spec.name, low, exact, DEFAULT_TOLERANCES[dtype])
+            own = find_mismatch(spec.name, low, exact, tolerance_for(task, dtype))
+            measured.append(
+                {
+                    "case": case.name,
+                    "output": spec.name,
+                    "dtype": dtype,
+                    "s_low": error_scale(low, exact),
+                    "default_refuses": default is not None,
+                    "task_refuses": own is not None,
+                }
+            )
+    return {"measured": measured, "notes": notes}
+
+
+def main(argv: Sequence[str]) -> int:
+    import arena.validation.precision  # noqa: F401 (torch, before the first task's time limit starts)
+
+    root, fd, addresses = Path(argv[0]), int(argv[1]), argv[2:]
+    out = os.fdopen(fd, "w", buffering=1)
+    for address in addresses:
+        out.write(json.dumps({"start": address}) + "\n")
+        began = time.perf_counter()
+        try:
+            message = measure_task(root, address)
+        except Exception as error:  # the task's own code: whatever it raises is that task's
+            message = {"error": f"{type(error).__name__}: {error}\n{traceback.format_exc(limit=-3)}"}
+        seconds = round(time.perf_counter() - began, 2)
+        out.write(json.dumps({"task": address, **message, "seconds": seconds}) + "\n")
+    out.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
