@@ -5,8 +5,9 @@ and the fast tier's check c (arena/validation/precision.py) then finds that the 
 in lower precision passes the task on every case where arena's default refuses it. For such a
 dtype the importer writes the loosest tolerance that still refuses that lowered reference, with a
 margin: atol = rtol = s, s the largest value of a 1-2-5 ladder (1e-6 .. 1) that is at most half
-the lowered reference's error scale s_low and at least arena's default, each component capped at
-AKA's own (never looser than the test's). Where no value fits, AKA's tolerance is kept and the
+the lowered reference's error scale s_low, at least arena's default and at least twice the
+reference's own error (validation checks the reference against float64 within it), each component
+capped at AKA's own (never looser than the test's). Where no value fits, AKA's tolerance is kept and the
 report says why.
 
 s_low is measured in a child process (arena/importer/fit_child.py), as check c measures it: the
@@ -94,10 +95,12 @@ def loosened(tolerances: Mapping[str, Mapping[str, float]]) -> dict[str, Toleran
     return found
 
 
-def ladder_value(s_low: float, aka: Tolerance, default: Tolerance) -> float | None:
-    """The largest LADDER value s with s <= s_low / MARGIN, s >= the default and s below the looser
-    of AKA's atol and rtol (at or above it the capped tolerance would be AKA's own); None if none."""
-    low, high = max(default.atol, default.rtol), max(aka.atol, aka.rtol)
+def ladder_value(s_low: float, aka: Tolerance, default: Tolerance, s_ref: float = 0.0) -> float | None:
+    """The largest LADDER value s with s <= s_low / MARGIN, s >= the default, s >= s_ref * MARGIN
+    (the reference's own error in its dtype, which validation's float64 check of it must accept)
+    and s below the looser of AKA's atol and rtol (at or above it the capped tolerance would be
+    AKA's own); None if none."""
+    low, high = max(default.atol, default.rtol, s_ref * MARGIN), max(aka.atol, aka.rtol)
     return max((s for s in LADDER if low <= s <= s_low / MARGIN and s < high), default=None)
 
 
@@ -119,13 +122,14 @@ def decide(dtype: str, aka: Tolerance, message: Mapping[str, Any]) -> Fit:
         return Fit(dtype, aka, reason=f"it refuses the lowered reference already (case {caught[0]['case']!r})")
     worst = max(refused, key=lambda row: float(row["s_low"]))
     s_low, case, output = float(worst["s_low"]), str(worst["case"]), str(worst["output"])
+    s_ref = max(float(row.get("s_ref", 0.0)) for row in rows)
     default = DEFAULT_TOLERANCES[dtype]
-    s = ladder_value(s_low, aka, default)
+    s = ladder_value(s_low, aka, default, s_ref)
     if s is None:
-        reason = (
-            f"no ladder value lies between arena's default ({_shown(default)}) and s_low / {MARGIN:g} "
-            f"({s_low / MARGIN:.3g}), below AKA's"
-        )
+        floor = f"arena's default ({_shown(default)})"
+        if s_ref * MARGIN > max(default.atol, default.rtol):
+            floor = f"{MARGIN:g} x the reference's own error in {dtype} ({MARGIN * s_ref:.3g})"
+        reason = f"no ladder value lies between {floor} and s_low / {MARGIN:g} ({s_low / MARGIN:.3g}), below AKA's"
         return Fit(dtype, aka, None, s_low, case, output, reason)
     return Fit(dtype, aka, Tolerance(min(s, aka.atol), min(s, aka.rtol)), s_low, case, output)
 

@@ -6,9 +6,10 @@ task's code).
 {"start": ADDR} as it begins each task and one {"task": ADDR, "measured": [...], "notes": [...]}
 when it is done. Per untimed case (the cases check c runs) and float output: the reference
 lowered as check c lowers it (arena.validation.precision.lowered_outputs) against float64, as
-{"case", "output", "dtype", "s_low", "default_refuses", "task_refuses"}, where s_low is the
-smallest s with |lowered - float64| <= s + s * |float64| at every element (inf where no s
-accepts it: a NaN or an infinity float64 does not have).
+{"case", "output", "dtype", "s_low", "s_ref", "default_refuses", "task_refuses"}, where s_low is
+the smallest s with |lowered - float64| <= s + s * |float64| at every element (inf where no s
+accepts it: a NaN or an infinity float64 does not have), and s_ref the same of the reference in
+the case's own dtype (what validation's float64 check of the reference measures).
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ def measure_task(root: Path, address: str) -> dict[str, Any]:
     for case in (case for case in task.cases if not case.timed):
         try:
             pairs = lowered_outputs(task, reference, case)
+            plain = _plain_outputs(task, reference, case)
         except Exception as raised:  # the task's own code under a rounding mode: say so, measure the rest
             notes.append(
                 f"the lower-precision reference fails on case {case.name!r}: {type(raised).__name__}: {raised}"
@@ -69,11 +71,27 @@ def measure_task(root: Path, address: str) -> dict[str, Any]:
                     "output": spec.name,
                     "dtype": dtype,
                     "s_low": error_scale(low, exact),
+                    "s_ref": error_scale(plain[spec.name], exact),
                     "default_refuses": default is not None,
                     "task_refuses": own is not None,
                 }
             )
     return {"measured": measured, "notes": notes}
+
+
+def _plain_outputs(task: Any, reference: Any, case: Any) -> dict[str, Any]:
+    """The reference's outputs in the case's own dtype, by name: what validation's float64 check
+    of the reference compares (arena/validation/reference_check.py)."""
+    import torch
+
+    from arena.harness.check import called_outputs
+    from arena.harness.inputs import make_inputs, make_scalars
+
+    with torch.no_grad():
+        got = called_outputs(task, reference, make_inputs(task, case, torch.device("cpu")), make_scalars(task, case))
+    if isinstance(got, str):
+        raise ValueError(f"the reference: {got}")
+    return {spec.name: tensor for spec, tensor in zip(task.outputs, got)}
 
 
 def main(argv: Sequence[str]) -> int:

@@ -117,6 +117,21 @@ def test_no_ladder_value_between_the_default_and_half_the_lowered_error_keeps_ak
     assert decide("float32", Tolerance(1e-2, 1e-2), message).fitted == Tolerance(1e-5, 1e-5)
 
 
+def test_no_fit_where_the_reference_itself_is_as_far_from_float64_as_the_lowered_one() -> None:
+    """A float32 output compared with a float16 matmul (rocmbench's assert_close between dtypes):
+    the reference's own error is the lowered one's; a tolerance that refuses the lowered reference
+    would refuse the reference too."""
+    message = _refused_only_by_the_default(4.2e-4, "c")
+    message["measured"][0]["s_ref"] = 4.2e-4
+    fit = decide("float32", Tolerance(1e-5, 1e-3), message)
+    assert fit.fitted is None and fit.reason == (
+        "no ladder value lies between 2 x the reference's own error in float32 (0.00084) and s_low / 2 (0.00021), "
+        "below AKA's"
+    )
+    message["measured"][0]["s_ref"] = 5e-5  # twice it is 1e-4: 2e-4 still fits
+    assert decide("float32", Tolerance(1e-5, 1e-3), message).fitted == Tolerance(1e-5, 2e-4)
+
+
 @pytest.mark.parametrize(
     ("s_low", "aka", "expected"),
     [
