@@ -11,13 +11,16 @@ two kernels, on the same values, in a judge-like parent and in a worker-like chi
   child's mapping of it by handle); far: the same at the block's far end;
 - lent-counts: local inputs, the histogram's counters in the block (a worker's outputs lie in
   the judge's lent slots).
-With --flush a buffer larger than L2 is written before every call, as the harness flushes.
+With --flush a buffer larger than L2 is written before every call, as the harness flushes. With
+--rewrite a third child is timed while the parent writes the whole block again before each of
+its rounds (the judge copies a chunk's inputs into the lent pool just before the worker reads).
 
 Each placement is timed in rounds (interleaved, CUDA events, the median of every call), and the
 child's rounds run with the parent idle (blocked on the child's reply) or, with --busy, while the
 parent queues a stream of small kernels of its own (a judge that keeps its context busy).
 
-    PYTHONPATH=src/python python3 bench/lent_memory_probe.py [--rounds 6] [--calls 5] [--busy] [--flush] [--json FILE]
+    PYTHONPATH=src/python python3 bench/lent_memory_probe.py [--rounds 6] [--calls 5] [--busy] [--flush] \
+        [--rewrite] [--json FILE]
 
 Kernels: the histogram task's HIP baseline (compiled with the harness's own nvcc/hipcc commands)
 on its bytes-256 case, and mini_mlp's Triton matmul on the llama8b case's gate GEMM (4096 x 4096
@@ -109,7 +112,12 @@ def fill(block: dict[str, torch.Tensor]) -> None:
 
 
 def time_placements(
-    places: dict[str, dict[str, torch.Tensor]], rounds: int, calls: int, work: Path, flush: bool
+    places: dict[str, dict[str, torch.Tensor]],
+    rounds: int,
+    calls: int,
+    work: Path,
+    flush: bool,
+    before_round: Callable[[], None] = lambda: None,
 ) -> dict[str, Any]:
     """Median microseconds a call per kernel and placement, the placements interleaved by round;
     with `flush`, a buffer larger than L2 written before every call (as the harness's flush)."""
@@ -122,6 +130,7 @@ def time_placements(
                 kernel(tensors)  # compiled, warm
     torch.cuda.synchronize()
     for _ in range(rounds):
+        before_round()
         for name, kernel in run.items():
             for place, tensors in places.items():
                 for _ in range(calls):
@@ -144,9 +153,17 @@ def placements(block: torch.Tensor) -> dict[str, dict[str, torch.Tensor]]:
     return {"local": local, "lent": lent, "far": far, "lent-counts": dict(local, counts=lent["counts"])}
 
 
-def child(handle: str, rounds: int, calls: int, work: Path, flush: bool) -> None:
+def _rewritten() -> None:
+    """Ask the parent to write the block again, and wait until it has (--rewrite)."""
+    print("ready", flush=True)
+    sys.stdin.readline()
+
+
+def child(handle: str, rounds: int, calls: int, work: Path, flush: bool, rewrite: bool) -> None:
     block = SharedBlock.open(runtime(), bytes.fromhex(handle), BLOCK_BYTES)
-    print(json.dumps(time_placements(placements(block.bytes), rounds, calls, work, flush)), flush=True)
+    places = placements(block.bytes)
+    timed = time_placements(places, rounds, calls, work, flush, _rewritten if rewrite else lambda: None)
+    print(json.dumps(timed), flush=True)
     block.close()
 
 
@@ -169,18 +186,37 @@ def busy_until(process: subprocess.Popen[str]) -> str:
     return reply[0]
 
 
+def rewriting(command: list[str], block: SharedBlock) -> dict[str, Any]:
+    """The child's figures when this process writes the whole block again before each round."""
+    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert process.stdin is not None and process.stdout is not None
+    for line in process.stdout:
+        if line.strip() != "ready":
+            process.wait()
+            return dict(json.loads(line))
+        for base in (0, FAR):
+            fill(views(block.bytes, base))
+        torch.cuda.synchronize()
+        process.stdin.write("go\n")
+        process.stdin.flush()
+    raise RuntimeError(f"the child ended without its figures (exit {process.wait()})")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--calls", type=int, default=5)
     parser.add_argument("--busy", action="store_true", help="also time the child while this process keeps its GPU busy")
     parser.add_argument("--flush", action="store_true", help="write a buffer larger than L2 before every call")
+    parser.add_argument(
+        "--rewrite", action="store_true", help="also time a child whose block is written again before each round"
+    )
     parser.add_argument("--json", type=Path)
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--work", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(args.child, args.rounds, args.calls, args.work, args.flush)
+        child(args.child, args.rounds, args.calls, args.work, args.flush, args.rewrite)
         return 0
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
@@ -197,6 +233,8 @@ def main() -> int:
             out = busy_until(process) if mode == "busy" else process.communicate()[0]
             process.wait()
             result[f"child, parent {mode}"] = json.loads(out.strip().splitlines()[-1])
+        if args.rewrite:
+            result["child, block rewritten"] = rewriting(command + ["--rewrite"], block)
         block.close()
     for where, table in result.items():
         if isinstance(table, dict):
