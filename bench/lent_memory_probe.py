@@ -10,7 +10,9 @@ two kernels, on the same values, in a judge-like parent and in a worker-like chi
 - lent: views of a SharedBlock of 4 GiB, as large as a lent pool (the parent's own block; the
   child's mapping of it by handle); far: the same at the block's far end;
 - lent-counts: local inputs, the histogram's counters in the block (a worker's outputs lie in
-  the judge's lent slots).
+  the judge's lent slots);
+- odd: views of a second block of 4 GiB + 4 KiB allocated as asked, not in whole large pages
+  (a lent pool's size before SharedBlock.allocate rounded it; session 22's suspect).
 With --flush a buffer larger than L2 is written before every call, as the harness flushes. With
 --rewrite a third child is timed while the parent writes the whole block again before each of
 its rounds (the judge copies a chunk's inputs into the lent pool just before the worker reads).
@@ -55,6 +57,7 @@ MiB = 1 << 20
 LAYOUT = {"x": 0, "a": 256 * MiB, "b": 320 * MiB, "counts": 512 * MiB}  # offsets, each past the last
 SPAN = 640 * MiB  # one layout's bytes
 BLOCK_BYTES = 4096 * MiB  # as large as a lent pool; a second layout lies at its far end
+ODD_BYTES = BLOCK_BYTES + 4096  # not a whole number of large pages
 FAR = BLOCK_BYTES - SPAN
 FLUSH_BYTES = 256 * MiB  # written between calls with --flush (more than the L2 of any GPU here)
 
@@ -145,12 +148,19 @@ def time_placements(
     return {key: round(statistics.median(values), 2) for key, values in samples.items()}
 
 
-def placements(block: torch.Tensor) -> dict[str, dict[str, torch.Tensor]]:
+def placements(block: torch.Tensor, odd: torch.Tensor) -> dict[str, dict[str, torch.Tensor]]:
     """local (this process's own tensors), lent (the block's near layout), far (its far layout),
-    lent-counts (local inputs, the counts in the block: where a worker's outputs lie)."""
+    lent-counts (local inputs, the counts in the block: where a worker's outputs lie), odd (the
+    near layout of the block not allocated in whole large pages)."""
     lent, far = views(block), views(block, FAR)
     local = {name: tensor.clone() for name, tensor in lent.items()}
-    return {"local": local, "lent": lent, "far": far, "lent-counts": dict(local, counts=lent["counts"])}
+    return {
+        "local": local,
+        "lent": lent,
+        "far": far,
+        "lent-counts": dict(local, counts=lent["counts"]),
+        "odd": views(odd),
+    }
 
 
 def _rewritten() -> None:
@@ -159,12 +169,13 @@ def _rewritten() -> None:
     sys.stdin.readline()
 
 
-def child(handle: str, rounds: int, calls: int, work: Path, flush: bool, rewrite: bool) -> None:
-    block = SharedBlock.open(runtime(), bytes.fromhex(handle), BLOCK_BYTES)
-    places = placements(block.bytes)
+def child(handles: list[str], rounds: int, calls: int, work: Path, flush: bool, rewrite: bool) -> None:
+    block, odd = (SharedBlock.open(runtime(), bytes.fromhex(h), n) for h, n in zip(handles, (BLOCK_BYTES, ODD_BYTES)))
+    places = placements(block.bytes, odd.bytes)
     timed = time_placements(places, rounds, calls, work, flush, _rewritten if rewrite else lambda: None)
     print(json.dumps(timed), flush=True)
     block.close()
+    odd.close()
 
 
 def _read_into(stream: IO[str], reply: list[str]) -> None:
@@ -186,7 +197,7 @@ def busy_until(process: subprocess.Popen[str]) -> str:
     return reply[0]
 
 
-def rewriting(command: list[str], block: SharedBlock) -> dict[str, Any]:
+def rewriting(command: list[str], blocks: tuple[SharedBlock, SharedBlock]) -> dict[str, Any]:
     """The child's figures when this process writes the whole block again before each round."""
     process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert process.stdin is not None and process.stdout is not None
@@ -194,12 +205,16 @@ def rewriting(command: list[str], block: SharedBlock) -> dict[str, Any]:
         if line.strip() != "ready":
             process.wait()
             return dict(json.loads(line))
-        for base in (0, FAR):
-            fill(views(block.bytes, base))
-        torch.cuda.synchronize()
+        fill_all(*blocks)
         process.stdin.write("go\n")
         process.stdin.flush()
     raise RuntimeError(f"the child ended without its figures (exit {process.wait()})")
+
+
+def fill_all(block: SharedBlock, odd: SharedBlock) -> None:
+    for data, base in ((block.bytes, 0), (block.bytes, FAR), (odd.bytes, 0)):
+        fill(views(data, base))
+    torch.cuda.synchronize()
 
 
 def main() -> int:
@@ -212,7 +227,7 @@ def main() -> int:
         "--rewrite", action="store_true", help="also time a child whose block is written again before each round"
     )
     parser.add_argument("--json", type=Path)
-    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--work", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -221,12 +236,12 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
         block = SharedBlock.allocate(runtime(), BLOCK_BYTES)
-        for base in (0, FAR):
-            fill(views(block.bytes, base))
-        torch.cuda.synchronize()
+        odd = SharedBlock.allocate(runtime(), ODD_BYTES, whole_pages=False)
+        fill_all(block, odd)
         result: dict[str, Any] = {"device": torch.cuda.get_device_name(0), "flush": args.flush}
-        result["parent"] = time_placements(placements(block.bytes), args.rounds, args.calls, work, args.flush)
-        command = [sys.executable, __file__, "--child", block.handle.hex(), "--work", str(work)]
+        places = placements(block.bytes, odd.bytes)
+        result["parent"] = time_placements(places, args.rounds, args.calls, work, args.flush)
+        command = [sys.executable, __file__, "--child", block.handle.hex(), odd.handle.hex(), "--work", str(work)]
         command += ["--rounds", str(args.rounds), "--calls", str(args.calls)] + (["--flush"] if args.flush else [])
         for mode in ("idle", "busy") if args.busy else ("idle",):
             process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
@@ -234,8 +249,9 @@ def main() -> int:
             process.wait()
             result[f"child, parent {mode}"] = json.loads(out.strip().splitlines()[-1])
         if args.rewrite:
-            result["child, block rewritten"] = rewriting(command + ["--rewrite"], block)
+            result["child, block rewritten"] = rewriting(command + ["--rewrite"], (block, odd))
         block.close()
+        odd.close()
     for where, table in result.items():
         if isinstance(table, dict):
             print(f"{where:20s} " + "  ".join(f"{key} {value:.1f} us" for key, value in table.items()))

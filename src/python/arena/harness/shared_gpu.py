@@ -17,6 +17,10 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 HANDLE_BYTES = 64
+# A GPU's large page. A block is allocated in whole ones, so that the worker's mapping of it can use
+# them too: the suspect (not yet confirmed on a GPU) for the worker's kernels running 1.4-1.7x slower
+# on the sets of lent pools of 2.2-2.6 GiB that were not (bench/results/2026-12-04.md, session 22).
+LARGE_PAGE = 2 << 20
 _EVENT_DISABLE_TIMING, _EVENT_INTERPROCESS = 0x02, 0x04
 _LAZY_PEER_ACCESS = 0x01
 
@@ -78,9 +82,12 @@ class SharedBlock:
         self.bytes = as_bytes(pointer, nbytes)
 
     @classmethod
-    def allocate(cls, rt: Runtime, nbytes: int) -> SharedBlock:
+    def allocate(cls, rt: Runtime, nbytes: int, whole_pages: bool = True) -> SharedBlock:
+        """`nbytes` of device memory and its handle; the allocation itself rounded up to whole
+        LARGE_PAGEs unless `whole_pages` is False (bench/lent_memory_probe.py compares the two)."""
         pointer = ctypes.c_void_p()
-        rt.call("Malloc", ctypes.byref(pointer), ctypes.c_size_t(max(nbytes, 1)))
+        allocated = -(-max(nbytes, 1) // LARGE_PAGE) * LARGE_PAGE if whole_pages else max(nbytes, 1)
+        rt.call("Malloc", ctypes.byref(pointer), ctypes.c_size_t(allocated))
         handle = _Handle()
         rt.call("IpcGetMemHandle", ctypes.byref(handle), pointer)
         return cls(rt, int(pointer.value or 0), nbytes, bytes(handle.reserved), True)
