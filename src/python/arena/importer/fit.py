@@ -30,7 +30,7 @@ from arena.environment.measurement import current_measurement
 from arena.errors import ArenaError
 from arena.task.task import FLOAT_DTYPES, Tolerance
 from arena.task.tolerance import DEFAULT_TOLERANCES
-from arena.validation.fast import _Reader
+from arena.validation.fast import ChildReader
 
 LADDER = tuple(float(f"{m}e{e}") for e in range(-6, 0) for m in (1, 2, 5)) + (1.0,)
 MARGIN = 2.0  # s is at most s_low / MARGIN: the lowered reference is refused by at least this factor
@@ -162,7 +162,7 @@ def measure(out: Path, addresses: Sequence[str], timeout_s: float = TASK_TIMEOUT
                 command, env=env, pass_fds=(write_end,), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT
             )
             os.close(write_end)
-            reader, current, started = _Reader(read_end, child, timeout_s), "", False
+            reader, current, started = ChildReader(read_end, child, timeout_s), "", False
             try:
                 for message in reader:
                     current = str(message.get("start", ""))

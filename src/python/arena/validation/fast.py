@@ -34,7 +34,7 @@ def _child_command(repo_root: Path, fd: int, addresses: Sequence[str]) -> tuple[
     return command, env
 
 
-class _Reader:
+class ChildReader:
     """The child's JSON lines, each task's within `timeout_s` of its start line (the child's start,
     its imports, within STARTUP_S); `timed_out` says whether a deadline ended the reading."""
 
@@ -81,7 +81,7 @@ def check_tasks_fast(
         )
         os.close(write_end)
         current, began = "", time.monotonic()
-        reader = _Reader(read_end, child, timeout_s)
+        reader = ChildReader(read_end, child, timeout_s)
         try:
             for message in reader:
                 if "start" in message:
