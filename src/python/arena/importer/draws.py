@@ -26,11 +26,13 @@ from arena.task.vectors import BASE_KINDS
 _DRAWS = ("randn", "rand", "randint", "zeros", "ones", "full", "arange", "randperm", "empty")
 # torch.<kind>_like(x[, value]): x's shape and dtype (read elsewhere), the draw of <kind>.
 _LIKE = ("randn", "rand", "randint", "zeros", "ones", "full", "empty")
-_PASS_THROUGH = ("contiguous", "clone", "to")
+# `.requires_grad_()` and `requires_grad=` change no value (a test that differentiates is refused:
+# arena.importer.autograd_apply.refuse_gradients)
+_PASS_THROUGH = ("contiguous", "clone", "to", "requires_grad_")
 INTEGER_DTYPES = frozenset(
     f"torch.{name}" for name in ("int8", "int16", "int32", "int64", "uint8", "int", "long", "short")
 )
-_KEYWORDS = {"dtype", "device"}  # what else a draw is given changes its values or is not modelled
+_KEYWORDS = {"dtype", "device", "requires_grad"}  # what else a draw is given changes its values or is not modelled
 _WRAPPERS = ("abs", "cumsum")  # x.abs(), torch.abs(x), x.cumsum(d), torch.cumsum(x, dim=d) of a draw x
 
 

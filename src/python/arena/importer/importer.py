@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from arena.importer.autograd_apply import refuse_gradients, refuse_unreadable_forward, with_apply_functions
 from arena.importer.checkout import SourceTask, find_tasks, inside
 from arena.importer.config import read_config, runner_path
 from arena.importer.correctness import read_test_loop
@@ -97,12 +98,13 @@ def read_task(task: SourceTask, checkout: Path) -> ImportedTask:
         raise NotImportable(f"source_file_path lists {len(config.source_files)} files; the importer reads one")
     kernel_file = config.source_files[0]
     kernel_text, kernel_tree = _read_python(checkout, task.folder, kernel_file)
+    source_tree, kernel_tree = kernel_tree, with_apply_functions(kernel_tree)  # `f = Cls.apply`: forward
     if harness_file is not None:  # the geak_eval layout (arena.importer.harness)
         loop = read_harness_loop(runner_tree, runner_file, kernel_tree)
     elif pytest is not None:  # the rocmbench layout (arena.importer.pytest_layout)
         if kernel_file != runner_file:
             raise NotImportable(f"the pytest file {runner_file} is not the kernel file {kernel_file}")
-        loop = read_pytest_loop(runner_tree, runner_file, pytest[1])
+        loop = read_pytest_loop(kernel_tree, runner_file, pytest[1])
     if loop.adapter is not None:  # the test's launch, made a function beside the kernel file
         kernel_tree = ast.Module(body=[*kernel_tree.body, loop.adapter.function], type_ignores=[])
     function = next(
@@ -110,6 +112,8 @@ def read_task(task: SourceTask, checkout: Path) -> ImportedTask:
     )
     if function is None:
         raise NotImportable(f"the test calls {loop.function_name}(), which {kernel_file} does not define")
+    refuse_unreadable_forward(source_tree, loop.function_name)
+    refuse_gradients(list(loop.statements), "the test")
     refuse_stateful(kernel_tree, function)
     loop = as_written_in_place(loop, function, kernel_file, kernel_tree)  # `out = fn(z)` returning z: z in place
     if loop.adapter is not None and loop.adapter.function not in kernel_tree.body:  # fn's new tensors alone

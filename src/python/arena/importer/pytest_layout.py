@@ -21,13 +21,14 @@ import ast
 import itertools
 from typing import Any
 
+from arena.importer.autograd_apply import refuse_gradients
 from arena.importer.config import TaskConfig, command_words
 from arena.importer.correctness import TestLoop, read_loop_body
 from arena.importer.harness import Constants, assignment, is_literal_value
 from arena.importer.launch import launched, wrap_launch
 from arena.importer.outcome import NotImportable
 from arena.importer.rewrites import call_on_module, flatten, inline_helpers
-from arena.importer.values import CannotRead
+from arena.importer.values import CannotRead, DType
 
 FIXTURES = frozenset(("request",))  # pytest fixtures a test may take that hold no case value
 _COMPARISONS = frozenset(("assert_close", "allclose", "equal", "assert_allclose"))
@@ -71,6 +72,7 @@ def read_pytest_loop(tree: ast.Module, shown: str, excluded: list[str]) -> TestL
         names = ", ".join(t.name for t in tests) or "none"
         raise NotImportable(f"{shown} has {len(tests)} correctness tests ({names}); the importer reads one")
     test = tests[0]
+    refuse_gradients(flatten(test.body), f"`{test.name}`")
     launches = sorted(launched(test) & jit)
     kernel = {
         name: name
@@ -96,7 +98,7 @@ def read_pytest_loop(tree: ast.Module, shown: str, excluded: list[str]) -> TestL
     helpers = {k: v for k, v in functions.items() if k not in kernel}
     body = inline_helpers(body, helpers, kernel, shown, 0, module if adapter else "")
     body = [call_on_module(node, kernel, module) for node in body]
-    setup = [assignment(name, value, test) for name, value in defaults.items() if is_literal_value(value)]
+    setup = [_default(name, value, test) for name, value in defaults.items() if _is_default(value)]
     seed, statements, call, comparisons = read_loop_body(body, module, shown)
     return TestLoop(
         tuple(shapes), None, target, tuple(setup), module, seed, tuple(statements), call, comparisons, adapter
@@ -132,7 +134,14 @@ def _launches_any(
 ) -> bool:
     if _is_jit(function) or depth > 3:
         return False
-    if launched(function) & jit:
+    aliases = {  # `matmult_kernel = triton_dot_matmul_kernel`, then `matmult_kernel[grid](...)`
+        target.id: node.value.id
+        for node in ast.walk(function)
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    if {aliases.get(name, name) for name in launched(function)} & jit:
         return True
     return any(
         _launches_any(functions[name], functions, jit, depth + 1)
@@ -208,6 +217,18 @@ def _defaults(test: ast.FunctionDef, constants: Constants, parametrized: set[str
                 f"`{test.name}`'s default {name}=`{ast.unparse(defaults[name])}` cannot be read"
             ) from None
     return values
+
+
+def _is_default(value: Any) -> bool:
+    return is_literal_value(value) or isinstance(value, DType)
+
+
+def _default(name: str, value: Any, test: ast.FunctionDef) -> ast.stmt:
+    """`name = value` for a parameter's default: a literal, or a dtype (`dtype=torch.float16`)."""
+    if not isinstance(value, DType):
+        return assignment(name, value, test)
+    dtype = ast.Attribute(ast.Name("torch", ast.Load()), value.name, ast.Load())
+    return ast.fix_missing_locations(ast.copy_location(ast.Assign([ast.Name(name, ast.Store())], dtype), test))
 
 
 def _without_request(body: list[ast.stmt], tree: ast.Module) -> list[ast.stmt]:

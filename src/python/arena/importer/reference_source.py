@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -55,6 +56,7 @@ def write_reference(runner: RunnerSource, loop: TestLoop, cases: list[FollowedCa
     local = {name for node in local_imports for name in _stored(node)}
     module_parts = _module_parts(runner, free - set(bindings) - local - given)
     inputs = [field.name for field in fields.inputs]
+    statements = [_on_inputs_device(node, inputs[0]) for node in statements]
     params = ", ".join(inputs + (["*"] + [s.param for s in fields.scalars] if fields.scalars else []))
     body = [ast.unparse(node) for node in local_imports]
     body += [f"{name} = {value}" for name, value in bindings.items()]
@@ -86,6 +88,18 @@ def write_reference(runner: RunnerSource, loop: TestLoop, cases: list[FollowedCa
         "",
     ]
     return "\n".join(lines)
+
+
+def _on_inputs_device(statement: ast.stmt, first_input: str) -> ast.stmt:
+    """`statement` with each `device="cuda"` (or "cuda:N") keyword the inputs' device, where the
+    harness put them (as for a name the test binds to "cuda", _constant_source)."""
+    statement = copy.deepcopy(statement)
+    for node in ast.walk(statement):
+        for keyword in getattr(node, "keywords", []) if isinstance(node, ast.Call) else []:
+            value = keyword.value
+            if keyword.arg == "device" and isinstance(value, ast.Constant) and str(value.value).startswith("cuda"):
+                keyword.value = ast.Attribute(ast.Name(first_input, ast.Load()), "device", ast.Load())
+    return ast.fix_missing_locations(statement)
 
 
 def _slice(loop: TestLoop, fields: TaskFields) -> tuple[list[ast.stmt], set[str]]:
