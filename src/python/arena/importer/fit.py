@@ -7,8 +7,10 @@ dtype the importer writes the loosest tolerance that still refuses that lowered 
 margin: atol = rtol = s, s the largest value of a 1-2-5 ladder (1e-6 .. 1) that is at most half
 the lowered reference's error scale s_low, at least arena's default and at least twice the
 reference's own error (validation checks the reference against float64 within it), each component
-capped at AKA's own (never looser than the test's). Where no value fits, AKA's tolerance is kept and the
-report says why.
+capped at AKA's own (never looser than the test's). Where no value fits, arena's default for the
+dtype is written if it is at least twice the reference's own error (check c never fails a default
+tolerance, and validation still checks the baseline against it); where even the default would
+refuse the reference, AKA's tolerance is kept and the report says why.
 
 s_low is measured in a child process (arena/importer/fit_child.py), as check c measures it: the
 task's reference on its untimed cases, lowered by precision.py, against float64. Many tasks go
@@ -50,6 +52,7 @@ class Fit:
     case: str = ""  # where: the case and the output
     output: str = ""
     reason: str = ""  # why AKA's tolerance is kept ("" when fitted)
+    default: bool = False  # fitted is arena's default (capped at AKA's): no ladder value fits
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -61,6 +64,7 @@ class Fit:
             "case": self.case,
             "output": self.output,
             "reason": self.reason,
+            "default": self.default,
         }
 
     def describe(self) -> str:
@@ -69,11 +73,21 @@ class Fit:
         aka = f"{self.dtype} {_shown(self.aka)}"
         if self.fitted is None:
             return f"{aka} kept: {self.reason}"
-        return f"{aka} -> {_shown(self.fitted)} (s_low {self.s_low:.3g}, case {self.case!r}, output {self.output!r})"
+        where = f"s_low {self.s_low:.3g}, case {self.case!r}, output {self.output!r}"
+        if self.default:
+            return f"{aka} -> arena's default {_shown(self.fitted)} (no ladder value fits: {where})"
+        return f"{aka} -> {_shown(self.fitted)} ({where})"
 
     def comment(self) -> str:
         """The BUILD file's comment above the fitted tolerance: that it was fitted, and AKA's."""
         assert self.fitted is not None and self.s_low is not None
+        if self.default:
+            return (
+                f"{self.dtype} tolerance set to arena's default by `arena import aka` (docs/importer.md); "
+                f"AKA's test has {_shown(self.aka)}, which accepts the lower-precision reference "
+                f"(s_low {self.s_low:.3g}, case {self.case!r}), and no looser value refuses it by a "
+                f"factor of {MARGIN:g}"
+            )
         return (
             f"{self.dtype} tolerance fitted by `arena import aka` (docs/importer.md); AKA's test has "
             f"{_shown(self.aka)}, which accepts the lower-precision reference "
@@ -125,11 +139,15 @@ def decide(dtype: str, aka: Tolerance, message: Mapping[str, Any]) -> Fit:
     s_ref = max(float(row.get("s_ref", 0.0)) for row in rows)
     default = DEFAULT_TOLERANCES[dtype]
     s = ladder_value(s_low, aka, default, s_ref)
+    if s is None and s_ref * MARGIN <= min(default.atol, default.rtol):  # the default meets the reference
+        capped = Tolerance(min(default.atol, aka.atol), min(default.rtol, aka.rtol))
+        return Fit(dtype, aka, capped, s_low, case, output, default=True)
     if s is None:
-        floor = f"arena's default ({_shown(default)})"
-        if s_ref * MARGIN > max(default.atol, default.rtol):
-            floor = f"{MARGIN:g} x the reference's own error in {dtype} ({MARGIN * s_ref:.3g})"
-        reason = f"no ladder value lies between {floor} and s_low / {MARGIN:g} ({s_low / MARGIN:.3g}), below AKA's"
+        reason = (
+            f"no ladder value lies between {MARGIN:g} x the reference's own error in {dtype} "
+            f"({MARGIN * s_ref:.3g}) and s_low / {MARGIN:g} ({s_low / MARGIN:.3g}), below AKA's, and arena's "
+            f"default ({_shown(default)}) would refuse the reference"
+        )
         return Fit(dtype, aka, None, s_low, case, output, reason)
     return Fit(dtype, aka, Tolerance(min(s, aka.atol), min(s, aka.rtol)), s_low, case, output)
 

@@ -22,8 +22,10 @@ def format_table(outcomes: Sequence[Outcome]) -> str:
     lines.append(summary(outcomes))
     fits = [fit for o in outcomes for fit in o.tolerances]
     if fits:
-        fitted = sum(fit.fitted is not None for fit in fits)
-        lines.append(f"{len(fits)} loosened tolerance(s) measured: {fitted} fitted, {len(fits) - fitted} kept as AKA's")
+        fitted, default = sum(fit.fitted is not None for fit in fits), sum(fit.default for fit in fits)
+        to_default = f" ({default} to arena's default)" if default else ""
+        kept = len(fits) - fitted
+        lines.append(f"{len(fits)} loosened tolerance(s) measured: {fitted} fitted{to_default}, {kept} kept as AKA's")
     return "\n".join(lines) + "\n"
 
 

@@ -1,8 +1,8 @@
 """A loosened tolerance fitted by the import (arena.importer.fit): the lowered reference of the
 fixture's rms task measured in a child process, the loosest 1-2-5 tolerance that refuses it
-written with a comment, one already tight enough left alone, no fit where no ladder value lies
-between arena's default and half the lowered reference's error, and a child that dies failing
-the task it was measuring alone."""
+written with a comment, one already tight enough left alone, arena's default written where no
+ladder value lies between it and half the lowered reference's error, AKA's kept where even the
+default would refuse the reference, and a child that dies failing the task it was measuring alone."""
 
 from __future__ import annotations
 
@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 
 from arena.cli import main as cli
+from arena.importer import fit as fit_module
 from arena.importer.fit import Fit, decide, ladder_value, measure
 from arena.importer.importer import import_checkout
+from arena.importer.report import format_table
 from arena.task.load import load_task
 from arena.task.task import Tolerance
 from arena.task.tolerance import DEFAULT_TOLERANCES
@@ -105,16 +107,71 @@ def _refused_only_by_the_default(s_low: float, output: str) -> dict:
     return {"measured": [{**row, "default_refuses": True, "task_refuses": False}]}
 
 
-def test_no_ladder_value_between_the_default_and_half_the_lowered_error_keeps_aka_s() -> None:
+def test_no_ladder_value_between_the_default_and_half_the_lowered_error_writes_the_default() -> None:
+    """s_low / 2 under arena's default: the default itself, which check c never fails, and which
+    the reference meets (its own error far under half of it)."""
     message = _refused_only_by_the_default(1.6e-5, "y")
+    message["measured"][0]["s_ref"] = 4e-6  # twice it is under the default 1e-5
     fit = decide("float32", Tolerance(1e-2, 1e-2), message)
-    assert fit.fitted is None and fit.s_low == 1.6e-5 and (fit.case, fit.output) == ("shape1", "y")
-    assert fit.reason == (
-        "no ladder value lies between arena's default (atol 1e-05, rtol 1e-05) and s_low / 2 (8e-06), below AKA's"
+    assert fit.fitted == FLOAT32 and fit.default and fit.reason == ""
+    assert fit.s_low == 1.6e-5 and (fit.case, fit.output) == ("shape1", "y")
+    assert fit.to_dict()["fitted"] is True and fit.to_dict()["default"] is True
+    assert fit.to_dict()["to"] == {"atol": 1e-5, "rtol": 1e-5}
+    assert fit.describe() == (
+        "float32 atol 0.01, rtol 0.01 -> arena's default atol 1e-05, rtol 1e-05 "
+        "(no ladder value fits: s_low 1.6e-05, case 'shape1', output 'y')"
     )
-    assert fit.to_dict()["fitted"] is False and fit.to_dict()["to"] is None
-    message["measured"][0]["s_low"] = 2e-5  # half of it is the default: that fits
-    assert decide("float32", Tolerance(1e-2, 1e-2), message).fitted == Tolerance(1e-5, 1e-5)
+    message["measured"][0]["s_low"] = 2e-5  # half of it is the default: that is a ladder value
+    ladder = decide("float32", Tolerance(1e-2, 1e-2), message)
+    assert ladder.fitted == Tolerance(1e-5, 1e-5) and not ladder.default
+
+
+def test_the_default_is_capped_at_aka_s_tighter_component() -> None:
+    """AKA's atol 1e-6 under float32's default 1e-5 stays AKA's: nothing AKA's test refuses is accepted."""
+    fit = decide("float32", Tolerance(1e-6, 1e-2), _refused_only_by_the_default(1.6e-5, "y"))
+    assert fit.default and fit.fitted == Tolerance(1e-6, 1e-5)
+
+
+def test_the_default_is_not_written_where_it_would_refuse_the_reference() -> None:
+    """The reference's own error 6e-6: twice it is over float32's default 1e-5, which validation's
+    float64 check of the reference would fail; AKA's is kept, with why."""
+    message = _refused_only_by_the_default(1.6e-5, "y")
+    message["measured"][0]["s_ref"] = 6e-6
+    fit = decide("float32", Tolerance(1e-2, 1e-2), message)
+    assert fit.fitted is None and not fit.default and fit.to_dict()["to"] is None
+    assert fit.reason == (
+        "no ladder value lies between 2 x the reference's own error in float32 (1.2e-05) and s_low / 2 (8e-06), "
+        "below AKA's, and arena's default (atol 1e-05, rtol 1e-05) would refuse the reference"
+    )
+
+
+def test_the_import_writes_the_default_with_a_comment_and_check_c_passes(
+    checkout: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """fake_seeded loosened to 1e-2, its lowered reference measured (as if) at s_low 1.2e-5: the
+    BUILD has float32's default under a comment saying why, and check c has no loosened tolerance
+    to fail."""
+    _loosen(checkout)
+    message = _refused_only_by_the_default(1.2e-5, "result")
+    monkeypatch.setattr(fit_module, "measure", lambda out, addresses: {a: message for a in addresses})  # every task
+    out = tmp_path / "out"
+    outcomes = import_checkout(checkout, out, fit=True)
+    (fit,) = _fits(outcomes, SEEDED)
+    assert fit.default and fit.fitted == FLOAT32
+    assert format_table(outcomes).splitlines()[-1] == (  # fake_quant float32 too; fake_scale has no float32 row
+        "3 loosened tolerance(s) measured: 2 fitted (2 to arena's default), 1 kept as AKA's"
+    )
+    build = (out / "tasks" / SEEDED / "BUILD").read_text()
+    comment = " ".join(line.strip().removeprefix("# ") for line in build.splitlines() if line.startswith("    #"))
+    assert comment == (
+        "float32 tolerance set to arena's default by `arena import aka` (docs/importer.md); AKA's test has "
+        "atol 0.01, rtol 0.01, which accepts the lower-precision reference (s_low 1.2e-05, case 'shape1'), and "
+        "no looser value refuses it by a factor of 2"
+    )
+    assert "tolerances={'float32': {'atol': 1e-05, 'rtol': 1e-05}}," in build
+    assert load_task(out, SEEDED_ADDRESS).tolerances["float32"] == FLOAT32
+    failures, passed = _check_c(out, SEEDED_ADDRESS)
+    assert failures == [] and passed == []  # a default tolerance is not a loosened one
 
 
 def test_no_fit_where_the_reference_itself_is_as_far_from_float64_as_the_lowered_one() -> None:
@@ -126,7 +183,7 @@ def test_no_fit_where_the_reference_itself_is_as_far_from_float64_as_the_lowered
     fit = decide("float32", Tolerance(1e-5, 1e-3), message)
     assert fit.fitted is None and fit.reason == (
         "no ladder value lies between 2 x the reference's own error in float32 (0.00084) and s_low / 2 (0.00021), "
-        "below AKA's"
+        "below AKA's, and arena's default (atol 1e-05, rtol 1e-05) would refuse the reference"
     )
     message["measured"][0]["s_ref"] = 5e-5  # twice it is 1e-4: 2e-4 still fits
     assert decide("float32", Tolerance(1e-5, 1e-3), message).fitted == Tolerance(1e-5, 2e-4)
