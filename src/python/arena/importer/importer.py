@@ -24,6 +24,7 @@ from arena.importer.output import prepare_output, write_task
 from arena.importer.pytest_layout import pytest_file, read_pytest_loop
 from arena.importer.reference_source import RunnerSource, reference_function, write_reference
 from arena.importer.returned_argument import as_written_in_place
+from arena.importer.scalar_arguments import as_separate_scalars
 from arena.importer.state import refuse_returned_arguments, refuse_stateful
 from arena.importer.task_fields import TaskFields, read_task_fields
 from arena.importer.values import SourceModule
@@ -116,7 +117,8 @@ def read_task(task: SourceTask, checkout: Path) -> ImportedTask:
     refuse_gradients(list(loop.statements), "the test")
     refuse_stateful(kernel_tree, function)
     loop = as_written_in_place(loop, function, kernel_file, kernel_tree)  # `out = fn(z)` returning z: z in place
-    if loop.adapter is not None and loop.adapter.function not in kernel_tree.body:  # fn's new tensors alone
+    loop = as_separate_scalars(loop, function, kernel_file, kernel_tree)  # `fn(x, [a, b], dtype=torch.float16)`
+    if loop.adapter is not None and loop.adapter.function not in kernel_tree.body:  # appended: the entry
         kernel_tree = ast.Module(body=[*kernel_tree.body, loop.adapter.function], type_ignores=[])
         function = loop.adapter.function
     cases = follow_cases(

@@ -222,6 +222,9 @@ def call_method(tensor: Tensor, name: str, args: Args, kwargs: Kwargs) -> Any:
 
 
 def _to(tensor: Tensor, args: Args, kwargs: Kwargs) -> Tensor:
+    for value in (*args, *kwargs.values()):
+        if isinstance(value, Unknown):  # maybe a dtype (`.to(mod._get_fp8_dtype())`): the result's is not known
+            raise CannotRead(f".to() of a value not read ({value.reason})")
     for value in (*args, kwargs.get("dtype")):
         if isinstance(value, DType):
             return Tensor(tensor.shape, value.name)

@@ -73,7 +73,7 @@ def _reason_after(checkout: Path, old: str, new: str) -> str:
             "result, extra = mod.scale_rows(x, w, alpha=ALPHA)",
             "`mod.scale_rows` returns 2 tensors and the test compares 1 of them (result); arena checks every output",
         ),
-        (CALL, "result = mod.scale_rows(x, w, alpha=(1, 2))", "argument alpha=tuple is not a number or a bool"),
+        (CALL, "result = mod.scale_rows(x, w, alpha=(1, (2, 3)))", "argument alpha_1=tuple is not a number or a bool"),
         (
             CALL,
             "result = mod.scale_rows(x, w, alpha=i > 0)",
