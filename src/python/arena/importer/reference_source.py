@@ -323,8 +323,10 @@ def _constant_source(name: str, cases: list[FollowedCase], first_input: str, fie
         return f"{first_input}.device"  # the test's device: where the harness put the inputs
     if isinstance(value, DType):
         return f"torch.{value.name}"
-    if isinstance(value, _LITERALS) or (isinstance(value, tuple) and all(isinstance(v, _LITERALS) for v in value)):
-        return repr(value)
+    if isinstance(value, _LITERALS) or (
+        isinstance(value, (tuple, list)) and all(isinstance(v, _LITERALS) for v in value)
+    ):
+        return repr(value)  # a list too (`mrope_section = [16, 8, 8]`): a new one each call
     raise NotImportable(f"the reference uses {name!r}, which the importer cannot write as a literal")
 
 

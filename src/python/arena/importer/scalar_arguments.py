@@ -15,9 +15,12 @@ built again from them and the dtype written as the test writes it:
 The test's call becomes a call of that function with the elements' own expressions, so each
 element is read as any other scalar (a number the same in every case, a dim, a case value) and
 refused as any other where it is not one. Only what is read exactly: a list or tuple display
-without `*`, and a dtype written `torch.<dtype>` (one value in every case); a dtype held by a name
-or differing by case, and a kernel file that does not bind `torch` at its top, leave the call as it
-is (and its reading refuses it, with the reason).
+without `*`; a name the case loop unpacks from TEST_SHAPES that is a list (or a tuple) of numbers
+of one length in every case (vLLM's `triton_mrope`: `mrope_section`, read as `mrope_section[0]`,
+...; the reference, which reads the list itself, binds it as a literal where it is one value in
+every case and is refused otherwise); and a dtype written `torch.<dtype>` (one value in every
+case). A dtype held by a name, a list held by any other name, and a kernel file that does not
+bind `torch` at its top leave the call as it is (and its reading refuses it, with the reason).
 """
 
 from __future__ import annotations
@@ -49,7 +52,8 @@ def as_separate_scalars(
         return loop
     arguments = [(params[i], arg, False) for i, arg in enumerate(call.args)]
     arguments += [(str(k.arg), k.value, True) for k in call.keywords]
-    if not any(_listed(node) is not None or _dtype(node) is not None for _, node, _ in arguments):
+    spread = {id(node): _listed(node) or _per_case(node, loop) for _, node, _ in arguments}
+    if not any(spread[id(node)] is not None or _dtype(node) is not None for _, node, _ in arguments):
         return loop
     taken = set(params) | {a.arg for a in function.args.kwonlyargs}
     positional: list[str] = []  # the appended function's parameters, then what the test passes them
@@ -59,18 +63,18 @@ def as_separate_scalars(
     passed_args: list[ast.expr] = []
     passed_keywords: list[ast.keyword] = []
     for param, node, by_keyword in arguments:
-        elements, dtype = _listed(node), _dtype(node)
+        listed, dtype = spread[id(node)], _dtype(node)
         if dtype is not None:
             passed: ast.expr = _torch_dtype(dtype)
             names: list[str] = []
             values: list[ast.expr] = []
-        elif elements is not None:
-            names = [f"{param}_{j}" for j in range(len(elements))]
+        elif listed is not None:
+            kind, values = listed
+            names = [f"{param}_{j}" for j in range(len(values))]
             if any(name in taken for name in names):
                 return loop
             taken |= set(names)
-            values = elements
-            passed = type(node)([ast.Name(name, ast.Load()) for name in names], ast.Load())
+            passed = kind([ast.Name(name, ast.Load()) for name in names], ast.Load())
         else:
             names, values, passed = [param], [node], ast.Name(param, ast.Load())
         if by_keyword:
@@ -91,10 +95,54 @@ def as_separate_scalars(
     return dataclasses.replace(loop, statements=statements, call=statement, adapter=adapter)
 
 
-def _listed(node: ast.expr) -> list[ast.expr] | None:
+Listed = tuple[type[ast.List] | type[ast.Tuple], list[ast.expr]]  # the display's kind, and its elements
+
+
+def _listed(node: ast.expr) -> Listed | None:
     """The elements of a list or tuple display without `*`; None for anything else."""
     if isinstance(node, (ast.List, ast.Tuple)) and node.elts and not any(isinstance(e, ast.Starred) for e in node.elts):
-        return list(node.elts)
+        return type(node), list(node.elts)
+    return None
+
+
+def _per_case(node: ast.expr, loop: TestLoop) -> Listed | None:
+    """`name[0], name[1], ...` for a name the case loop unpacks from each TEST_SHAPES value
+    (`for i, (..., mrope_section) in enumerate(TEST_SHAPES)`) where it is a list (or a tuple) of
+    numbers of one length in every case, and which nothing in the loop binds again; None otherwise."""
+    if not isinstance(node, ast.Name) or not loop.shapes:
+        return None
+    values = [_unpacked(loop.target, shape, node.id) for shape in loop.shapes]
+    sequences = [value for value in values if isinstance(value, (list, tuple))]
+    kinds = {type(value) for value in sequences}
+    if len(sequences) != len(values) or len(kinds) != 1 or len({len(value) for value in sequences}) != 1:
+        return None
+    numbers = all(isinstance(e, (int, float)) and not isinstance(e, bool) for value in sequences for e in value)
+    stored = {
+        n.id
+        for s in (*loop.setup, *loop.statements)
+        for n in ast.walk(s)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+    if not numbers or not sequences[0] or node.id in stored:
+        return None
+    kind: type[ast.List] | type[ast.Tuple] = ast.List if kinds == {list} else ast.Tuple
+    return kind, [
+        ast.Subscript(ast.Name(node.id, ast.Load()), ast.Constant(j), ast.Load()) for j in range(len(sequences[0]))
+    ]
+
+
+def _unpacked(target: ast.expr, value: object, name: str) -> object:
+    """What unpacking `value` into `target` binds to `name` (None where it binds nothing or
+    where the value does not unpack so)."""
+    if isinstance(target, ast.Name):
+        return value if target.id == name else None
+    if (
+        isinstance(target, (ast.Tuple, ast.List))
+        and isinstance(value, (tuple, list))
+        and len(value) == len(target.elts)
+    ):
+        found = [_unpacked(t, v, name) for t, v in zip(target.elts, value)]
+        return next((f for f in found if f is not None), None)
     return None
 
 

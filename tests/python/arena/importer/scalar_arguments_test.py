@@ -175,3 +175,49 @@ def test_a_draw_cast_to_a_dtype_not_read_is_refused(checkout: Path) -> None:
     runner.write_text(text)
     with pytest.raises(NotImportable, match=r"input 'x' cannot be read: \.to\(\) of a value not read"):
         _read(checkout)
+
+
+def _per_case(checkout: Path, second: str) -> None:
+    """The factors a list in each TEST_SHAPES value, `[0.5, 2]` then `second`, unpacked by name."""
+    _write(checkout, factors="factors")
+    runner = checkout / FOLDER / "scripts" / "task_runner.py"
+    text = runner.read_text().replace(
+        "    (4, 64, 2),\n    (8, 256, 3),\n", f"    (4, 64, [0.5, 2]),\n    (8, 256, {second}),\n"
+    )
+    runner.write_text(text.replace("for i, (rows, cols, k) in", "for i, (rows, cols, factors) in"))
+
+
+def test_a_list_the_cases_unpack_by_name_is_read_as_its_elements(checkout: Path, tmp_path: Path) -> None:
+    """vLLM's triton_mrope: `mrope_section` one list in every case; the reference binds it as a literal."""
+    _per_case(checkout, "[0.5, 2]")
+    out = tmp_path / "out"
+    assert {o.source: o.address or o.reason for o in import_checkout(checkout, out)}[TASK] == ADDRESS
+    task = load_task(out, ADDRESS)
+    assert dict(task.scalars) == {"factors_0": 0.5, "factors_1": 2}
+    kernel_text = (out / FOLDER / "source" / "fake_scale.py").read_text()
+    assert kernel_text.endswith(
+        "def scale_rows_scalars(x, w, factors_0, factors_1):\n"
+        "    return scale_rows(x, w, [factors_0, factors_1], output_dtype=torch.float16)\n"
+    )
+    assert "    factors = [0.5, 2]\n" in (out / FOLDER / "reference.py").read_text()
+    reference = load_module(out / FOLDER / "reference.py")
+    copied = load_module(out / FOLDER / "source" / "fake_scale.py")
+    x, w = torch.randn(4, 64), torch.rand(64) + 0.5
+    want = reference.reference(x, w, factors_0=0.5, factors_1=2)
+    assert torch.allclose(copied.scale_rows_scalars(x, w, 0.5, 2).float(), want.float(), atol=1e-2, rtol=1e-2)
+
+
+@pytest.mark.parametrize(
+    ("second", "reason"),
+    [
+        # Elements that differ by case are case values, but the reference reads the list itself.
+        ("[0.5, 3]", "the reference uses 'factors', a value that differs between cases"),
+        # Another length, or a list in one case and a tuple in the other: not one list of scalars.
+        ("[0.5, 2, 1]", "argument factors=list is not a number or a bool"),
+        ("(0.5, 2)", "argument factors=list is not a number or a bool"),
+    ],
+)
+def test_a_list_by_name_that_is_not_one_list_of_scalars_is_refused(checkout: Path, second: str, reason: str) -> None:
+    _per_case(checkout, second)
+    with pytest.raises(NotImportable, match=re.escape(reason)):
+        _read(checkout)
