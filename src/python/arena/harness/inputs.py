@@ -16,7 +16,7 @@ from typing import Mapping
 
 import torch
 
-from arena.task import derived
+from arena.task import derived, literal
 from arena.task.task import CASE_DTYPE, Case, Distribution, Task, TensorSpec
 from arena.task.vectors import MASK_PARAMS, base_distribution
 
@@ -156,6 +156,9 @@ def _draw(
         return sign * torch.pow(10.0, exponent)
     if dist.kind == "large":
         return torch.randn(shape, generator=gen, device=on, dtype=work) * float(p["scale"])
+    if dist.kind == literal.KIND:  # the declared values (task/literal.py): no draw, the same for a hidden copy
+        exact = torch.int64 if not dtype.is_floating_point else torch.float64  # ints beyond 2**53 stay exact
+        return torch.tensor(p["values"], device=on, dtype=exact).reshape(shape)
     if dist.kind == "constant":
         return torch.full(shape, float(p["value"]), device=on, dtype=work)
     if dist.kind == "half_normal":  # |N(0, std)| + low: magnitudes, e.g. scales and routing weights

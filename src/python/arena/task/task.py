@@ -40,10 +40,12 @@ class Distribution:
     half_normal (|N(0, std)| + low) | cumsum (running sums along `dim` of a draw of kind `base`,
     with the base's parameters beside `base` and `dim`) | tril (a draw of kind `base` kept on and
     below a diagonal of each block of axes `rows` x `cols`) | cumsum_of (no draw: the running sums
-    along `dim` of another input's values times `scale`); docs/task-format.md lists them all.
+    along `dim` of another input's values times `scale`) | values (no draw: the tensor's values
+    given as a list, nested for more dims); docs/task-format.md lists them all.
     """
 
     kind: str = "normal"
+    # A `values` literal's one parameter is a list (nested for more dims): task/literal.py.
     params: Mapping[str, float | int | str] = field(default_factory=dict)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from arena.task import derived
+from arena.task import derived, literal
 from arena.task.checks import (
     FieldError,
     require_bool,
@@ -31,6 +31,7 @@ DISTRIBUTION_PARAMS: Mapping[str, tuple[str, ...]] = {
     "cumsum": ("base", "dim"),  # running sums along dim of a draw of `base`, with base's parameters
     "tril": ("base", "rows", "cols", "diagonal"),  # a draw of `base` zeroed above a diagonal, per block
     derived.KIND: derived.PARAMS,  # computed from another input: running sums of its values (derived.py)
+    literal.KIND: literal.PARAMS,  # given in the declaration: the tensor's values as (nested) lists (literal.py)
 }
 # The kinds a cumsum sums or a tril masks: independent elements, one parameter set for the tensor.
 BASE_KINDS = ("normal", "uniform", "half_normal", "randint", "constant")
@@ -63,6 +64,8 @@ def parse_distribution(field: str, raw: Any, what: str) -> Distribution:
         return _parse_based(field, raw, what, kind)
     if kind == derived.KIND:
         return derived.parse(field, raw, what)
+    if kind == literal.KIND:
+        return literal.parse(field, raw, what)
     allowed = DISTRIBUTION_PARAMS[kind] + (MASK_PARAMS if kind in MASKED_KINDS else ())
     require_keys(field, raw, f"{what} ({kind})", ("kind",) + _REQUIRED.get(kind, ()), allowed)
     params = {key: value for key, value in raw.items() if key != "kind"}
@@ -264,6 +267,7 @@ def check_dims_defined(cases: tuple[Case, ...], tensors: tuple[TensorSpec, ...],
         check_periods(case, tensors)
         check_axes(case, tensors)
         check_masks(case, tensors)
+        literal.check(case, tensors, _INT_RANGES)
         derived.check(case, tensors)  # inputs come first: a derived input's source is one declared before it
         for name, value in scalars.items():
             if isinstance(value, str) and value not in case.dims:
