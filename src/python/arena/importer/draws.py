@@ -9,21 +9,25 @@ and `torch.randperm(n)[:k]` (a permutation of [0, n), its first k),
 optionally followed by .to(dtype), .contiguous() or .clone(). The magnitude of a normal draw
 centred on 0 (`torch.randn(...).abs() * 0.1 + 0.01`) is `half_normal`; the running sums of a draw
 along one axis (`torch.randn(...).cumsum(1) * 0.01`, `torch.cumsum(torch.rand(...) * -0.1, dim=-1)`)
-are `cumsum` of that draw's kind. Anything else (a cumsum of another input, values built in a
-loop) matches no distribution, and the task is not imported.
+are `cumsum` of that draw's kind. `torch.tensor(<a list of numbers>, dtype=...)` is a `values`
+literal, the list itself (arena/task/literal.py), and a cumsum of one of integers the literal of its
+running sums. Anything else (a cumsum of another input, values built in a loop) matches no
+distribution, and the task is not imported.
 """
 
 from __future__ import annotations
 
 import ast
 import dataclasses
+import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from arena.importer.outcome import NotImportable
+from arena.task import literal
 from arena.task.vectors import BASE_KINDS
 
-_DRAWS = ("randn", "rand", "randint", "zeros", "ones", "full", "arange", "randperm", "empty")
+_DRAWS = ("randn", "rand", "randint", "zeros", "ones", "full", "arange", "randperm", "empty", "tensor")
 # torch.<kind>_like(x[, value]): x's shape and dtype (read elsewhere), the draw of <kind>.
 _LIKE = ("randn", "rand", "randint", "zeros", "ones", "full", "empty")
 # `.requires_grad_()` and `requires_grad=` change no value (a test that differentiates is refused:
@@ -148,6 +152,8 @@ def find_draw(name: str, value: ast.expr) -> Draw:
         size_args = list(call.args[:1]) if len(call.args) == 1 else []
     elif first is not None:
         size_args = [first]
+    elif kind == "tensor":  # torch.tensor(<list>): the list's shape, matched to the case's dims by the caller
+        size_args = []
     else:
         size_args = list(call.args)
     return Draw(call, kind, scale, offset, negate_offset, size_args, negate, first, period=period, divisor=divisor)
@@ -185,6 +191,12 @@ def distribution(draw: Draw, name: str, constant: Callable[[ast.expr], Any]) -> 
         return {"kind": "permutation", "low": 0, "high": draw.call.args[0]}
     if draw.kind == "arange":
         return _arange(draw, name, constant, scale, offset)
+    if draw.kind == "tensor":  # torch.tensor(<a list>): its values, as a literal
+        if draw.scale is not None or draw.offset is not None or draw.negate:
+            raise NotImportable(
+                f"input {name!r} scales or shifts a torch.tensor of a list; arena holds its values only"
+            )
+        return {"kind": literal.KIND, "values": _literal(draw, name, constant)}
     # torch.empty holds whatever the memory held: no test can rely on it, and 0 is one such value.
     fill = {"zeros": 0.0, "ones": 1.0, "empty": 0.0}.get(draw.kind)
     if fill is None:  # torch.full(size, value)
@@ -201,6 +213,8 @@ def _wrapped(draw: Draw, wrapped: Wrapped, name: str, constant: Callable[[ast.ex
     offset = 0.0
     if wrapped.offset is not None:
         offset = _number(constant(wrapped.offset), name) * (-1 if wrapped.negate_offset else 1)
+    if base["kind"] == literal.KIND:
+        return _wrapped_literal(base["values"], wrapped, name, constant, factor, offset)
     if wrapped.how == "abs":
         if base["kind"] != "normal" or base.get("mean", 0.0) != 0.0:
             raise NotImportable(f"input {name!r} is the magnitude of a draw other than a normal one centred on 0")
@@ -221,6 +235,75 @@ def _wrapped(draw: Draw, wrapped: Wrapped, name: str, constant: Callable[[ast.ex
             f"input {name!r} is a cumulative sum of {summed['kind']} values; arena sums {', '.join(BASE_KINDS)} draws"
         )
     return {"kind": "cumsum", "base": summed.pop("kind"), "dim": dim, **summed}
+
+
+def _literal(draw: Draw, name: str, constant: Callable[[ast.expr], Any]) -> list[Any]:
+    """The list torch.tensor(<list>, dtype=...) is given, read as numbers (the same in every case,
+    or each case's own: the reader's _Differs); NotImportable for anything arena cannot hold exactly."""
+    if len(draw.call.args) != 1 or any(k.arg not in ("dtype", "device") for k in draw.call.keywords):
+        raise NotImportable(f"input {name!r}: torch.tensor without its data as the one argument")
+    values = constant(draw.call.args[0])
+    shape = _literal_shape(values)
+    if shape is None:
+        raise NotImportable(
+            f"input {name!r} is torch.tensor of `{_short(draw.call.args[0])}`, not a list of numbers (or of such lists)"
+        )
+    if math.prod(shape) > literal.MAX_VALUES:
+        raise NotImportable(
+            f"input {name!r} is torch.tensor of {math.prod(shape)} values, more than the {literal.MAX_VALUES} "
+            "a literal holds"
+        )
+    return _as_lists(values)
+
+
+def _literal_shape(values: Any) -> tuple[int, ...] | None:
+    """The shape of a non-empty rectangular nest of lists of numbers (no bools); None otherwise."""
+    if not isinstance(values, (list, tuple)) or not values:
+        return None
+    if all(isinstance(v, (list, tuple)) for v in values):
+        shapes = {_literal_shape(v) for v in values}
+        inner = shapes.pop() if len(shapes) == 1 else None
+        return None if inner is None else (len(values), *inner)
+    if any(isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or abs(v) == math.inf for v in values):
+        return None
+    return (len(values),)
+
+
+def _as_lists(values: Any) -> Any:
+    return [_as_lists(v) for v in values] if isinstance(values, (list, tuple)) else values
+
+
+def _wrapped_literal(
+    values: list[Any], wrapped: Wrapped, name: str, constant: Callable[[ast.expr], Any], factor: float, offset: float
+) -> dict[str, Any]:
+    """torch.cumsum(torch.tensor(<ints>), dim=d): the running sums, computed here exactly (integers
+    only: a float tensor's sums are rounded as torch adds, which this reading does not repeat)."""
+    if wrapped.how != "cumsum" or factor != 1 or offset != 0:
+        raise NotImportable(f"input {name!r} is the {wrapped.how} of a torch.tensor of a list, scaled or shifted")
+    if any(not isinstance(v, int) for v in _flat(values)):
+        raise NotImportable(f"input {name!r} is the cumulative sum of float values, which arena would round otherwise")
+    dim = constant(wrapped.dim) if wrapped.dim is not None else None
+    rank = len(_literal_shape(values) or ())
+    if isinstance(dim, bool) or not isinstance(dim, int) or not -rank <= dim < rank:
+        raise NotImportable(f"input {name!r} is a cumulative sum along {dim!r}, not one axis of its {rank} axes")
+    return {"kind": literal.KIND, "values": _running_sums(values, dim % rank)}
+
+
+def _flat(values: Any) -> list[Any]:
+    return [x for v in values for x in _flat(v)] if isinstance(values, list) else [values]
+
+
+def _running_sums(values: list[Any], dim: int) -> list[Any]:
+    if dim > 0:
+        return [_running_sums(v, dim - 1) for v in values]
+    sums: list[Any] = []
+    for row in values:
+        sums.append(row if not sums else _added(sums[-1], row))
+    return sums
+
+
+def _added(a: Any, b: Any) -> Any:
+    return [_added(x, y) for x, y in zip(a, b)] if isinstance(a, list) else a + b
 
 
 def _cumsum_of(draw: Draw, name: str, constant: Callable[[ast.expr], Any]) -> dict[str, Any]:

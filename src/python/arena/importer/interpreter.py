@@ -129,6 +129,7 @@ class Interpreter:
         return None
 
     def run_statement(self, node: ast.stmt, scope: Scope) -> Returned | None:
+        _forget_changed_lists(node, scope)
         if isinstance(node, ast.Return):
             return Returned(None if node.value is None else self.evaluate(node.value, scope))
         if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
@@ -419,3 +420,22 @@ def _literal_keys(node: ast.Dict) -> bool:
         isinstance(key, ast.Constant) and isinstance(key.value, (str, int)) and not isinstance(key.value, bool)
         for key in node.keys
     )
+
+
+# List methods that change the list in place: the reading holds a list as the tuple it was built as.
+_LIST_CHANGES = frozenset("append extend insert pop remove sort reverse clear".split())
+
+
+def _forget_changed_lists(node: ast.stmt, scope: Scope) -> None:
+    """A list that `node` changes in place (`ref.extend(...)`, `ref[i] = v`) is no longer known:
+    the reading holds lists as the values they were built with, and `torch.tensor(ref)` of those
+    would be a tensor of other values (its shape among them)."""
+    for inner in ast.walk(node):
+        name: str | None = None
+        if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and inner.func.attr in _LIST_CHANGES:
+            target = inner.func.value
+            name = target.id if isinstance(target, ast.Name) else None
+        elif isinstance(inner, ast.Subscript) and isinstance(inner.ctx, (ast.Store, ast.Del)):
+            name = inner.value.id if isinstance(inner.value, ast.Name) else None
+        if name is not None and isinstance(scope.names.get(name), (tuple, list)):
+            scope.names[name] = Unknown(f"a list changed in place (line {inner.lineno})")

@@ -192,6 +192,7 @@ def _bindings(
         for name in _stored(node)
     }
     copies = {name: field.name for field in fields.inputs for name in field.copy_of}
+    literals = {field.literal_of: field.name for field in fields.inputs if field.literal_of}
     bindings: dict[str, str] = {}
     local_imports: list[ast.stmt] = []
     for name in sorted(free):
@@ -202,6 +203,9 @@ def _bindings(
             raise NotImportable(f"the reference reads {name!r}, whose cast the kernel is given as {cast!r}")
         if name in copies:  # the test drew `name` and gave the kernel a copy of it: the same values
             bindings[name] = f"{copies[name]}.clone()"
+            continue
+        if name in literals:  # the kernel is given torch.tensor(name, dtype=<int>): the same integers
+            bindings[name] = f"{literals[name]}.tolist()"
             continue
         if name in loop.result_names:
             bindings[name] = _output_stand_in(name, loop, fields, statements, from_shapes)

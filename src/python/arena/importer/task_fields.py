@@ -40,6 +40,9 @@ class TensorField:
     cast_of: tuple[str, ...] = ()  # inputs only: the test's names this input is a cast of (`a = a_f.to(fp16)`)
     case_dists: tuple[dict[str, Any], ...] = ()  # inputs only: each case's distribution, when they differ
     case_dtypes: tuple[str, ...] = ()  # each case's dtype, when it differs between cases (dtype `$dtype`)
+    # inputs only: the test's list this input is `torch.tensor(<list>, dtype=<an integer dtype>)` of
+    # (a `values` literal), which the reference may read as the input's `.tolist()`
+    literal_of: str | None = None
 
     def declared(self) -> dict[str, Any]:
         if self.inplace:
@@ -288,6 +291,7 @@ def _input(
             dist[key] = _period(cases, dims, dist[key], shape, tensors, node.id, key)
             case_dists = tuple({**d, key: dist[key]} for d in case_dists)
     dtype, case_dtypes = _dtype(tensors, f"input {shown!r}")
+    data = draw.call.args[0] if draw.kind == "tensor" and draw.wrapped is None and draw.call.args else None
     return TensorField(
         node.id,
         tuple(shape),
@@ -297,6 +301,7 @@ def _input(
         cast_of=tuple(cast_of),
         case_dists=case_dists if any(d != dist for d in case_dists) else (),
         case_dtypes=case_dtypes,
+        literal_of=data.id if isinstance(data, ast.Name) and dtype in INT_DTYPES and not copy_of else None,
     )
 
 

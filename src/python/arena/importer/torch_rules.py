@@ -204,6 +204,9 @@ def tensor_attribute(tensor: Tensor, name: str) -> Any:
 
 def call_method(tensor: Tensor, name: str, args: Args, kwargs: Kwargs) -> Any:
     """tensor.name(*args, **kwargs)."""
+    if name in ("cumsum", "cumprod"):  # running sums: new values; an integer or bool tensor's are int64
+        default = tensor.dtype if is_float(tensor.dtype) else "int64"
+        return Tensor(tensor.shape, dtype_kwarg(kwargs, default))
     if name in _SAME:
         return tensor
     if name in _FLOATING:
@@ -378,6 +381,8 @@ def call_torch(path: str, args: Args, kwargs: Kwargs) -> Any:
         made = Tensor((length,), dtype_kwarg(kwargs, "int64"))
         start, step = (numbers[0] if len(numbers) > 1 else 0), (numbers[2] if len(numbers) > 2 else 1)
         return with_progression(made, (int(start), int(step)))
+    if name in ("tensor", "as_tensor"):
+        return literal_tensor(args[0] if args else kwargs.get("data"), kwargs)
     if name in _LIKE:
         return Tensor(args[0].shape, dtype_kwarg(kwargs, args[0].dtype))
     if name in ("matmul", "mm", "bmm"):
@@ -397,6 +402,41 @@ def call_torch(path: str, args: Args, kwargs: Kwargs) -> Any:
             return binary(name, args[0], args[1])
         return call_method(args[first], name, list(args[first + 1 :]), kwargs)
     raise CannotRead(f"{path}()")
+
+
+def literal_tensor(data: Any, kwargs: Kwargs) -> Tensor:
+    """torch.tensor(data, dtype=...) of a (nested) list of numbers the reading knows: its shape,
+    and its dtype (given, else torch's: bool, int64 or float32 by the values)."""
+    shape: list[int] = []
+    level: Any = data
+    while isinstance(level, (list, tuple)):
+        shape.append(len(level))
+        if not level:
+            break
+        level = level[0]
+    flat = _flat_numbers(data, tuple(shape))
+    if flat is None:
+        raise CannotRead(f"torch.tensor of {describe(data)}")
+    if not flat or any(isinstance(v, float) for v in flat):
+        default = "float32"
+    else:
+        default = "bool" if all(isinstance(v, bool) for v in flat) else "int64"
+    return Tensor(tuple(shape), dtype_kwarg(kwargs, default))
+
+
+def _flat_numbers(data: Any, shape: tuple[int, ...]) -> list[int | float | bool] | None:
+    """The numbers of a rectangular nest of lists of `shape`, row-major; None for anything else."""
+    if not shape:
+        return [data] if isinstance(data, (int, float, bool)) else None
+    if not isinstance(data, (list, tuple)) or len(data) != shape[0]:
+        return None
+    flat: list[int | float | bool] = []
+    for item in data:
+        inner = _flat_numbers(item, shape[1:])
+        if inner is None:
+            return None
+        flat.extend(inner)
+    return flat
 
 
 def _join(name: str, args: Args, kwargs: Kwargs) -> Tensor:
