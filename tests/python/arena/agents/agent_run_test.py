@@ -155,6 +155,8 @@ class ClockSeeingTheChild(ClockAfterEdits):
 
     def time(self) -> float:
         now = super().time()
+        # The pid file can be written between the shell's fork and its child's exec of `argv`.
+        wait_until(lambda: bool(living(self.argv)), "the agent's child to run its command")
         self.seen = living(self.argv)
         return now
 
