@@ -18,8 +18,8 @@ from typing import Any, Sequence
 
 HANDLE_BYTES = 64
 # A GPU's large page. A block is allocated in whole ones, so that the worker's mapping of it can use
-# them too: the suspect (not yet confirmed on a GPU) for the worker's kernels running 1.4-1.7x slower
-# on the sets of lent pools of 2.2-2.6 GiB that were not (bench/results/2026-12-04.md, session 22).
+# them too: on the H200 a process that opened a block of another size ran a matmul 1.85x slower on
+# it than the allocating process (bench/results/2026-12-04.md, session 23).
 LARGE_PAGE = 2 << 20
 _EVENT_DISABLE_TIMING, _EVENT_INTERPROCESS = 0x02, 0x04
 _LAZY_PEER_ACCESS = 0x01
