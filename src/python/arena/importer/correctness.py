@@ -72,6 +72,9 @@ class TestLoop:
     call: ast.Assign | ast.Expr  # `result = mod.fn(...)`, `q, scales = mod.fn(...)`, or `mod.fn(x, out)`
     comparisons: tuple[Comparison, ...]  # one per output, in the order the kernel returns them
     adapter: Adapter | None = None  # the function written around a launch the test makes itself
+    # a bool or string the case loop unpacks, that the entry takes as the index of the case's value
+    # among these (arena.importer.scalar_arguments): (the test's name, the entry's parameter, values)
+    choices: tuple[tuple[str, str, tuple[bool | str, ...]], ...] = ()
 
     @property
     def result_names(self) -> tuple[str, ...]:

@@ -195,7 +195,11 @@ def _bindings(
     literals = {field.literal_of: field.name for field in fields.inputs if field.literal_of}
     bindings: dict[str, str] = {}
     local_imports: list[ast.stmt] = []
+    choices = {test_name: (param, values) for test_name, param, values in loop.choices}
     for name in sorted(free):
+        if name in choices:  # the entry is given its index among the cases' values: the value again
+            bindings[name] = f"{choices[name][1]!r}[{choices[name][0]}]"
+            continue
         if name in inputs or (name in params and name not in by_test_name):
             continue
         cast = next((field.name for field in fields.inputs if name in field.cast_of), None)

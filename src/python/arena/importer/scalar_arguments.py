@@ -40,6 +40,8 @@ def as_separate_scalars(
     """`loop` whose kernel call passes its list and dtype arguments through an appended function
     (above), that function its adapter; `loop` unchanged where there are none, where it has an
     adapter already, or where what it passes is not read exactly."""
+    if loop.adapter is not None and loop.adapter.file != kernel_file:  # the test's launch, a function
+        return _launch_choices(loop)
     if loop.adapter is not None or not isinstance(loop.call, (ast.Assign, ast.Expr)):
         return loop
     call = loop.kernel_call
@@ -53,7 +55,11 @@ def as_separate_scalars(
     arguments = [(params[i], arg, False) for i, arg in enumerate(call.args)]
     arguments += [(str(k.arg), k.value, True) for k in call.keywords]
     spread = {id(node): _listed(node) or _per_case(node, loop) for _, node, _ in arguments}
-    if not any(spread[id(node)] is not None or _dtype(node) is not None for _, node, _ in arguments):
+    chosen = {id(node): _choice(node, loop) for _, node, _ in arguments}
+    if not any(
+        spread[id(node)] is not None or _dtype(node) is not None or chosen[id(node)] is not None
+        for _, node, _ in arguments
+    ):
         return loop
     taken = set(params) | {a.arg for a in function.args.kwonlyargs}
     positional: list[str] = []  # the appended function's parameters, then what the test passes them
@@ -62,12 +68,20 @@ def as_separate_scalars(
     given_keywords: list[ast.keyword] = []
     passed_args: list[ast.expr] = []
     passed_keywords: list[ast.keyword] = []
+    choices: list[tuple[str, str, tuple[bool | str, ...]]] = []
     for param, node, by_keyword in arguments:
-        listed, dtype = spread[id(node)], _dtype(node)
+        listed, dtype, choice = spread[id(node)], _dtype(node), chosen[id(node)]
         if dtype is not None:
             passed: ast.expr = _torch_dtype(dtype)
             names: list[str] = []
             values: list[ast.expr] = []
+        elif choice is not None and len(choice) == 1:  # a string, the same in every case: as written
+            passed, names, values = ast.Constant(choice[0]), [], []
+        elif choice is not None:  # the index of the case's value, looked up by the entry
+            assert isinstance(node, ast.Name)
+            names, values = [param], [_index_of(node, choice)]
+            passed = ast.Subscript(_choices_display(choice), ast.Name(param, ast.Load()), ast.Load())
+            choices.append((node.id, param, choice))
         elif listed is not None:
             kind, values = listed
             names = [f"{param}_{j}" for j in range(len(values))]
@@ -85,14 +99,61 @@ def as_separate_scalars(
             positional += names
             given_args += values
             passed_args.append(passed)
-    adapter = _adapter(function, kernel_file, kernel_tree, positional, keyword_only, passed_args, passed_keywords)
+    adapter = _adapter(
+        function, kernel_file, kernel_tree, positional, keyword_only, passed_args, passed_keywords, bool(choices)
+    )
     called = ast.Attribute(call.func.value, adapter.function.name, ast.Load())  # `mod.<fn>_scalars`
     value = ast.copy_location(ast.Call(called, given_args, given_keywords), call)
     statement: ast.Assign | ast.Expr = copy.copy(loop.call)
     statement.value = value
     statement = ast.fix_missing_locations(statement)
     statements = tuple(statement if node is loop.call else node for node in loop.statements)
-    return dataclasses.replace(loop, statements=statements, call=statement, adapter=adapter)
+    return dataclasses.replace(
+        loop, statements=statements, call=statement, adapter=adapter, choices=loop.choices + tuple(choices)
+    )
+
+
+def _launch_choices(loop: TestLoop) -> TestLoop:
+    """`loop` whose call of the function written around the test's launch (arena.importer.launch)
+    passes each bool or string that differs between cases (`type="pre_load"`) as its index among
+    the cases' values, the function's first statements looking the value up again; `loop`
+    unchanged where it passes none."""
+    assert loop.adapter is not None
+    call = loop.kernel_call
+    if not isinstance(loop.call, ast.Expr) or call.args and not all(isinstance(a, ast.Name) for a in call.args):
+        return loop
+    keywords: list[ast.keyword] = []
+    lookups: list[ast.stmt] = []
+    choices: list[tuple[str, str, tuple[bool | str, ...]]] = []
+    for keyword in call.keywords:
+        choice = _choice(keyword.value, loop) if keyword.arg is not None else None
+        if choice is None or len(choice) < 2:  # one string in every case is refused, as before
+            keywords.append(keyword)
+            continue
+        assert isinstance(keyword.value, ast.Name) and keyword.arg is not None
+        keywords.append(ast.keyword(keyword.arg, _index_of(keyword.value, choice)))
+        lookup = ast.Subscript(_choices_display(choice), ast.Name(keyword.arg, ast.Load()), ast.Load())
+        lookups.append(ast.Assign([ast.Name(keyword.arg, ast.Store())], lookup, lineno=0))
+        choices.append((keyword.value.id, keyword.arg, choice))
+    if not choices:
+        return loop
+    function = copy.deepcopy(loop.adapter.function)
+    function.body = lookups + function.body
+    function = ast.fix_missing_locations(function)
+    old, new = ast.unparse(loop.adapter.function), ast.unparse(function)
+    comment = (
+        "# Looked up by `arena import aka`: a bool or string that differs between cases is given as the\n"
+        "    # index of the case's value (arena's scalars are numbers); the test's statements follow."
+    )
+    first = new.splitlines()[0]
+    text = loop.adapter.text.replace(old, new.replace(first, f"{first}\n    {comment}", 1))
+    statement = copy.copy(loop.call)
+    statement.value = ast.fix_missing_locations(ast.copy_location(ast.Call(call.func, call.args, keywords), call))
+    statements = tuple(statement if node is loop.call else node for node in loop.statements)
+    adapter = dataclasses.replace(loop.adapter, function=function, text=text)
+    return dataclasses.replace(
+        loop, statements=statements, call=statement, adapter=adapter, choices=loop.choices + tuple(choices)
+    )
 
 
 Listed = tuple[type[ast.List] | type[ast.Tuple], list[ast.expr]]  # the display's kind, and its elements
@@ -129,6 +190,45 @@ def _per_case(node: ast.expr, loop: TestLoop) -> Listed | None:
     return kind, [
         ast.Subscript(ast.Name(node.id, ast.Load()), ast.Constant(j), ast.Load()) for j in range(len(sequences[0]))
     ]
+
+
+def _choice(node: ast.expr, loop: TestLoop) -> tuple[bool | str, ...] | None:
+    """The values, in the order the cases first give them, of a name the case loop unpacks from
+    each TEST_SHAPES value that is a bool in every case and not the same one (`causal`), or a
+    string in every case (`type="pre_load"`), and which nothing in the loop binds again; None
+    otherwise (a bool the same in every case is a flag, passed as it is)."""
+    if not isinstance(node, ast.Name) or not loop.shapes or node.id in _stored(loop):
+        return None
+    found = [_unpacked(loop.target, shape, node.id) for shape in loop.shapes]
+    bools = [v for v in found if isinstance(v, bool)]
+    strings = [v for v in found if isinstance(v, str)]
+    if len(bools) == len(found) and len(set(bools)) > 1:
+        return tuple(dict.fromkeys(bools))
+    if strings and len(strings) == len(found):
+        return tuple(dict.fromkeys(strings))
+    return None
+
+
+def _index_of(node: ast.Name, choice: tuple[bool | str, ...]) -> ast.expr:
+    """`0 if name == v0 else 1 if name == v1 else ... n - 1`: the case's value's index in `choice`."""
+    index: ast.expr = ast.Constant(len(choice) - 1)
+    for position in range(len(choice) - 2, -1, -1):
+        test = ast.Compare(ast.Name(node.id, ast.Load()), [ast.Eq()], [ast.Constant(choice[position])])
+        index = ast.IfExp(test, ast.Constant(position), index)
+    return ast.copy_location(index, node)
+
+
+def _choices_display(choice: tuple[bool | str, ...]) -> ast.expr:
+    return ast.Tuple([ast.Constant(v) for v in choice], ast.Load())
+
+
+def _stored(loop: TestLoop) -> set[str]:
+    return {
+        n.id
+        for s in (*loop.setup, *loop.statements)
+        for n in ast.walk(s)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
 
 
 def _unpacked(target: ast.expr, value: object, name: str) -> object:
@@ -181,6 +281,7 @@ def _adapter(
     keyword_only: list[str],
     passed_args: list[ast.expr],
     passed_keywords: list[ast.keyword],
+    choices: bool = False,
 ) -> Adapter:
     name = f"{function.name}_scalars"
     while name in top_level_names(kernel_tree):
@@ -199,7 +300,15 @@ def _adapter(
     adapter.body = [ast.Return(ast.Call(ast.Name(function.name, ast.Load()), passed_args, passed_keywords))]
     adapter = ast.fix_missing_locations(ast.copy_location(adapter, function))
     comment = (
-        f"# Appended by `arena import aka`: `{function.name}` given a list's elements as separate numbers\n"
-        "# and the test's dtype as the test writes it (arena's scalars are numbers); the task's entry."
+        (
+            f"# Appended by `arena import aka`: `{function.name}` given a list's elements as separate numbers\n"
+            "# and the test's dtype as the test writes it (arena's scalars are numbers); the task's entry."
+        )
+        if not choices
+        else (
+            f"# Appended by `arena import aka`: `{function.name}` given a list's elements as separate numbers,\n"
+            "# the test's dtype as the test writes it, and a bool or string that differs between cases as\n"
+            "# the case's value looked up by its index (arena's scalars are numbers); the task's entry."
+        )
     )
     return Adapter(file=kernel_file, function=adapter, text=f"\n\n{comment}\n{ast.unparse(adapter)}\n")
