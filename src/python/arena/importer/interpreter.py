@@ -24,6 +24,7 @@ from arena.importer.values import (
     Tensor,
     Unknown,
     describe,
+    same_value,
 )
 
 MAX_STEPS = 200_000  # nodes evaluated per interpreter: enough for any test, bounded for any input
@@ -187,9 +188,31 @@ class Interpreter:
         except CannotRead:
             if _returns(node):
                 raise CannotRead(f"a return inside an `if` whose test cannot be read (line {node.lineno})") from None
+            branches = self._both_branches(node, scope)
             _forget_assigned(node, scope, f"assigned under an `if` whose test cannot be read (line {node.lineno})")
+            scope.names.update(branches)
             return None
         return self.run_block(node.body if test else node.orelse, scope)
+
+    def _both_branches(self, node: ast.If, scope: Scope) -> dict[str, Any]:
+        """The names an `if` whose test cannot be read assigns that hold the same reading after
+        either branch (`if a.stride(-1) != 1: a = a.contiguous()`: a tensor of a's shape and dtype
+        either way): the reading after the `if` does not depend on the test."""
+        after: list[dict[str, Any]] = []
+        for block in (node.body, node.orelse):
+            branch = Scope(dict(scope.names), scope.module)
+            try:
+                self.run_block(block, branch)
+            except CannotRead:
+                return {}
+            after.append(branch.names)
+        assigned = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        kept: dict[str, Any] = {}
+        for name in assigned:
+            first, second = after[0].get(name, _ABSENT), after[1].get(name, _ABSENT)
+            if _same_reading(first, second):
+                kept[name] = first
+        return kept
 
     def truth(self, value: Any) -> bool:
         if isinstance(value, Unknown):
@@ -399,6 +422,18 @@ class Interpreter:
 
 def _returns(node: ast.stmt) -> bool:
     return any(isinstance(child, ast.Return) for child in ast.walk(node))
+
+
+_ABSENT = object()
+
+
+def _same_reading(first: Any, second: Any) -> bool:
+    """Whether two readings are one: tensors of one shape, dtype and known values, or equal numbers,
+    strings, bools, dtypes or None."""
+    if isinstance(first, Tensor) and isinstance(second, Tensor):
+        return first == second and first.progression == second.progression
+    plain = (int, float, str, DType, type(None))
+    return isinstance(first, plain) and isinstance(second, plain) and same_value(first, second)
 
 
 def _forget_assigned(node: ast.stmt, scope: Scope, reason: str) -> None:

@@ -51,6 +51,13 @@ def uses_scratch(x):
     for i in range(2):
         scratch = x
     return scratch
+
+
+def made_contiguous(a, b):
+    if a.stride(-1) != 1 and a.stride(0) != 1:
+        a = a.contiguous()
+        b = b.float()
+    return a, b
 """
 
 
@@ -121,3 +128,13 @@ def test_the_values_of_an_integer_arange_are_known() -> None:
     for name, n in (("shifted", 4), ("wrapped", 200)):  # not followed: a shift; values int8 cannot hold
         unknown = interpreter.call_function(scope[name], [n], {})  # type: ignore[arg-type]
         assert isinstance(unknown, Unknown) and unknown.reason == "a tensor's value (.item())"
+
+
+def test_an_if_whose_test_cannot_be_read_keeps_what_either_branch_leaves_alike() -> None:
+    """vLLM's `if a.stride(-1) != 1 ...: a = a.contiguous()`: a tensor of a's shape and dtype after
+    either branch, so the reading keeps it; `b`, a float32 copy in one branch only, is unknown."""
+    returned = _call("made_contiguous", Tensor((4, 8), "float16"), Tensor((2,), "float16"))
+    assert isinstance(returned, tuple)
+    a, b = returned
+    assert a == Tensor((4, 8), "float16")
+    assert isinstance(b, Unknown) and "'b' is assigned under an `if` whose test cannot be read" in b.reason
