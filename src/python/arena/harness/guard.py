@@ -5,7 +5,7 @@
   is recorded before the candidate is imported; a replaced one afterwards is a patched timer,
   checker or serializer.
 - No torch function/dispatch mode may stay active after a call (a mode could fake the checks).
-- No Python thread may outlive a call (work finished after the timer stops).
+- No Python thread may outlive a call (work finished after the timer stops), however started.
 - The torch functions a checked call runs, matched against the task's forbidden names.
 """
 
@@ -74,6 +74,8 @@ def _watched() -> list[tuple[str, object]]:
         ("torch.Tensor", torch.Tensor),
         ("torch.cuda", torch.cuda),
         ("torch.cuda.Event", torch.cuda.Event),
+        ("threading", _Names(threading, ("enumerate", "active_count"))),  # thread_count()
+        ("sys", _Names(sys, ("_current_frames",))),
     ]
     for name, module in sorted(sys.modules.items()):
         if name == "arena" or name.startswith("arena."):
@@ -113,7 +115,11 @@ def active_modes() -> str:
 
 
 def thread_count() -> int:
-    return threading.active_count()
+    """The Python threads of this process: those the threading module lists, and those running
+    Python code that it does not (started through _thread, which a thread the first call starts
+    that way would otherwise hide among a library's native pools: the kernel's count is settled
+    after that call). A thread that runs only native code is in neither (the kernel counts it)."""
+    return len({t.ident for t in threading.enumerate()} | set(sys._current_frames()))
 
 
 def forbidden_ops(calls: Iterable[str], forbidden: Iterable[str]) -> list[str]:

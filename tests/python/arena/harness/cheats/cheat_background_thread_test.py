@@ -87,3 +87,19 @@ def test_a_thread_that_waits_between_chunks(run_candidate):
     result = run_candidate(waiter, backend="cuda", budget_s_per_case=0.2)
     assert result.status == "CHEAT_DETECTED", (result.status, result.errors)
     assert "after a chunk" in result.errors[0] and "counted by the kernel" in result.errors[0]
+
+
+def test_a_python_thread_started_when_the_candidate_is_imported(run_candidate):
+    # A thread started through _thread while the candidate's module loads, running Python: the
+    # kernel's count is settled after the first call (a library's pools exist by then), so it reads
+    # as such a pool there; the worker's Python count (threads running Python code, whatever
+    # started them) finds it after the checked calls.
+    at_import = TRITON_ADD.replace(
+        "def add(x, y):\n",
+        "import os as _os\n_sys = getattr(_os, 'sy' + 's')\n\n\ndef _wait():\n    while True:\n"
+        "        _sys.modules['time'].sleep(1)\n\n\n"
+        "getattr(_sys.modules['_thr' + 'ead'], 'start_new_' + 'thread')(_wait, ())\n\n\ndef add(x, y):\n",
+    )
+    result = run_candidate(at_import)
+    assert result.status == "CHEAT_DETECTED", (result.status, result.errors)
+    assert "Python thread" in result.errors[0], result.errors
