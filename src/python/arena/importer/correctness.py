@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from arena.importer.constant_sums import fold_constant_sums
 from arena.importer.launch import Adapter
 from arena.importer.outcome import NotImportable
+from arena.importer.picked_outputs import pick_compared
 from arena.importer.rewrites import (
     fold_constant_ifs,
     fold_fill_loops,
@@ -75,6 +76,12 @@ class TestLoop:
     # a bool or string the case loop unpacks, that the entry takes as the index of the case's value
     # among these (arena.importer.scalar_arguments): (the test's name, the entry's parameter, values)
     choices: tuple[tuple[str, str, tuple[bool | str, ...]], ...] = ()
+    # the elements of the tuple the kernel function returns that the test keeps, where it keeps
+    # some only (`out, _, _ = mod.fn(...)`: (0,); arena.importer.picked_outputs); () for all
+    picked: tuple[int, ...] = ()
+    # a tensor the test gives in some cases and None in others: (its name, the entry's 0/1 flag
+    # saying whether it is given; arena.importer.scalar_arguments)
+    optional: tuple[tuple[str, str], ...] = ()
 
     @property
     def result_names(self) -> tuple[str, ...]:
@@ -130,8 +137,11 @@ def read_test_loop(tree: ast.Module, runner: str) -> TestLoop:
     body = spread_literals(inline_helpers(list(body), helpers, {}, runner, 0, module_name))
     body = fold_constant_ifs(body, literal_bindings(setup))
     body = unroll_output_loops(body, helpers, module_name)
+    body, picked = pick_compared(body, module_name)
     seed, statements, call, comparisons = read_loop_body(body, module_name, runner)
-    return TestLoop(shapes, index, target, tuple(setup), module_name, seed, tuple(statements), call, comparisons)
+    return TestLoop(
+        shapes, index, target, tuple(setup), module_name, seed, tuple(statements), call, comparisons, picked=picked
+    )
 
 
 def result_names(call: ast.Assign | ast.Expr) -> tuple[str, ...]:

@@ -13,7 +13,7 @@ from typing import Any
 from arena.importer.autograd_apply import refuse_gradients, refuse_unreadable_forward, with_apply_functions
 from arena.importer.checkout import SourceTask, find_tasks, inside
 from arena.importer.config import read_config, runner_path
-from arena.importer.correctness import read_test_loop
+from arena.importer.correctness import TestLoop, read_test_loop
 from arena.importer.declaration import CATEGORY, build_file_text, declare
 from arena.importer.fit import Fit, fit_tolerances, loosened
 from arena.importer.follow import follow_cases
@@ -23,7 +23,7 @@ from arena.importer.outcome import NotImportable, Outcome
 from arena.importer.output import prepare_output, write_task
 from arena.importer.pytest_layout import pytest_file, read_pytest_loop
 from arena.importer.reference_source import RunnerSource, reference_function, write_reference
-from arena.importer.returned_argument import as_written_in_place
+from arena.importer.returned_argument import as_picked_outputs, as_written_in_place
 from arena.importer.scalar_arguments import as_separate_scalars
 from arena.importer.state import refuse_returned_arguments, refuse_stateful
 from arena.importer.task_fields import TaskFields, read_task_fields
@@ -116,8 +116,14 @@ def read_task(task: SourceTask, checkout: Path) -> ImportedTask:
     refuse_unreadable_forward(source_tree, loop.function_name)
     refuse_gradients(list(loop.statements), "the test")
     refuse_stateful(kernel_tree, function)
+    if loop.picked:  # `out, _, _ = mod.fn(...)`: fn_outputs returns what the test keeps
+        loop = as_picked_outputs(loop, loop.picked, function, kernel_file, kernel_tree)
+        assert loop.adapter is not None
+        kernel_tree = ast.Module(body=[*kernel_tree.body, loop.adapter.function], type_ignores=[])
+        function = loop.adapter.function
     loop = as_written_in_place(loop, function, kernel_file, kernel_tree)  # `out = fn(z)` returning z: z in place
-    loop = as_separate_scalars(loop, function, kernel_file, kernel_tree)  # `fn(x, [a, b], dtype=torch.float16)`
+    followed = _followed_arguments(loop, runner_tree, kernel_file, kernel_tree)  # each argument, each case
+    loop = as_separate_scalars(loop, function, kernel_file, kernel_tree, followed)  # `fn(x, [a, b], dtype=...)`
     if loop.adapter is not None and loop.adapter.function not in kernel_tree.body:  # appended: the entry
         kernel_tree = ast.Module(body=[*kernel_tree.body, loop.adapter.function], type_ignores=[])
         function = loop.adapter.function
@@ -160,6 +166,26 @@ def read_task(task: SourceTask, checkout: Path) -> ImportedTask:
             **modules,
         },
     )
+
+
+def _followed_arguments(
+    loop: TestLoop, runner_tree: ast.Module, kernel_file: str, kernel_tree: ast.Module
+) -> list[list[Any]] | None:
+    """Each argument of the kernel call (its positional ones, then its keywords) in each case, the
+    loop followed as it is; None where it cannot be followed (the reading after says why)."""
+    if loop.adapter is not None and loop.adapter.file != kernel_file:  # a launch the test makes itself
+        return None
+    try:
+        cases = follow_cases(
+            loop,
+            module_scope(runner_tree, Interpreter()),
+            SourceModule(kernel_file, module_scope(kernel_tree, Interpreter())),
+        )
+    except NotImportable:
+        return None
+    call = loop.kernel_call
+    positional = [[case.arguments[i] for case in cases] for i in range(len(call.args))]
+    return positional + [[case.keywords.get(k.arg or "**") for case in cases] for k in call.keywords]
 
 
 def _tensor_parameters(function: ast.FunctionDef, fields: TaskFields) -> list[str]:

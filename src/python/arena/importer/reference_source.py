@@ -59,6 +59,8 @@ def write_reference(runner: RunnerSource, loop: TestLoop, cases: list[FollowedCa
     statements = [_on_inputs_device(node, inputs[0]) for node in statements]
     params = ", ".join(inputs + (["*"] + [s.param for s in fields.scalars] if fields.scalars else []))
     body = [ast.unparse(node) for node in local_imports]
+    # a tensor the test gives in some cases only: None where the entry's flag says it is not given
+    body += [f"{name} = {name} if {flag} else None" for name, flag in loop.optional if name in free | set(inputs)]
     body += [f"{name} = {value}" for name, value in bindings.items()]
     body += [ast.unparse(node) for node in statements]
     returned = []
@@ -108,6 +110,7 @@ def _slice(loop: TestLoop, fields: TaskFields) -> tuple[list[ast.stmt], set[str]
     inputs = {field.name for field in fields.inputs}
     inputs |= {name for field in fields.inputs for name in field.copy_of + field.cast_of}  # bound from the input
     needed = {name for comparison in loop.comparisons for name in _loaded(comparison.reference)}
+    looked_up = {name for name, _, _ in loop.choices}  # the entry is given their index: bound from it
     chosen: list[ast.stmt] = []
     for statement in reversed(loop.statements):
         assigned = _stored(statement)
@@ -115,6 +118,8 @@ def _slice(loop: TestLoop, fields: TaskFields) -> tuple[list[ast.stmt], set[str]
             assigned = written_names(statement)  # a loop filling the reference writes into it
         if statement is loop.call or not assigned & needed or assigned <= inputs and not _after(statement, loop):
             continue  # the kernel call, an unused statement, or an input's draw (a parameter now)
+        if assigned & needed & looked_up and assigned & needed <= inputs | looked_up and not _after(statement, loop):
+            continue  # `..., activation, ... = TEST_CASES[i]`: what the reference needs of it, it is given
         if loop.written and _after(statement, loop):
             _check_not_read_after_the_kernel(statement, set(loop.written))
         chosen.insert(0, statement)

@@ -26,6 +26,7 @@ import dataclasses
 
 from arena.importer.correctness import Comparison, TestLoop, result_names
 from arena.importer.launch import Adapter, top_level_names
+from arena.importer.outcome import NotImportable
 
 
 def as_written_in_place(
@@ -55,7 +56,9 @@ def as_written_in_place(
     if any(isinstance(arg, ast.Starred) for arg in call.args) or len(set(renamed.values())) != len(renamed):
         return loop
     new = [name for name, param in zip(names, returned) if param is None]
-    adapter = _outputs_adapter(function, returned, kernel_file, kernel_tree) if new else None
+    kept = [k for k, param in enumerate(returned) if param is None]
+    comment = _NEW_TENSORS.format(fn=function.name)
+    adapter = outputs_adapter(function, kept, kernel_file, kernel_tree, comment) if new else None
     if adapter is None:
         statement: ast.Assign | ast.Expr = ast.copy_location(ast.Expr(call), loop.call)
     else:
@@ -83,7 +86,7 @@ def _returned_elements(function: ast.FunctionDef) -> list[str | None] | None:
     params = {a.arg for a in function.args.posonlyargs + function.args.args + function.args.kwonlyargs}
     rebound = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     found: list[str | None] | None = None
-    for node in _returns(function.body):
+    for node in returns_of(function.body):
         values = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value] if node.value else []
         elements = [
             v.id if isinstance(v, ast.Name) and v.id in params and v.id not in rebound else None for v in values
@@ -94,10 +97,11 @@ def _returned_elements(function: ast.FunctionDef) -> list[str | None] | None:
     return found
 
 
-def _outputs_adapter(
-    function: ast.FunctionDef, returned: list[str | None], kernel_file: str, kernel_tree: ast.Module
+def outputs_adapter(
+    function: ast.FunctionDef, kept: list[int], kernel_file: str, kernel_tree: ast.Module, comment: str
 ) -> Adapter:
-    """`def fn_outputs(<fn's parameters>): returned = fn(...); return returned[k]`, k the new tensors."""
+    """`def fn_outputs(<fn's parameters>): returned = fn(...); return returned[k], ...` for k in
+    `kept`, appended to the kernel file's copy under `comment`."""
     spec = copy.deepcopy(function.args)
     passed: list[ast.expr] = [ast.Name(a.arg, ast.Load()) for a in spec.posonlyargs + spec.args]
     if spec.vararg is not None:
@@ -105,7 +109,6 @@ def _outputs_adapter(
     keywords = [ast.keyword(a.arg, ast.Name(a.arg, ast.Load())) for a in spec.kwonlyargs]
     if spec.kwarg is not None:
         keywords.append(ast.keyword(None, ast.Name(spec.kwarg.arg, ast.Load())))
-    kept = [k for k, param in enumerate(returned) if param is None]
     picked = [ast.Subscript(ast.Name("returned", ast.Load()), ast.Constant(k), ast.Load()) for k in kept]
     name = f"{function.name}_outputs"
     while name in top_level_names(kernel_tree):
@@ -119,14 +122,16 @@ def _outputs_adapter(
         ast.Return(picked[0] if len(picked) == 1 else ast.Tuple(picked, ast.Load())),
     ]
     adapter = ast.fix_missing_locations(ast.copy_location(adapter, function))
-    comment = (
-        f"# Appended by `arena import aka`: `{function.name}`, returning only the new tensors (the argument\n"
-        "# it also returns is written in place, which is what the test compares); the task's entry."
-    )
     return Adapter(file=kernel_file, function=adapter, text=f"\n\n{comment}\n{ast.unparse(adapter)}\n")
 
 
-def _returns(body: list[ast.stmt]) -> list[ast.Return]:
+_NEW_TENSORS = (
+    "# Appended by `arena import aka`: `{fn}`, returning only the new tensors (the argument\n"
+    "# it also returns is written in place, which is what the test compares); the task's entry."
+)
+
+
+def returns_of(body: list[ast.stmt]) -> list[ast.Return]:
     """The function's own `return` statements (not those of functions it defines)."""
     found: list[ast.Return] = []
     for node in body:
@@ -134,9 +139,9 @@ def _returns(body: list[ast.stmt]) -> list[ast.Return]:
             found.append(node)
         elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             for field in ("body", "orelse", "finalbody", "handlers"):
-                found += _returns([n for n in getattr(node, field, []) if isinstance(n, ast.stmt)])
+                found += returns_of([n for n in getattr(node, field, []) if isinstance(n, ast.stmt)])
                 found += [
-                    r for h in getattr(node, field, []) if isinstance(h, ast.ExceptHandler) for r in _returns(h.body)
+                    r for h in getattr(node, field, []) if isinstance(h, ast.ExceptHandler) for r in returns_of(h.body)
                 ]
     return found
 
@@ -154,3 +159,34 @@ def _ordered(comparisons: tuple[Comparison, ...], call: ast.Call, new: list[str]
     written, in the call's order (the readers' order of outputs)."""
     order = new + [arg.id for arg in call.args if isinstance(arg, ast.Name)]
     return tuple(sorted(comparisons, key=lambda c: order.index(c.output) if c.output in order else len(order)))
+
+
+def as_picked_outputs(
+    loop: TestLoop, picked: tuple[int, ...], function: ast.FunctionDef, kernel_file: str, kernel_tree: ast.Module
+) -> TestLoop:
+    """`loop` calling `mod.<fn>_outputs`, appended to the kernel file's copy, which returns the
+    elements `picked` of what fn returns; NotImportable where fn does not always return a tuple
+    display of one length that holds them."""
+    lengths = {len(r.value.elts) if isinstance(r.value, ast.Tuple) else -1 for r in returns_of(function.body)}
+    if len(lengths) != 1 or min(lengths) <= max(picked):
+        raise NotImportable(
+            f"the test keeps element(s) {', '.join(map(str, picked))} of what `{function.name}` returns, "
+            "which does not always return a tuple display of one length"
+        )
+    adapter = outputs_adapter(function, list(picked), kernel_file, kernel_tree, _COMMENT.format(fn=function.name))
+    call = loop.kernel_call
+    module = call.func.value  # type: ignore[attr-defined]
+    value = ast.copy_location(
+        ast.Call(ast.Attribute(module, adapter.function.name, ast.Load()), call.args, call.keywords), call
+    )
+    statement = copy.copy(loop.call)
+    statement.value = value
+    statement = ast.fix_missing_locations(statement)
+    statements = tuple(statement if node is loop.call else node for node in loop.statements)
+    return dataclasses.replace(loop, statements=statements, call=statement, adapter=adapter)
+
+
+_COMMENT = (
+    "# Appended by `arena import aka`: `{fn}`, returning only what the test compares of the tuple it\n"
+    "# returns (the test never reads the rest); the task's entry."
+)

@@ -28,21 +28,30 @@ from __future__ import annotations
 import ast
 import copy
 import dataclasses
+from typing import Any, Sequence
 
 from arena.importer.correctness import TestLoop
 from arena.importer.launch import Adapter, top_level_names
-from arena.importer.values import DTYPE_ALIASES, DTYPE_NAMES
+from arena.importer.values import DTYPE_ALIASES, DTYPE_NAMES, Tensor
 
 
 def as_separate_scalars(
-    loop: TestLoop, function: ast.FunctionDef, kernel_file: str, kernel_tree: ast.Module
+    loop: TestLoop,
+    function: ast.FunctionDef,
+    kernel_file: str,
+    kernel_tree: ast.Module,
+    followed: Sequence[Sequence[Any]] | None = None,
 ) -> TestLoop:
     """`loop` whose kernel call passes its list and dtype arguments through an appended function
     (above), that function its adapter; `loop` unchanged where there are none, where it has an
-    adapter already, or where what it passes is not read exactly."""
+    adapter already, or where what it passes is not read exactly. `followed`: each argument's value
+    in each case (the call's positional arguments, then its keywords), where the loop was followed
+    as it is: a bool or string held by any name, a tensor passed by keyword and a tensor that is None
+    in some cases are read from them (below)."""
     if loop.adapter is not None and loop.adapter.file != kernel_file:  # the test's launch, a function
         return _launch_choices(loop)
-    if loop.adapter is not None or not isinstance(loop.call, (ast.Assign, ast.Expr)):
+    earlier = loop.adapter  # a function appended before (`<fn>_outputs`), which `function` is
+    if (earlier is not None and earlier.function is not function) or not isinstance(loop.call, (ast.Assign, ast.Expr)):
         return loop
     call = loop.kernel_call
     if not isinstance(call.func, ast.Attribute) or any(isinstance(a, ast.Starred) for a in call.args):
@@ -54,10 +63,20 @@ def as_separate_scalars(
         return loop
     arguments = [(params[i], arg, False) for i, arg in enumerate(call.args)]
     arguments += [(str(k.arg), k.value, True) for k in call.keywords]
+    per_case = list(followed) if followed is not None and len(followed) == len(arguments) else None
     spread = {id(node): _listed(node) or _per_case(node, loop) for _, node, _ in arguments}
-    chosen = {id(node): _choice(node, loop) for _, node, _ in arguments}
+    chosen = {
+        id(node): _choice(node, loop) or (_followed_choice(per_case[k]) if per_case else None)
+        for k, (_, node, _) in enumerate(arguments)
+    }
+    tensors = {
+        id(node): _tensor_kind(per_case[k], node, loop) if per_case else None
+        for k, (_, node, _) in enumerate(arguments)
+    }
+    given = {id(node): by_keyword and tensors[id(node)] is not None for _, node, by_keyword in arguments}
+    given |= {id(node): True for _, node, _ in arguments if isinstance(tensors[id(node)], ast.Assign)}
     if not any(
-        spread[id(node)] is not None or _dtype(node) is not None or chosen[id(node)] is not None
+        spread[id(node)] is not None or _dtype(node) is not None or chosen[id(node)] is not None or given[id(node)]
         for _, node, _ in arguments
     ):
         return loop
@@ -69,8 +88,35 @@ def as_separate_scalars(
     passed_args: list[ast.expr] = []
     passed_keywords: list[ast.keyword] = []
     choices: list[tuple[str, str, tuple[bool | str, ...]]] = []
+    optional: list[tuple[str, str]] = []  # (the test's name of a tensor None in some cases, its flag)
+    drawn: dict[int, ast.Assign] = {}  # id of `b = <draw> if has_bias else None` -> `b = <draw>`
     for param, node, by_keyword in arguments:
-        listed, dtype, choice = spread[id(node)], _dtype(node), chosen[id(node)]
+        listed, dtype, choice, tensor = spread[id(node)], _dtype(node), chosen[id(node)], tensors[id(node)]
+        if tensor is not None:  # a tensor: by position (the entry's inputs come first), as the test passes it
+            assert isinstance(node, ast.Name)
+            passed_param: ast.expr = ast.Name(param, ast.Load())
+            positional.append(param)
+            given_args.append(node)
+            if isinstance(tensor, ast.Assign):  # None in some cases: drawn in every case, given or not
+                flag = f"{param}_given"
+                if flag in taken:
+                    return loop
+                taken.add(flag)
+                optional_draw = _optional_draw(tensor)
+                assert optional_draw is not None  # _tensor_kind found it so
+                draw, test = optional_draw
+                drawn[id(tensor)] = ast.fix_missing_locations(
+                    ast.copy_location(ast.Assign(tensor.targets, draw), tensor)
+                )
+                keyword_only.append(flag)
+                given_keywords.append(ast.keyword(flag, ast.IfExp(test, ast.Constant(1), ast.Constant(0))))
+                passed_param = ast.IfExp(ast.Name(flag, ast.Load()), passed_param, ast.Constant(None))
+                optional.append((node.id, flag))
+            if by_keyword:
+                passed_keywords.append(ast.keyword(param, passed_param))
+            else:
+                passed_args.append(passed_param)
+            continue
         if dtype is not None:
             passed: ast.expr = _torch_dtype(dtype)
             names: list[str] = []
@@ -78,10 +124,10 @@ def as_separate_scalars(
         elif choice is not None and len(choice) == 1:  # a string, the same in every case: as written
             passed, names, values = ast.Constant(choice[0]), [], []
         elif choice is not None:  # the index of the case's value, looked up by the entry
-            assert isinstance(node, ast.Name)
             names, values = [param], [_index_of(node, choice)]
             passed = ast.Subscript(_choices_display(choice), ast.Name(param, ast.Load()), ast.Load())
-            choices.append((node.id, param, choice))
+            if isinstance(node, ast.Name):
+                choices.append((node.id, param, choice))
         elif listed is not None:
             kind, values = listed
             names = [f"{param}_{j}" for j in range(len(values))]
@@ -99,17 +145,27 @@ def as_separate_scalars(
             positional += names
             given_args += values
             passed_args.append(passed)
+    read_more = bool(choices or optional or any(given.values()))  # beyond lists and dtypes: say so
     adapter = _adapter(
-        function, kernel_file, kernel_tree, positional, keyword_only, passed_args, passed_keywords, bool(choices)
+        function, kernel_file, kernel_tree, positional, keyword_only, passed_args, passed_keywords, read_more
     )
+    if earlier is not None:  # both appended, that one first
+        adapter = dataclasses.replace(adapter, text=earlier.text + adapter.text)
     called = ast.Attribute(call.func.value, adapter.function.name, ast.Load())  # `mod.<fn>_scalars`
     value = ast.copy_location(ast.Call(called, given_args, given_keywords), call)
     statement: ast.Assign | ast.Expr = copy.copy(loop.call)
     statement.value = value
     statement = ast.fix_missing_locations(statement)
-    statements = tuple(statement if node is loop.call else node for node in loop.statements)
+    statements = tuple(
+        statement if node is loop.call else drawn[id(node)] if id(node) in drawn else node for node in loop.statements
+    )
     return dataclasses.replace(
-        loop, statements=statements, call=statement, adapter=adapter, choices=loop.choices + tuple(choices)
+        loop,
+        statements=statements,
+        call=statement,
+        adapter=adapter,
+        choices=loop.choices + tuple(choices),
+        optional=loop.optional + tuple(optional),
     )
 
 
@@ -199,21 +255,70 @@ def _choice(node: ast.expr, loop: TestLoop) -> tuple[bool | str, ...] | None:
     otherwise (a bool the same in every case is a flag, passed as it is)."""
     if not isinstance(node, ast.Name) or not loop.shapes or node.id in _stored(loop):
         return None
-    found = [_unpacked(loop.target, shape, node.id) for shape in loop.shapes]
-    bools = [v for v in found if isinstance(v, bool)]
-    strings = [v for v in found if isinstance(v, str)]
-    if len(bools) == len(found) and len(set(bools)) > 1:
+    return _followed_choice([_unpacked(loop.target, shape, node.id) for shape in loop.shapes])
+
+
+def _followed_choice(values: Sequence[Any]) -> tuple[bool | str, ...] | None:
+    """The bools (not all the same) or the strings `values` holds, one per case, in the order they
+    first come; None otherwise. As _choice's, or the values an argument has in the cases followed
+    (a name bound inside the loop, `activation` from `TEST_CASES[case_idx]`)."""
+    bools = [v for v in values if isinstance(v, bool)]
+    strings = [v for v in values if isinstance(v, str)]
+    if len(bools) == len(values) and len(set(bools)) > 1:
         return tuple(dict.fromkeys(bools))
-    if strings and len(strings) == len(found):
+    if strings and len(strings) == len(values):
         return tuple(dict.fromkeys(strings))
     return None
 
 
-def _index_of(node: ast.Name, choice: tuple[bool | str, ...]) -> ast.expr:
+def _tensor_kind(values: Sequence[Any], node: ast.expr, loop: TestLoop) -> bool | ast.Assign | None:
+    """For an argument held by a name: True where it is a tensor in every case; where it is a
+    tensor in some cases and None in the others, the loop's one assignment of the name, `b =
+    <draw> if <test> else None` (or `None if <test> else <draw>`), the test's case values deciding;
+    None for anything else."""
+    if not isinstance(node, ast.Name) or not values:
+        return None
+    if all(isinstance(v, Tensor) for v in values):
+        return True
+    if not all(isinstance(v, Tensor) or v is None for v in values) or not any(v is None for v in values):
+        return None
+    assignments = [
+        s
+        for s in loop.statements
+        if any(isinstance(n, ast.Name) and n.id == node.id and isinstance(n.ctx, ast.Store) for n in ast.walk(s))
+    ]
+    if len(assignments) != 1 or not isinstance(assignments[0], ast.Assign) or _optional_draw(assignments[0]) is None:
+        return None
+    return assignments[0]
+
+
+def _optional_draw(statement: ast.Assign) -> tuple[ast.expr, ast.expr] | None:
+    """(the draw, the test that gives it) of `name = <draw> if <test> else None`; `None if <test>
+    else <draw>` gives `not <test>`."""
+    value = statement.value
+    if (
+        len(statement.targets) != 1
+        or not isinstance(statement.targets[0], ast.Name)
+        or not isinstance(value, ast.IfExp)
+    ):
+        return None
+    none_after, none_before = _is_none(value.orelse), _is_none(value.body)
+    if none_after and not none_before:
+        return value.body, value.test
+    if none_before and not none_after:
+        return value.orelse, ast.UnaryOp(ast.Not(), value.test)
+    return None
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _index_of(node: ast.expr, choice: tuple[bool | str, ...]) -> ast.expr:
     """`0 if name == v0 else 1 if name == v1 else ... n - 1`: the case's value's index in `choice`."""
     index: ast.expr = ast.Constant(len(choice) - 1)
     for position in range(len(choice) - 2, -1, -1):
-        test = ast.Compare(ast.Name(node.id, ast.Load()), [ast.Eq()], [ast.Constant(choice[position])])
+        test = ast.Compare(copy.deepcopy(node), [ast.Eq()], [ast.Constant(choice[position])])
         index = ast.IfExp(test, ast.Constant(position), index)
     return ast.copy_location(index, node)
 
@@ -281,7 +386,7 @@ def _adapter(
     keyword_only: list[str],
     passed_args: list[ast.expr],
     passed_keywords: list[ast.keyword],
-    choices: bool = False,
+    read_more: bool = False,
 ) -> Adapter:
     name = f"{function.name}_scalars"
     while name in top_level_names(kernel_tree):
@@ -304,11 +409,12 @@ def _adapter(
             f"# Appended by `arena import aka`: `{function.name}` given a list's elements as separate numbers\n"
             "# and the test's dtype as the test writes it (arena's scalars are numbers); the task's entry."
         )
-        if not choices
+        if not read_more
         else (
-            f"# Appended by `arena import aka`: `{function.name}` given a list's elements as separate numbers,\n"
-            "# the test's dtype as the test writes it, and a bool or string that differs between cases as\n"
-            "# the case's value looked up by its index (arena's scalars are numbers); the task's entry."
+            f"# Appended by `arena import aka`: `{function.name}` called as the test calls it, given what arena's\n"
+            "# inputs and scalars hold: its tensors by position (with a 0/1 flag `<name>_given` where the test\n"
+            "# gives None in some cases), a list's elements as separate numbers, a bool or string that differs\n"
+            "# between cases as the index of the case's value; the task's entry."
         )
     )
     return Adapter(file=kernel_file, function=adapter, text=f"\n\n{comment}\n{ast.unparse(adapter)}\n")

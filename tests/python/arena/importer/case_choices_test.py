@@ -95,9 +95,10 @@ def test_a_string_and_a_bool_that_differ_by_case_are_given_by_their_index(checko
     kernel_text = (out / FOLDER / "source" / "fake_scale.py").read_text()
     assert kernel_text.startswith(KERNEL.rstrip("\n"))  # the kernel file unchanged, the function appended
     assert kernel_text.endswith(
-        "# Appended by `arena import aka`: `scale_rows` given a list's elements as separate numbers,\n"
-        "# the test's dtype as the test writes it, and a bool or string that differs between cases as\n"
-        "# the case's value looked up by its index (arena's scalars are numbers); the task's entry.\n"
+        "# Appended by `arena import aka`: `scale_rows` called as the test calls it, given what arena's\n"
+        "# inputs and scalars hold: its tensors by position (with a 0/1 flag `<name>_given` where the test\n"
+        "# gives None in some cases), a list's elements as separate numbers, a bool or string that differs\n"
+        "# between cases as the index of the case's value; the task's entry.\n"
         "def scale_rows_scalars(x, w, *, mode, negate):\n"
         "    return scale_rows(x, w, mode=('mul', 'add')[mode], negate=(False, True)[negate])\n"
     )
@@ -145,14 +146,17 @@ def test_a_value_that_is_a_string_in_one_case_and_not_in_another_is_refused(chec
     )
 
 
-def test_a_name_the_loop_binds_again_is_not_looked_up(checkout: Path) -> None:
+def test_a_name_bound_inside_the_loop_is_read_from_the_cases_followed(checkout: Path, tmp_path: Path) -> None:
+    """vLLM's `triton_fla_layernorm_gated` unpacks `activation` from `TEST_CASES[case_idx]` inside the
+    loop: its value at the call, in each case followed, is what is looked up."""
     _write(checkout)
     _edit_runner(
         checkout, ("        torch.manual_seed(42 + i)\n", "        torch.manual_seed(42 + i)\n        mode = mode\n")
     )
-    assert refusal(checkout, TASK) == (
-        "argument mode='mul' is not a number or a bool; arena scalars are numbers, dims or flags"
-    )
+    out = tmp_path / "out"
+    task = _imported(checkout, out)
+    assert [dict(c.dims)["mode"] for c in task.cases] == [0, 1, 0]
+    assert "    mode = ('mul', 'add')[mode]\n" in (out / FOLDER / "reference.py").read_text()
 
 
 LAUNCH_TASK = "triton2triton/rocmbench/fake_softmax"

@@ -76,8 +76,9 @@ def _reason_after(checkout: Path, old: str, new: str) -> str:
         (CALL, "result = mod.scale_rows(x, w, alpha=(1, (2, 3)))", "argument alpha_1=tuple is not a number or a bool"),
         (
             CALL,
-            "result = mod.scale_rows(x, w, alpha=i > 0)",
-            "argument alpha=`i > 0` is a bool that differs between cases",
+            # a bool in one case and a number in the other (a bool in every case is given by its index)
+            "result = mod.scale_rows(x, w, alpha=i > 0 or 0.5)",
+            "argument alpha=`i > 0 or 0.5` is a bool that differs between cases",
         ),
         (CALL, "result = mod.scale_rows(x, w, alpha=ALPHA, extra=1)", "`scale_rows` takes no argument 'extra'"),
         (
