@@ -7,13 +7,16 @@ dtype the importer writes the loosest tolerance that still refuses that lowered 
 margin: atol = rtol = s, s the largest value of a 1-2-5 ladder (1e-6 .. 1) that is at most half
 the lowered reference's error scale s_low, at least arena's default and at least twice the
 reference's own error (validation checks the reference against float64 within it), each component
-capped at AKA's own (never looser than the test's). Where no value fits, arena's default for the
-dtype is written if it is at least twice the reference's own error (check c never fails a default
-tolerance, and validation still checks the baseline against it); where even the default would
-refuse the reference, AKA's tolerance is kept and the report says why.
+capped at AKA's own (never looser than the test's), and at least twice the baseline's own error
+against the reference (validation checks the baseline within it: a baseline that computes in the
+lower precision itself gets no tolerance it would fail). Where no value fits, arena's default for
+the dtype is written if it is at least twice both errors (check c never fails a default
+tolerance); where even the default would refuse the reference or the baseline, AKA's tolerance is
+kept and the report says why.
 
 s_low is measured in a child process (arena/importer/fit_child.py), as check c measures it: the
-task's reference on its untimed cases, lowered by precision.py, against float64. Many tasks go
+task's reference on its untimed cases, lowered by precision.py, against float64; the baseline
+there as the fast tier runs it (the Triton interpreter without a GPU). Many tasks go
 through one child; a task that crashes it or outlasts its time limit keeps AKA's tolerance alone
 and a new child takes the tasks after it. This module does not import torch.
 """
@@ -111,9 +114,10 @@ def loosened(tolerances: Mapping[str, Mapping[str, float]]) -> dict[str, Toleran
 
 def ladder_value(s_low: float, aka: Tolerance, default: Tolerance, s_ref: float = 0.0) -> float | None:
     """The largest LADDER value s with s <= s_low / MARGIN, s >= the default, s >= s_ref * MARGIN
-    (the reference's own error in its dtype, which validation's float64 check of it must accept)
-    and s below the looser of AKA's atol and rtol (at or above it the capped tolerance would be
-    AKA's own); None if none."""
+    (s_ref: the larger of the reference's own error in its dtype, which validation's float64 check
+    of it must accept, and the baseline's error against the reference, which validation's check of
+    the baseline must accept) and s below the looser of AKA's atol and rtol (at or above it the
+    capped tolerance would be AKA's own); None if none."""
     low, high = max(default.atol, default.rtol, s_ref * MARGIN), max(aka.atol, aka.rtol)
     return max((s for s in LADDER if low <= s <= s_low / MARGIN and s < high), default=None)
 
@@ -137,16 +141,18 @@ def decide(dtype: str, aka: Tolerance, message: Mapping[str, Any]) -> Fit:
     worst = max(refused, key=lambda row: float(row["s_low"]))
     s_low, case, output = float(worst["s_low"]), str(worst["case"]), str(worst["output"])
     s_ref = max(float(row.get("s_ref", 0.0)) for row in rows)
+    s_base = max(float(row.get("s_base") or 0.0) for row in rows)  # None: the baseline did not run here
     default = DEFAULT_TOLERANCES[dtype]
-    s = ladder_value(s_low, aka, default, s_ref)
-    if s is None and s_ref * MARGIN <= min(default.atol, default.rtol):  # the default meets the reference
+    s = ladder_value(s_low, aka, default, max(s_ref, s_base))
+    if s is None and max(s_ref, s_base) * MARGIN <= min(default.atol, default.rtol):  # the default meets both
         capped = Tolerance(min(default.atol, aka.atol), min(default.rtol, aka.rtol))
         return Fit(dtype, aka, capped, s_low, case, output, default=True)
     if s is None:
+        whose, own = ("the baseline's", s_base) if s_base > s_ref else ("the reference's own", s_ref)
         reason = (
-            f"no ladder value lies between {MARGIN:g} x the reference's own error in {dtype} "
-            f"({MARGIN * s_ref:.3g}) and s_low / {MARGIN:g} ({s_low / MARGIN:.3g}), below AKA's, and arena's "
-            f"default ({_shown(default)}) would refuse the reference"
+            f"no ladder value lies between {MARGIN:g} x {whose} error in {dtype} ({MARGIN * own:.3g}) and "
+            f"s_low / {MARGIN:g} ({s_low / MARGIN:.3g}), below AKA's, and arena's default ({_shown(default)}) "
+            f"would refuse the {'baseline' if s_base > s_ref else 'reference'}"
         )
         return Fit(dtype, aka, None, s_low, case, output, reason)
     return Fit(dtype, aka, Tolerance(min(s, aka.atol), min(s, aka.rtol)), s_low, case, output)

@@ -30,7 +30,7 @@ from arena.task.task import Case, Task
 from arena.validation.findings import Findings
 
 
-class _Side:
+class Side:
     """One side (baseline, wrong candidate) laid out, built and loaded, or why it could not be."""
 
     def __init__(self, task: Task, candidate: Candidate, repo_root: Path, root: Path, device: Device) -> None:
@@ -148,7 +148,7 @@ def _call_or_why(kernel: Any, task: Task, case: Case, inputs: Sequence[Any], dev
 
 
 def _check_hidden(
-    task: Task, side: _Side, oracle: Any, cases: Sequence[Case], device: Device, findings: Findings
+    task: Task, side: Side, oracle: Any, cases: Sequence[Case], device: Device, findings: Findings
 ) -> None:
     """Check d: the baseline matches the reference on undeclared variants of HIDDEN_CASES untimed
     cases (variants.py): a new seed, and nearby odd sizes of the dims the task leaves free."""
@@ -196,7 +196,7 @@ def _answers(task: Task, oracle: Any, cases: Sequence[Case], device: Device) -> 
     return answers
 
 
-def _check_baseline(task: Task, side: _Side, answers: dict, device: Device, findings: Findings) -> None:
+def _check_baseline(task: Task, side: Side, answers: dict, device: Device, findings: Findings) -> None:
     from arena.harness.check import same_bits
     from arena.harness.guard import forbidden_ops
 
@@ -217,7 +217,7 @@ def _check_baseline(task: Task, side: _Side, answers: dict, device: Device, find
             findings.passed.append(f"baseline correct on case {name!r}")
 
 
-def _check_wrong(task: Task, side: _Side, answers: dict, device: Device, findings: Findings) -> None:
+def _check_wrong(task: Task, side: Side, answers: dict, device: Device, findings: Findings) -> None:
     from arena.harness.guard import forbidden_ops
 
     cases = {c.name: c for c in task.cases}
@@ -260,13 +260,13 @@ def check_task(task: Task, repo_root: Path, device: Device, scratch: Path) -> Fi
         findings.failures.extend(failures)
         findings.passed.extend(passed)
         findings.notes.extend(notes)
-    baseline = _Side(task, baseline_candidate(task, repo_root), repo_root, scratch / "baseline", device)
+    baseline = Side(task, baseline_candidate(task, repo_root), repo_root, scratch / "baseline", device)
     try:
         wrong_files = wrong_candidate(task, repo_root)
     except ArenaError as error:
         findings.failures.append(f"the wrong candidate cannot be loaded: {error}")
         wrong_files = None
-    wrong = _Side(task, wrong_files, repo_root, scratch / "wrong", device) if wrong_files else None
+    wrong = Side(task, wrong_files, repo_root, scratch / "wrong", device) if wrong_files else None
     for label, side in (("baseline", baseline), ("wrong candidate", wrong)):
         if side is not None and side.kernel is None:
             compiled = side.problem.startswith("compiled")
@@ -294,7 +294,7 @@ def check_task(task: Task, repo_root: Path, device: Device, scratch: Path) -> Fi
     return findings
 
 
-def _open_device() -> Device:
+def open_check_device() -> Device:
     import torch
 
     from arena.harness.device import open_device, select_backend
@@ -318,7 +318,7 @@ def main(argv: Sequence[str]) -> int:
 
     repo_root, fd, addresses = Path(argv[0]), int(argv[1]), argv[2:]
     out = os.fdopen(fd, "w", buffering=1)
-    device = _open_device()
+    device = open_check_device()
     with tempfile.TemporaryDirectory(prefix="arena-fast-") as scratch:
         os.environ["TRITON_CACHE_DIR"] = os.path.join(scratch, "triton")
         for index, address in enumerate(addresses):

@@ -189,6 +189,53 @@ def test_no_fit_where_the_reference_itself_is_as_far_from_float64_as_the_lowered
     assert decide("float32", Tolerance(1e-5, 1e-3), message).fitted == Tolerance(1e-5, 2e-4)
 
 
+def test_the_fit_accepts_the_baseline_s_own_error_or_keeps_aka_s() -> None:
+    """A baseline 6e-4 from the reference (validation checks it within the tolerance): 1e-3 would
+    refuse it by less than 2x and 2e-3 would not refuse the lowered reference (s_low 3e-3) by 2x,
+    so AKA's stays, saying the baseline is why; at 4e-4, 1e-3 accepts it by 2.5x and is written.
+    A baseline the child could not run (None) bounds nothing."""
+    message = _refused_only_by_the_default(3e-3, "y")
+    message["measured"][0].update(s_ref=1e-7, s_base=6e-4)
+    fit = decide("float32", Tolerance(1e-2, 1e-2), message)
+    assert fit.fitted is None and fit.reason == (
+        "no ladder value lies between 2 x the baseline's error in float32 (0.0012) and s_low / 2 (0.0015), "
+        "below AKA's, and arena's default (atol 1e-05, rtol 1e-05) would refuse the baseline"
+    )
+    message["measured"][0]["s_base"] = 4e-4
+    assert decide("float32", Tolerance(1e-2, 1e-2), message).fitted == Tolerance(1e-3, 1e-3)
+    message["measured"][0]["s_base"] = None
+    assert decide("float32", Tolerance(1e-2, 1e-2), message).fitted == Tolerance(1e-3, 1e-3)
+
+
+def test_the_default_is_not_written_where_it_would_refuse_the_baseline() -> None:
+    message = _refused_only_by_the_default(1.6e-5, "y")
+    message["measured"][0].update(s_ref=1e-7, s_base=6e-6)  # twice it is over float32's default 1e-5
+    fit = decide("float32", Tolerance(1e-2, 1e-2), message)
+    assert fit.fitted is None and fit.reason.endswith("would refuse the baseline")
+
+
+def test_the_import_measures_the_baseline_and_keeps_aka_s_when_it_is_as_coarse_as_the_lowered_reference(
+    checkout: Path, tmp_path: Path
+) -> None:
+    """fake_seeded loosened to 1e-2 and its baseline rounding each result through bfloat16, as
+    coarse as the lowered reference (bfloat16 inputs): no tolerance refuses one by 2x and accepts
+    the other; the child measured the baseline (s_base) and AKA's 1e-2 stays, with that reason."""
+    _loosen(checkout)
+    kernel = checkout / "tasks" / SEEDED / "source" / "fake_seeded.py"
+    kernel.write_text(
+        kernel.read_text().replace(
+            "return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)",
+            "return (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)).to(torch.bfloat16).float()",
+        )
+    )
+    assert "bfloat16" in kernel.read_text()
+    out = tmp_path / "out"
+    (fit,) = _fits(import_checkout(checkout, out, fit=True), SEEDED)
+    assert fit.fitted is None, fit
+    assert "the baseline's error in float32" in fit.reason and fit.reason.endswith("would refuse the baseline")
+    assert load_task(out, SEEDED_ADDRESS).tolerances["float32"] == Tolerance(1e-2, 1e-2)
+
+
 @pytest.mark.parametrize(
     ("s_low", "aka", "expected"),
     [
