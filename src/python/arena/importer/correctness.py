@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from arena.importer.branch_assignments import merge_branch_assignments
 from arena.importer.constant_sums import fold_constant_sums
 from arena.importer.launch import Adapter
 from arena.importer.outcome import NotImportable
@@ -136,6 +137,7 @@ def read_test_loop(tree: ast.Module, runner: str) -> TestLoop:
     helpers = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name != TEST_FUNCTION}
     body = spread_literals(inline_helpers(list(body), helpers, {}, runner, 0, module_name))
     body = fold_constant_ifs(body, literal_bindings(setup))
+    body = merge_branch_assignments(body)  # `if c: x = f(a) else: x = f(b)` as `x = f(a if c else b)`
     body = unroll_output_loops(body, helpers, module_name)
     body, picked = pick_compared(body, module_name)
     seed, statements, call, comparisons = read_loop_body(body, module_name, runner)

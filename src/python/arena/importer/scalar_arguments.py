@@ -19,8 +19,19 @@ without `*`; a name the case loop unpacks from TEST_SHAPES that is a list (or a 
 of one length in every case (vLLM's `triton_mrope`: `mrope_section`, read as `mrope_section[0]`,
 ...; the reference, which reads the list itself, binds it as a literal where it is one value in
 every case and is refused otherwise); and a dtype written `torch.<dtype>` (one value in every
-case). A dtype held by a name, a list held by any other name, and a kernel file that does not
-bind `torch` at its top leave the call as it is (and its reading refuses it, with the reason).
+case). A list held by any other name and a kernel file that does not bind `torch` at its top
+leave the call as it is (and its reading refuses it, with the reason).
+
+Read from the loop followed once as it is (session 23), each argument's value in every case: a
+dtype held by a name, one dtype in every case (`dtype = torch.float16`), passed as written; a bool
+(not the same in every case) or a string, held by any name, as the index of the case's value
+among the values the cases give, looked up again by the function (`causal=(False, True)[causal]`;
+the reference looks it up alike); a tensor passed by keyword, taken by position; and a tensor that
+is None in some cases (`b = torch.randn(N) if has_bias else None`, the loop's one assignment of the
+name), drawn in every case and given where a 0/1 flag of the case says so (`bias=b if b_given else
+None`; the reference gets None alike). A bool or string the case loop unpacks from each TEST_SHAPES
+value is read so without following, and so, for a launch the test makes itself
+(arena.importer.launch), is one a `parametrize` parameter holds (`type=type`).
 """
 
 from __future__ import annotations
@@ -32,7 +43,7 @@ from typing import Any, Sequence
 
 from arena.importer.correctness import TestLoop
 from arena.importer.launch import Adapter, top_level_names
-from arena.importer.values import DTYPE_ALIASES, DTYPE_NAMES, Tensor
+from arena.importer.values import DTYPE_ALIASES, DTYPE_NAMES, DType, Tensor
 
 
 def as_separate_scalars(
@@ -73,10 +84,14 @@ def as_separate_scalars(
         id(node): _tensor_kind(per_case[k], node, loop) if per_case else None
         for k, (_, node, _) in enumerate(arguments)
     }
+    dtypes = {
+        id(node): _dtype(node) or (_followed_dtype(per_case[k]) if per_case else None)
+        for k, (_, node, _) in enumerate(arguments)
+    }
     given = {id(node): by_keyword and tensors[id(node)] is not None for _, node, by_keyword in arguments}
     given |= {id(node): True for _, node, _ in arguments if isinstance(tensors[id(node)], ast.Assign)}
     if not any(
-        spread[id(node)] is not None or _dtype(node) is not None or chosen[id(node)] is not None or given[id(node)]
+        spread[id(node)] is not None or dtypes[id(node)] is not None or chosen[id(node)] is not None or given[id(node)]
         for _, node, _ in arguments
     ):
         return loop
@@ -91,7 +106,7 @@ def as_separate_scalars(
     optional: list[tuple[str, str]] = []  # (the test's name of a tensor None in some cases, its flag)
     drawn: dict[int, ast.Assign] = {}  # id of `b = <draw> if has_bias else None` -> `b = <draw>`
     for param, node, by_keyword in arguments:
-        listed, dtype, choice, tensor = spread[id(node)], _dtype(node), chosen[id(node)], tensors[id(node)]
+        listed, dtype, choice, tensor = spread[id(node)], dtypes[id(node)], chosen[id(node)], tensors[id(node)]
         if tensor is not None:  # a tensor: by position (the entry's inputs come first), as the test passes it
             assert isinstance(node, ast.Name)
             passed_param: ast.expr = ast.Name(param, ast.Load())
@@ -271,6 +286,13 @@ def _followed_choice(values: Sequence[Any]) -> tuple[bool | str, ...] | None:
     return None
 
 
+def _followed_dtype(values: Sequence[Any]) -> str | None:
+    """The dtype's name where an argument is one torch dtype in every case followed (`dtype`, bound
+    to `torch.float16` before the loop): passed as `torch.float16`, as the test's value."""
+    names = {v.name for v in values if isinstance(v, DType)}
+    return names.pop() if len(names) == 1 and all(isinstance(v, DType) for v in values) else None
+
+
 def _tensor_kind(values: Sequence[Any], node: ast.expr, loop: TestLoop) -> bool | ast.Assign | None:
     """For an argument held by a name: True where it is a tensor in every case; where it is a
     tensor in some cases and None in the others, the loop's one assignment of the name, `b =
@@ -413,8 +435,8 @@ def _adapter(
         else (
             f"# Appended by `arena import aka`: `{function.name}` called as the test calls it, given what arena's\n"
             "# inputs and scalars hold: its tensors by position (with a 0/1 flag `<name>_given` where the test\n"
-            "# gives None in some cases), a list's elements as separate numbers, a bool or string that differs\n"
-            "# between cases as the index of the case's value; the task's entry."
+            "# gives None in some cases), a list's elements as separate numbers, a dtype as the test writes it,\n"
+            "# a bool or string that differs between cases as the index of the case's value; the task's entry."
         )
     )
     return Adapter(file=kernel_file, function=adapter, text=f"\n\n{comment}\n{ast.unparse(adapter)}\n")

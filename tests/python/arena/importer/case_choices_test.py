@@ -97,8 +97,8 @@ def test_a_string_and_a_bool_that_differ_by_case_are_given_by_their_index(checko
     assert kernel_text.endswith(
         "# Appended by `arena import aka`: `scale_rows` called as the test calls it, given what arena's\n"
         "# inputs and scalars hold: its tensors by position (with a 0/1 flag `<name>_given` where the test\n"
-        "# gives None in some cases), a list's elements as separate numbers, a bool or string that differs\n"
-        "# between cases as the index of the case's value; the task's entry.\n"
+        "# gives None in some cases), a list's elements as separate numbers, a dtype as the test writes it,\n"
+        "# a bool or string that differs between cases as the index of the case's value; the task's entry.\n"
         "def scale_rows_scalars(x, w, *, mode, negate):\n"
         "    return scale_rows(x, w, mode=('mul', 'add')[mode], negate=(False, True)[negate])\n"
     )

@@ -2,7 +2,7 @@
 `w8a8_block_int8_matmul(A, B, As, Bs, [block_n, block_k], output_dtype=torch.float16)`): read
 through a function appended to the kernel file's copy that takes the list's elements as separate
 scalars and passes the dtype as the test writes it (arena.importer.scalar_arguments); what is not
-read exactly (a dtype held by a name, a starred list, a kernel file without `import torch`) is
+read exactly (a starred list, a kernel file without `import torch`) is
 refused with the reason. The fixture's fake_scale task is rewritten here to call so."""
 
 from __future__ import annotations
@@ -140,8 +140,6 @@ def test_a_dtype_alone_is_passed_through_the_appended_function(checkout: Path) -
 @pytest.mark.parametrize(
     ("factors", "dtype", "kernel", "reason"),
     [
-        # A dtype held by a name: not the test's literal dtype; the call is left as it is.
-        ("[ALPHA, k]", "dtype", KERNEL, "argument output_dtype=DType is not a number or a bool"),
         # A starred list: its elements are not each an argument.
         ("[*(ALPHA, k)]", "torch.float16", KERNEL, "argument factors=tuple is not a number or a bool"),
         # The kernel file does not bind `torch` itself, which the appended `torch.float16` reads.
@@ -159,6 +157,13 @@ def test_what_is_not_read_exactly_is_refused(
     _write(checkout, factors, dtype, kernel)
     with pytest.raises(NotImportable, match=re.escape(reason)):
         _read(checkout)
+
+
+def test_a_dtype_held_by_a_name_is_passed_as_the_dtype_it_holds_in_every_case(checkout: Path) -> None:
+    """vLLM's `triton_scaled_mm`: `dtype = torch.float16` before the loop, `fn(..., dtype)`."""
+    _write(checkout, dtype="dtype")
+    text = _read(checkout)["source/fake_scale.py"].decode()
+    assert "    return scale_rows(x, w, [factors_0, factors_1], output_dtype=torch.float16)\n" in text
 
 
 def test_a_draw_cast_to_a_dtype_not_read_is_refused(checkout: Path) -> None:
