@@ -93,3 +93,15 @@ def test_a_child_that_cannot_start_fails_every_task_at_once(tmp_path: Path, monk
     )
     found = check_tasks_fast(repo, [ADD, _address("other")])
     assert all("could not start (exit 7)" in f.failures[0] for f in found.values())
+
+
+def test_a_baseline_that_selects_its_gpu_passes_on_the_cpu(tmp_path: Path) -> None:
+    # `with torch.cuda.device(x.device.index)` in the wrapper (vLLM's kernel files): no GPU to
+    # select on the CPU, so the interpreter's check device makes it a context that does nothing.
+    kernel = ADD_KERNEL.format(op="+", block=128).replace(
+        "    _add[(triton.cdiv(n, 128),)](x, y, z, n, BLOCK=128)\n",
+        "    with torch.cuda.device(x.device.index):\n        _add[(triton.cdiv(n, 128),)](x, y, z, n, BLOCK=128)\n",
+    )
+    assert "torch.cuda.device" in kernel
+    found = check_tasks_fast(_repo(tmp_path, {"selects": {"kernel.py": kernel}}), [_address("selects")])
+    assert found[_address("selects")].failures == []

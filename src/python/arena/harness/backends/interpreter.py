@@ -4,6 +4,8 @@ On the CPU, `@triton.autotune` fails before running anything: its benchmarker as
 GPU driver ("0 active drivers"). Here every config runs once, timed by the host clock, and the
 fastest is kept, so an autotuned candidate is checked like any other, each of its configs
 exercised. The choice means nothing for speed: the CPU path never times.
+
+Without a GPU, `torch.cuda.device(...)` is also made a context that does nothing (allow_device_context).
 """
 
 from __future__ import annotations
@@ -26,3 +28,30 @@ def allow_autotune() -> None:
     from triton.runtime import autotuner
 
     autotuner.Autotuner.do_bench = property(lambda self: interpreted_bench)  # type: ignore[assignment,method-assign]
+
+
+class _OneDevice:
+    """`torch.cuda.device(...)` where there is no GPU: entering it changes nothing."""
+
+    def __init__(self, device: object = None) -> None:
+        self.device = device
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def allow_device_context() -> None:
+    """Make `torch.cuda.device(...)` a no-op context, only in the interpreter (TRITON_INTERPRET=1)
+    and only where torch sees no GPU; elsewhere nothing changes."""
+    import os
+
+    import torch
+
+    if os.environ.get("TRITON_INTERPRET") != "1" or torch.cuda.is_available():
+        return
+    # A kernel file's wrapper selects its tensors' GPU (`with torch.cuda.device(x.device.index)`);
+    # on the CPU there is none to select, and the one device every tensor is on is already current.
+    torch.cuda.device = _OneDevice  # type: ignore[misc,assignment]
