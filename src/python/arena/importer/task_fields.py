@@ -273,8 +273,16 @@ def _input(
         dist = _masked(dist, writes, cases, tensors, shown)
         case_dists = tuple(_masked(d, writes, cases, tensors, shown) for d in case_dists)
     if dist["kind"] in ("randint", "permutation") or dist.get("base") == "randint":
-        dist["high"] = _bound(cases, dims, dist["high"], f"{node.id}_high")
-        case_dists = tuple({**d, "high": dist["high"]} for d in case_dists)
+        high = _bound_values(cases, dims, dist["high"])
+        if isinstance(high, list):
+            # A bound no dim names that differs between cases (`max_tokens + 1`) is each case's
+            # own number, not a dim: validation moves an odd dim alone (variants.py), which would
+            # draw values past the sizes the bound was computed from (indices out of bounds).
+            case_dists = tuple({**d, "high": h} for d, h in zip(case_dists or (dist,) * len(cases), high))
+            dist["high"] = high[0]
+        else:
+            dist["high"] = high
+            case_dists = tuple({**d, "high": high} for d in case_dists)
     axes = draw.size_args
     if len(axes) == 1 and isinstance(axes[0], (ast.Tuple, ast.List)):
         axes = axes[0].elts  # torch.randn((m, n)): one tuple of sizes
@@ -389,13 +397,23 @@ def _period(
 def _bound(
     cases: list[FollowedCase], dims: _Dims, node: ast.expr, base: str, what: str = "the randint bound"
 ) -> str | int:
+    found = _bound_values(cases, dims, node, what)
+    return dims.new(base, found) if isinstance(found, list) else found
+
+
+def _bound_values(
+    cases: list[FollowedCase], dims: _Dims, node: ast.expr, what: str = "the randint bound"
+) -> str | int | list[int]:
+    """The dim naming the bound, else its one value, else its values, one per case."""
     values = [case.read(node) for case in cases]
     if not all(_is_int(value) for value in values):
         raise NotImportable(f"{what} `{ast.unparse(node)}` is not an integer in every case")
     if what != "the randint bound" and not all(value >= 1 for value in values):
         raise NotImportable(f"{what} `{ast.unparse(node)}` is below 1 in some case")
     named = dims.named(node, values)
-    return named if named is not None else (values[0] if len(set(values)) == 1 else dims.new(base, values))
+    if named is not None or len(set(values)) == 1:
+        return named if named is not None else values[0]
+    return [int(value) for value in values]
 
 
 def _scalars(

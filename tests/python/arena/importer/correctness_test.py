@@ -146,7 +146,7 @@ def test_a_loop_that_computes_the_reference_is_repeated_in_it(checkout: Path) ->
         (
             "torch.randperm(cols * 4, device=device)[:cols].to(torch.float32)",
             "{'name': 'w', 'shape': ['cols'], 'dtype': 'float32', "
-            "'dist': {'kind': 'permutation', 'low': 0, 'high': 'w_high'}}",
+            "'dist': {'kind': 'permutation', 'low': 0, 'high': 256}}",  # cols * 4: each case's own (below)
         ),
         (
             "torch.randn(cols, device=device, dtype=torch.float32).abs() * 0.1 + 0.01",
@@ -168,6 +168,17 @@ def test_an_arange_permutation_half_normal_or_cumsum_input_is_declared(
     checkout: Path, draw: str, declared: str
 ) -> None:
     assert declared in _files_after(checkout, DRAW_W, f"w = {draw}")["BUILD"].decode()
+
+
+def test_a_randint_bound_no_dim_names_is_each_cases_number_not_a_dim(checkout: Path) -> None:
+    # `rows + 1` differs by case: a dim of its own would be "free" (odd) for validation's hidden
+    # variants, moved alone past the rows it was computed from; each case's number stays tied.
+    build = _files_after(checkout, DRAW_W, "w = torch.randint(0, rows + 1, (cols,), device=device, dtype=torch.int32)")
+    text = build["BUILD"].decode()
+    assert "'dist': {'kind': 'randint', 'low': 0, 'high': 5}}" in text
+    assert "'dists': {'w': {'kind': 'randint', 'low': 0, 'high': 9}}" in text
+    assert "'dists': {'w': {'kind': 'randint', 'low': 0, 'high': 17}}" in text
+    assert "w_high" not in text
 
 
 def test_an_integer_input_a_loop_fills_with_a_progression_is_an_arange(checkout: Path) -> None:
