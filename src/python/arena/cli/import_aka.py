@@ -1,5 +1,6 @@
 """`arena import aka CHECKOUT --out DIR [--json FILE|-]`: kernel_task declarations for the
-triton2triton tasks of an AgentKernelArena checkout (docs/importer.md).
+triton2triton tasks of an AgentKernelArena checkout (docs/importer.md); its hip2hip and torch2hip
+tasks are read too and listed, none imported, each with why.
 
 Prints one line per task: imported (its address under DIR) or not (the reason). Exit 0 when the
 import ran, whatever it imported; a missing checkout or a DIR in use is an error.
@@ -18,7 +19,10 @@ from arena.importer.report import format_table, report_document
 from arena.task.load import TASKS_FOLDER
 
 HELP = "import another arena's tasks as kernel_task declarations (aka: AgentKernelArena)"
-SOURCE_HELP = "AgentKernelArena's triton2triton tasks whose kernels take and return tensors"
+SOURCE_HELP = (
+    "AgentKernelArena's triton2triton tasks whose kernels take and return tensors (its hip2hip and "
+    "torch2hip tasks are listed with why none imports)"
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

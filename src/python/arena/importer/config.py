@@ -23,6 +23,7 @@ class TaskConfig:
     kernels: tuple[str, ...]  # the Triton kernels to optimise (their target_kernel_functions)
     correctness_command: tuple[str, ...]  # each command of correctness_command
     instructions: str  # the prompt's instructions, "" when absent
+    target_file: str = ""  # the file the agent writes (target_file_path; hip2hip, torch2hip), "" when absent
 
 
 def read_config(task_dir: Path) -> TaskConfig:
@@ -34,12 +35,14 @@ def read_config(task_dir: Path) -> TaskConfig:
         raise NotImportable(f"{CONFIG_FILE} cannot be read: {error}") from None
     prompt = raw.get("prompt")
     instructions = prompt.get("instructions") if isinstance(prompt, dict) else None
+    target = raw.get("target_file_path")
     return TaskConfig(
         task_type=_text(raw, "task_type"),
         source_files=_texts(raw, "source_file_path"),
         kernels=_texts(raw, "target_kernel_functions"),
         correctness_command=_texts(raw, "correctness_command"),
         instructions=instructions.strip() if isinstance(instructions, str) else "",
+        target_file=target.strip() if isinstance(target, str) else "",
     )
 
 

@@ -1,5 +1,6 @@
 """`import_checkout`: every triton2triton task of an AgentKernelArena checkout, imported or not,
-with the reason. Reading one task never runs its code: config.yaml is read as data, the task
+with the reason, and its hip2hip and torch2hip tasks, each with the reason none is imported
+(arena.importer.hip_layout). Reading one task never runs its code: config.yaml is read as data, the task
 runner and the kernel file as `ast` (arena.importer.interpreter follows them on shapes)."""
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from arena.importer.declaration import CATEGORY, build_file_text, declare
 from arena.importer.fit import Fit, fit_tolerances, loosened
 from arena.importer.follow import follow_cases
 from arena.importer.harness import harness_path, read_harness_loop
+from arena.importer.hip_layout import HIP_CATEGORIES, refuse_hip_task
 from arena.importer.interpreter import Interpreter, module_scope
 from arena.importer.outcome import NotImportable, Outcome
 from arena.importer.output import prepare_output, write_task
@@ -55,7 +57,7 @@ def import_checkout(checkout: Path, out: Path, fit: bool = False) -> list[Outcom
             imported = read_task(task, checkout)
             address = write_task(out, imported.source, imported.files)
         except NotImportable as error:
-            outcomes.append(Outcome(task.name, reason=str(error)))
+            outcomes.append(Outcome(task.name, reason=str(error), kind=error.kind))
             continue
         outcomes.append(Outcome(task.name, address=address))
         if fit and loosened(imported.declared.get("tolerances", {})):
@@ -87,6 +89,8 @@ def _refitted(out: Path, outcome: Outcome, imported: ImportedTask, fits: list[Fi
 def read_task(task: SourceTask, checkout: Path) -> ImportedTask:
     """One task's files; NotImportable with the reason when it cannot be imported."""
     config = read_config(task.folder)
+    if config.task_type in HIP_CATEGORIES:
+        refuse_hip_task(task, checkout, config)
     if config.task_type != CATEGORY:
         raise NotImportable(f"task_type is {config.task_type!r}, not {CATEGORY!r}")
     harness_file = harness_path(config)

@@ -1,5 +1,7 @@
 """What an import did, for people (a table) and for programs (JSON): every task, imported or
-not, and each loosened tolerance the import fitted or kept (arena.importer.fit), with why."""
+not, and each loosened tolerance the import fitted or kept (arena.importer.fit), with why; the
+tasks not imported grouped by their reason's kind where it has one (Outcome.kind: the hip2hip and
+torch2hip tasks', arena.importer.hip_layout)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from typing import Any, Sequence
 from arena.importer.outcome import Outcome
 
 COLUMNS = ("SOURCE", "IMPORTED", "ADDRESS OR REASON")
+OWN_REASON = "a reason of its own (its line above)"  # the table's group of a reason without a kind
 
 
 def format_table(outcomes: Sequence[Outcome]) -> str:
@@ -19,6 +22,11 @@ def format_table(outcomes: Sequence[Outcome]) -> str:
     widths = [max(len(row[i]) for row in rows) for i in range(2)]
     lines = [f"{row[0].ljust(widths[0])}  {row[1].ljust(widths[1])}  {row[2]}".rstrip() for row in rows]
     lines += [f"tolerance of {o.source}: {fit.describe()}" for o in outcomes for fit in o.tolerances]
+    groups = not_imported_by_kind(outcomes)
+    if any(groups):  # a kind besides "": the groups, largest first
+        lines.append("not imported, by reason:")
+        ordered = sorted(groups.items(), key=lambda item: (not item[0], -len(item[1]), item[0]))
+        lines += [f"{len(sources):5d}  {kind or OWN_REASON}" for kind, sources in ordered]
     lines.append(summary(outcomes))
     fits = [fit for o in outcomes for fit in o.tolerances]
     if fits:
@@ -34,6 +42,15 @@ def summary(outcomes: Sequence[Outcome]) -> str:
     return f"{len(outcomes)} task(s): {imported} imported, {len(outcomes) - imported} not imported"
 
 
+def not_imported_by_kind(outcomes: Sequence[Outcome]) -> dict[str, list[str]]:
+    """The tasks not imported by their reason's kind ("" for a reason of its own), in task order."""
+    groups: dict[str, list[str]] = {}
+    for o in outcomes:
+        if not o.imported:
+            groups.setdefault(o.kind, []).append(o.source)
+    return groups
+
+
 def report_document(outcomes: Sequence[Outcome], checkout: Path, out: Path) -> dict[str, Any]:
     """The import as JSON: counts, then every task with its address or reason."""
     return {
@@ -42,5 +59,6 @@ def report_document(outcomes: Sequence[Outcome], checkout: Path, out: Path) -> d
         "tasks": len(outcomes),
         "imported": sum(o.imported for o in outcomes),
         "fitted": sum(fit.fitted is not None for o in outcomes for fit in o.tolerances),
+        "not_imported_by_kind": not_imported_by_kind(outcomes),
         "outcomes": [o.to_dict() for o in outcomes],
     }

@@ -39,8 +39,8 @@ def _outcomes(checkout: Path, out: Path) -> dict[str, str]:
 
 def test_the_tensor_in_tensor_out_tasks_are_imported_and_the_others_say_why_not(checkout: Path, tmp_path: Path) -> None:
     here = Path.cwd()
-    outcomes = _outcomes(checkout, tmp_path / "out")
-    assert outcomes == {
+    outcomes = _outcomes(checkout, tmp_path / "out")  # the hip2hip and torch2hip ones: hip_layout_test.py
+    assert {name: outcome for name, outcome in outcomes.items() if name.startswith("triton2triton/")} == {
         SCALE_TASK: SCALE_ADDRESS,
         QUANT_TASK: QUANT_ADDRESS,
         FILL_TASK: FILL_ADDRESS,
