@@ -13,7 +13,12 @@ from arena.importer.outcome import NotImportable
 
 def refusal(checkout: Path, name: str) -> str:
     """The reason read_task refuses the task `name` of `checkout` (a test failure if it does not)."""
+    return str(refused(checkout, name))
+
+
+def refused(checkout: Path, name: str) -> NotImportable:
+    """What read_task raises for the task `name` of `checkout`: its text the reason, its kind the group."""
     task = next(t for t in find_tasks(checkout) if t.name == name)
     with pytest.raises(NotImportable) as raised:
         read_task(task, checkout)
-    return str(raised.value)
+    return raised.value

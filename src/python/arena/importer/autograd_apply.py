@@ -18,7 +18,7 @@ import ast
 import copy
 from dataclasses import dataclass
 
-from arena.importer.outcome import NotImportable
+from arena.importer.outcome import GradientCheck
 
 _BASES = frozenset(("torch.autograd.Function", "autograd.Function", "Function"))
 _BOOKKEEPING = frozenset(("save_for_backward", "mark_non_differentiable", "set_materialize_grads"))
@@ -66,7 +66,7 @@ def refuse_unreadable_forward(tree: ast.Module, name: str) -> None:
     """NotImportable where the test calls `name = Cls.apply` whose forward cannot be read."""
     alias = apply_aliases(tree).get(name)
     if alias is not None and alias.refusal is not None:
-        raise NotImportable(alias.refusal)
+        raise GradientCheck(alias.refusal)
 
 
 def refuse_gradients(body: list[ast.stmt], test: str) -> None:
@@ -76,7 +76,7 @@ def refuse_gradients(body: list[ast.stmt], test: str) -> None:
         for node in ast.walk(statement):
             backward = isinstance(node, ast.Attribute) and node.attr == "backward"
             if backward or (isinstance(node, ast.Attribute) and node.attr == "grad" and isinstance(node.ctx, ast.Load)):
-                raise NotImportable(
+                raise GradientCheck(
                     f"{test} differentiates through the kernel (line {statement.lineno}: "
                     f"`{ast.unparse(statement).splitlines()[0][:60]}`); arena checks a kernel's outputs, not gradients"
                 )

@@ -6,7 +6,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from arena.importer.outcome import NotImportable
+from arena.importer.outcome import LayoutNotRead
 from arena.importer.yaml_subset import YamlSubsetError, read_yaml_subset
 
 CONFIG_FILE = "config.yaml"
@@ -32,7 +32,7 @@ def read_config(task_dir: Path) -> TaskConfig:
     try:
         raw = read_yaml_subset(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, YamlSubsetError) as error:
-        raise NotImportable(f"{CONFIG_FILE} cannot be read: {error}") from None
+        raise LayoutNotRead(f"{CONFIG_FILE} cannot be read: {error}") from None
     prompt = raw.get("prompt")
     instructions = prompt.get("instructions") if isinstance(prompt, dict) else None
     target = raw.get("target_file_path")
@@ -62,23 +62,23 @@ def runner_path(config: TaskConfig) -> str:
     (a pytest file, or a harness with its own flags, is another layout)."""
     if len(config.correctness_command) != 1:
         count = len(config.correctness_command)
-        raise NotImportable(f"correctness_command has {count} commands; the importer reads one")
+        raise LayoutNotRead(f"correctness_command has {count} commands; the importer reads one")
     command = config.correctness_command[0]
     try:
         words = shlex.split(command)
     except ValueError:
-        raise NotImportable(f"correctness_command {command!r} cannot be split into words") from None
+        raise LayoutNotRead(f"correctness_command {command!r} cannot be split into words") from None
     if len(words) == 3 and words[0] in ("python", "python3") and words[1].endswith(".py") and words[2] == RUNNER_MODE:
         return words[1]
     scripts = [word for word in words if word.endswith(".py")]
     shown = f"pytest on {scripts[0]}" if words[0] == "pytest" and scripts else f"`{command[:60]}`"
-    raise NotImportable(f"correctness runs {shown}, not a task runner (`python3 <runner>.py {RUNNER_MODE}`)")
+    raise LayoutNotRead(f"correctness runs {shown}, not a task runner (`python3 <runner>.py {RUNNER_MODE}`)")
 
 
 def _text(raw: dict, key: str) -> str:
     value = raw.get(key)
     if not isinstance(value, str) or not value.strip():
-        raise NotImportable(f"{CONFIG_FILE}: {key} is missing or not a string")
+        raise LayoutNotRead(f"{CONFIG_FILE}: {key} is missing or not a string")
     return value.strip()
 
 
@@ -87,5 +87,5 @@ def _texts(raw: dict, key: str) -> tuple[str, ...]:
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not value or not all(isinstance(item, str) for item in value):
-        raise NotImportable(f"{CONFIG_FILE}: {key} is missing or not a list of strings")
+        raise LayoutNotRead(f"{CONFIG_FILE}: {key} is missing or not a list of strings")
     return tuple(item.strip() for item in value)

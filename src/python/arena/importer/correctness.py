@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from arena.importer.branch_assignments import merge_branch_assignments
 from arena.importer.constant_sums import fold_constant_sums
 from arena.importer.launch import Adapter
-from arena.importer.outcome import NotImportable
+from arena.importer.outcome import CasesByCode, KernelCallNotRead, LayoutNotRead, NotImportable, PartialCheck
 from arena.importer.picked_outputs import pick_compared
 from arena.importer.rewrites import (
     fold_constant_ifs,
@@ -126,9 +126,9 @@ def read_test_loop(tree: ast.Module, runner: str) -> TestLoop:
     shapes_name = _iterated_name(loop) if loop is not None and not _has_shapes(tree) else SHAPES_NAME
     shapes = _shapes(tree, runner, shapes_name)
     if function is None:
-        raise NotImportable(f"{runner} defines no {TEST_FUNCTION}()")
+        raise LayoutNotRead(f"{runner} defines no {TEST_FUNCTION}()")
     if loop is None:
-        raise NotImportable(f"{TEST_FUNCTION}() in {runner} has no loop over its cases")
+        raise LayoutNotRead(f"{TEST_FUNCTION}() in {runner} has no loop over its cases")
     index, target = _loop_target(loop, runner, shapes_name)
     module_name = _module_name(setup, tree)
     body = loop.body[0].body if len(loop.body) == 1 and isinstance(loop.body[0], ast.Try) else loop.body
@@ -179,11 +179,11 @@ def _shapes(tree: ast.Module, runner: str, name: str = SHAPES_NAME) -> tuple[obj
             try:
                 value = ast.literal_eval(node.value)
             except (ValueError, TypeError, SyntaxError, RecursionError):
-                raise NotImportable(f"{name} in {runner} is not a literal list") from None
+                raise CasesByCode(f"{name} in {runner} is not a literal list") from None
             if not isinstance(value, (list, tuple)) or not value:
-                raise NotImportable(f"{name} in {runner} is not a non-empty list")
+                raise CasesByCode(f"{name} in {runner} is not a non-empty list")
             return tuple(value)
-    raise NotImportable(f"{runner} has no {SHAPES_NAME} list: its cases are made by code the importer does not run")
+    raise CasesByCode(f"{runner} has no {SHAPES_NAME} list: its cases are made by code the importer does not run")
 
 
 def setup_and_loop(body: list[ast.stmt]) -> tuple[list[ast.stmt], ast.For | None]:
@@ -209,12 +209,12 @@ def _loop_target(loop: ast.For, runner: str, shapes_name: str = SHAPES_NAME) -> 
     )
     source = iterated.args[0] if enumerated and iterated.args else iterated  # type: ignore[attr-defined]
     if not (isinstance(source, ast.Name) and source.id == shapes_name):
-        raise NotImportable(f"{TEST_FUNCTION}() loops over `{ast.unparse(iterated)}`, not over {shapes_name}")
+        raise LayoutNotRead(f"{TEST_FUNCTION}() loops over `{ast.unparse(iterated)}`, not over {shapes_name}")
     if not enumerated:
         return None, loop.target
     target = loop.target
     if not (isinstance(target, ast.Tuple) and len(target.elts) == 2 and isinstance(target.elts[0], ast.Name)):
-        raise NotImportable(f"{runner}: the loop target `{ast.unparse(target)}` is not `i, shape`")
+        raise LayoutNotRead(f"{runner}: the loop target `{ast.unparse(target)}` is not `i, shape`")
     return target.elts[0].id, target.elts[1]
 
 
@@ -231,7 +231,7 @@ def _module_name(setup: list[ast.stmt], tree: ast.Module) -> str:
             and value.func.id in functions
         ):
             return node.targets[0].id
-    raise NotImportable(f"{TEST_FUNCTION}() loads no kernel module (`mod = load_module()`)")
+    raise LayoutNotRead(f"{TEST_FUNCTION}() loads no kernel module (`mod = load_module()`)")
 
 
 def read_loop_body(
@@ -259,7 +259,7 @@ def read_loop_body(
             continue
         if compared is not None:
             if call is None:
-                raise NotImportable(f"line {node.lineno}: the test compares before it calls the kernel")
+                raise PartialCheck(f"line {node.lineno}: the test compares before it calls the kernel")
             comparison = _read_comparison(compared, call, found, runner, _aliases(statements, call))
             found[comparison.output] = comparison
             statements += pending
@@ -290,7 +290,7 @@ def read_loop_body(
             statements.append(node)  # an input a compound statement writes is refused where it is read
         else:
             first = ast.unparse(node).splitlines()[0]
-            raise NotImportable(
+            raise LayoutNotRead(
                 f"line {node.lineno}: `{first[:70]}` prepares the case with code the importer does not follow"
             )
     if complete and isinstance(call, ast.Assign):
@@ -302,15 +302,15 @@ def read_loop_body(
         return seed, statements, call, tuple(found[name] for name in result_names(call) if name in found)
     if isinstance(call, ast.Expr):
         function = f"`{module_name}.{call.value.func.attr}`"  # type: ignore[attr-defined]
-        raise NotImportable(f"{function} returns nothing and the test compares none of the tensors it is given")
+        raise PartialCheck(f"{function} returns nothing and the test compares none of the tensors it is given")
     if call is not None and found:
         names = result_names(call)
         function = f"`{module_name}.{call.value.func.attr}`"  # type: ignore[attr-defined]
-        raise NotImportable(
+        raise PartialCheck(
             f"{function} returns {len(names)} tensors and the test compares {len(found)} of them "
             f"({', '.join(found)}); arena checks every output"
         )
-    raise NotImportable(f"{TEST_FUNCTION}() never compares the kernel's output with a reference")
+    raise PartialCheck(f"{TEST_FUNCTION}() never compares the kernel's output with a reference")
 
 
 def written_names(statement: ast.stmt) -> set[str]:
@@ -347,15 +347,15 @@ def _between_comparisons(node: ast.stmt, found: dict[str, Comparison], module_na
     assignment (or import) that changes nothing the earlier comparisons read."""
     first = ast.unparse(node).splitlines()[0][:70]
     if _calls_module(node, module_name):
-        raise NotImportable(f"line {node.lineno}: `{first}`: the test calls the kernel module again")
+        raise KernelCallNotRead(f"line {node.lineno}: `{first}`: the test calls the kernel module again")
     if not isinstance(node, (ast.Assign, ast.Import, ast.ImportFrom)):
-        raise NotImportable(f"line {node.lineno}: `{first}` checks the case with code the importer does not follow")
+        raise PartialCheck(f"line {node.lineno}: `{first}` checks the case with code the importer does not follow")
     read = set(found) | {n.id for c in found.values() for n in ast.walk(c.reference) if isinstance(n, ast.Name)}
     stored = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     stored |= {(a.asname or a.name).split(".")[0] for a in getattr(node, "names", [])}
     changed = sorted(stored & read)
     if changed:
-        raise NotImportable(f"line {node.lineno}: `{first}` rebinds {changed[0]!r} after the test compared it")
+        raise PartialCheck(f"line {node.lineno}: `{first}` rebinds {changed[0]!r} after the test compared it")
     return node
 
 
@@ -392,26 +392,26 @@ def _calls_module(node: ast.stmt, module_name: str) -> bool:
 def _check_kernel_call(node: ast.stmt, module_name: str, earlier: ast.Assign | ast.Expr | None) -> None:
     shown = f"line {node.lineno}: `{ast.unparse(node).splitlines()[0][:70]}`"
     if earlier is not None:
-        raise NotImportable(f"{shown}: the test calls the kernel module twice in one case")
+        raise KernelCallNotRead(f"{shown}: the test calls the kernel module twice in one case")
     if not isinstance(node, (ast.Assign, ast.Expr)):
         kind = type(node).__name__.lower()
-        raise NotImportable(f"{shown}: the test calls the kernel inside a `{kind}` statement")
+        raise KernelCallNotRead(f"{shown}: the test calls the kernel inside a `{kind}` statement")
     value = node.value
     if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)):
-        raise NotImportable(f"{shown}: the kernel module is used other than by calling one function")
+        raise KernelCallNotRead(f"{shown}: the kernel module is used other than by calling one function")
     if not (isinstance(value.func.value, ast.Name) and value.func.value.id == module_name):
-        raise NotImportable(f"{shown}: the test uses the kernel's output inside an expression")
+        raise KernelCallNotRead(f"{shown}: the test uses the kernel's output inside an expression")
     if isinstance(node, ast.Expr):
         return  # it writes into its arguments: the test's comparisons say which
     targets = node.targets if isinstance(node, ast.Assign) else []
     if len(targets) != 1:
-        raise NotImportable(f"{shown}: the kernel's output is bound to {len(targets)} targets")
+        raise KernelCallNotRead(f"{shown}: the kernel's output is bound to {len(targets)} targets")
     target = targets[0]
     if isinstance(target, (ast.Tuple, ast.List)):
         if not all(isinstance(element, ast.Name) for element in target.elts):
-            raise NotImportable(f"{shown}: the kernel's outputs are unpacked into other than plain names")
+            raise KernelCallNotRead(f"{shown}: the kernel's outputs are unpacked into other than plain names")
     elif not isinstance(target, ast.Name):
-        raise NotImportable(f"{shown}: the kernel's output is stored into an element")
+        raise KernelCallNotRead(f"{shown}: the kernel's output is stored into an element")
 
 
 def _comparison_call(node: ast.stmt) -> ast.Call | None:
@@ -475,7 +475,7 @@ def _read_comparison(
     name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
     kind = _COMPARISONS[name]
     if len(call.args) < 2:
-        raise NotImportable(f"line {call.lineno}: {name}() without both tensors as arguments")
+        raise PartialCheck(f"line {call.lineno}: {name}() without both tensors as arguments")
     outputs = result_names(kernel)
     if isinstance(kernel, ast.Assign):  # a kernel that returns may also write an argument the test compares
         outputs += tuple(name for name in _argument_names(kernel) if name not in outputs)
@@ -487,10 +487,10 @@ def _read_comparison(
     if len(ours) != 1:
         shown = outputs if isinstance(kernel, ast.Expr) else result_names(kernel)
         whole = f"the whole output {shown[0]!r}" if len(shown) == 1 else f"one whole output ({', '.join(shown)})"
-        raise NotImportable(f"line {call.lineno}: `{ast.unparse(call)[:80]}` does not compare {whole} with a reference")
+        raise PartialCheck(f"line {call.lineno}: `{ast.unparse(call)[:80]}` does not compare {whole} with a reference")
     output = sides[ours[0]][0].id  # type: ignore[attr-defined]
     if output in found:
-        raise NotImportable(f"line {call.lineno}: the test compares {output!r} a second time")
+        raise PartialCheck(f"line {call.lineno}: the test compares {output!r} a second time")
     reference, reference_cast = sides[1 - ours[0]]
     keywords = {k.arg: k.value for k in call.keywords}
     positional = dict(zip(("rtol", "atol"), call.args[2:4])) if kind == "allclose" else {}

@@ -23,7 +23,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from arena.importer.outcome import NotImportable
+from arena.importer.outcome import NotDrawn, NotImportable
 from arena.task import literal
 from arena.task.vectors import BASE_KINDS
 
@@ -95,7 +95,7 @@ def find_draw(name: str, value: ast.expr) -> Draw:
         reshaped = _reshaped_arange(node)
         arange = _torch_call(_strip_methods(reshaped.func.value) if reshaped else node)  # type: ignore[attr-defined]
         if arange is None or arange.func.attr != "arange" or len(arange.args) != 1:  # type: ignore[attr-defined]
-            raise NotImportable(f"input {name!r} is `{_short(value)}`, which no arena distribution matches")
+            raise NotDrawn(f"input {name!r} is `{_short(value)}`, which no arena distribution matches")
     negate = False
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         node, negate = _strip_methods(node.operand), True
@@ -112,7 +112,7 @@ def find_draw(name: str, value: ast.expr) -> Draw:
             wrapped = Wrapped(how, dim, scale, offset, negate_offset, negate)
             return Draw(node, "cumsum_of", summed[1], None, False, [], source=summed[0], wrapped=wrapped)
         if base is None or base.wrapped is not None:
-            raise NotImportable(
+            raise NotDrawn(
                 f"input {name!r} is `{_short(value)}`, the {how} of `{_short(operand)}`, which no arena "
                 "distribution draws (arena draws each input on its own)"
             ) from None
@@ -127,17 +127,17 @@ def find_draw(name: str, value: ast.expr) -> Draw:
         node = _strip_methods(reshaped.func.value)  # type: ignore[attr-defined]
     call = _torch_call(node)
     if call is None:
-        raise NotImportable(f"input {name!r} is `{_short(value)}`, which no arena distribution matches")
+        raise NotDrawn(f"input {name!r} is `{_short(value)}`, which no arena distribution matches")
     kind = call.func.attr.removesuffix("_like")  # type: ignore[attr-defined]
     like = call.func.attr.endswith("_like")  # type: ignore[attr-defined]
     unknown = sorted({k.arg or "**" for k in call.keywords} - _KEYWORDS)
     if unknown:
-        raise NotImportable(f"input {name!r} is drawn with {', '.join(unknown)}=, which arena does not model")
+        raise NotDrawn(f"input {name!r} is drawn with {', '.join(unknown)}=, which arena does not model")
     if kind in ("randint", "randperm") and (scale is not None or offset is not None or negate):
-        raise NotImportable(f"input {name!r} scales or shifts random integers, which no distribution matches")
+        raise NotDrawn(f"input {name!r} scales or shifts random integers, which no distribution matches")
     if (first is not None) != (kind == "randperm"):
         shown = "a slice of a draw" if first is not None else "a whole torch.randperm"
-        raise NotImportable(f"input {name!r} is {shown} (`{_short(value)}`), which no arena distribution matches")
+        raise NotDrawn(f"input {name!r} is {shown} (`{_short(value)}`), which no arena distribution matches")
     # torch.full(size, value) and torch.randint([low,] high, size): the size is one argument;
     # torch.arange(end) is its own size; torch.randperm(n)[:k] has k elements.
     if like:  # the other tensor's shape (torch.full_like(x, v) has v where torch.full has it)
@@ -171,7 +171,7 @@ def distribution(draw: Draw, name: str, constant: Callable[[ast.expr], Any]) -> 
     offset = 0.0 if draw.offset is None else _number(constant(draw.offset), name) * (-1 if draw.negate_offset else 1)
     if draw.kind == "randn":  # a normal draw negated is the same distribution: std is |scale|
         if scale == 0:
-            raise NotImportable(f"input {name!r} scales a normal draw by 0")
+            raise NotDrawn(f"input {name!r} scales a normal draw by 0")
         return _without_defaults({"kind": "normal", "mean": offset, "std": abs(scale)}, mean=0.0, std=1.0)
     if draw.kind == "rand":
         low, high = sorted((offset, offset + scale))
@@ -182,26 +182,24 @@ def distribution(draw: Draw, name: str, constant: Callable[[ast.expr], Any]) -> 
         like = draw.call.func.attr.endswith("_like")  # type: ignore[attr-defined]
         bounds = list(draw.call.args[1:] if like else draw.call.args[:-1])
         if len(bounds) not in (1, 2):
-            raise NotImportable(f"input {name!r}: torch.randint without its bounds as arguments")
+            raise NotDrawn(f"input {name!r}: torch.randint without its bounds as arguments")
         low = 0 if len(bounds) == 1 else _integer(constant(bounds[0]), name)
         return {"kind": "randint", "low": low, "high": bounds[-1]}
     if draw.kind == "randperm":  # torch.randperm(n)[:k]: k distinct integers of [0, n)
         if len(draw.call.args) != 1:
-            raise NotImportable(f"input {name!r}: torch.randperm without its one bound as an argument")
+            raise NotDrawn(f"input {name!r}: torch.randperm without its one bound as an argument")
         return {"kind": "permutation", "low": 0, "high": draw.call.args[0]}
     if draw.kind == "arange":
         return _arange(draw, name, constant, scale, offset)
     if draw.kind == "tensor":  # torch.tensor(<a list>): its values, as a literal
         if draw.scale is not None or draw.offset is not None or draw.negate:
-            raise NotImportable(
-                f"input {name!r} scales or shifts a torch.tensor of a list; arena holds its values only"
-            )
+            raise NotDrawn(f"input {name!r} scales or shifts a torch.tensor of a list; arena holds its values only")
         return {"kind": literal.KIND, "values": _literal(draw, name, constant)}
     # torch.empty holds whatever the memory held: no test can rely on it, and 0 is one such value.
     fill = {"zeros": 0.0, "ones": 1.0, "empty": 0.0}.get(draw.kind)
     if fill is None:  # torch.full(size, value)
         if len(draw.call.args) < 2:
-            raise NotImportable(f"input {name!r}: torch.full without its value as an argument")
+            raise NotDrawn(f"input {name!r}: torch.full without its value as an argument")
         fill = _number(constant(draw.call.args[1]), name)
     return {"kind": "constant", "value": fill * scale + offset}
 
@@ -217,21 +215,19 @@ def _wrapped(draw: Draw, wrapped: Wrapped, name: str, constant: Callable[[ast.ex
         return _wrapped_literal(base["values"], wrapped, name, constant, factor, offset)
     if wrapped.how == "abs":
         if base["kind"] != "normal" or base.get("mean", 0.0) != 0.0:
-            raise NotImportable(f"input {name!r} is the magnitude of a draw other than a normal one centred on 0")
+            raise NotDrawn(f"input {name!r} is the magnitude of a draw other than a normal one centred on 0")
         if factor <= 0:
-            raise NotImportable(
-                f"input {name!r} scales a half-normal draw by {factor:g}, which no distribution matches"
-            )
+            raise NotDrawn(f"input {name!r} scales a half-normal draw by {factor:g}, which no distribution matches")
         half = {"kind": "half_normal", "std": float(base.get("std", 1.0)) * factor, "low": offset}
         return _without_defaults(half, std=1.0, low=0.0)
     if offset != 0:
-        raise NotImportable(f"input {name!r} shifts a cumulative sum, which no arena distribution draws")
+        raise NotDrawn(f"input {name!r} shifts a cumulative sum, which no arena distribution draws")
     dim = constant(wrapped.dim) if wrapped.dim is not None else None
     if isinstance(dim, bool) or not isinstance(dim, int):
-        raise NotImportable(f"input {name!r} is a cumulative sum along {dim!r}, not one axis")
+        raise NotDrawn(f"input {name!r} is a cumulative sum along {dim!r}, not one axis")
     summed = _scaled(base, factor, name)
     if summed["kind"] not in BASE_KINDS:
-        raise NotImportable(
+        raise NotDrawn(
             f"input {name!r} is a cumulative sum of {summed['kind']} values; arena sums {', '.join(BASE_KINDS)} draws"
         )
     return {"kind": "cumsum", "base": summed.pop("kind"), "dim": dim, **summed}
@@ -241,15 +237,15 @@ def _literal(draw: Draw, name: str, constant: Callable[[ast.expr], Any]) -> list
     """The list torch.tensor(<list>, dtype=...) is given, read as numbers (the same in every case,
     or each case's own: the reader's _Differs); NotImportable for anything arena cannot hold exactly."""
     if len(draw.call.args) != 1 or any(k.arg not in ("dtype", "device") for k in draw.call.keywords):
-        raise NotImportable(f"input {name!r}: torch.tensor without its data as the one argument")
+        raise NotDrawn(f"input {name!r}: torch.tensor without its data as the one argument")
     values = constant(draw.call.args[0])
     shape = _literal_shape(values)
     if shape is None:
-        raise NotImportable(
+        raise NotDrawn(
             f"input {name!r} is torch.tensor of `{_short(draw.call.args[0])}`, not a list of numbers (or of such lists)"
         )
     if math.prod(shape) > literal.MAX_VALUES:
-        raise NotImportable(
+        raise NotDrawn(
             f"input {name!r} is torch.tensor of {math.prod(shape)} values, more than the {literal.MAX_VALUES} "
             "a literal holds"
         )
@@ -279,13 +275,13 @@ def _wrapped_literal(
     """torch.cumsum(torch.tensor(<ints>), dim=d): the running sums, computed here exactly (integers
     only: a float tensor's sums are rounded as torch adds, which this reading does not repeat)."""
     if wrapped.how != "cumsum" or factor != 1 or offset != 0:
-        raise NotImportable(f"input {name!r} is the {wrapped.how} of a torch.tensor of a list, scaled or shifted")
+        raise NotDrawn(f"input {name!r} is the {wrapped.how} of a torch.tensor of a list, scaled or shifted")
     if any(not isinstance(v, int) for v in _flat(values)):
-        raise NotImportable(f"input {name!r} is the cumulative sum of float values, which arena would round otherwise")
+        raise NotDrawn(f"input {name!r} is the cumulative sum of float values, which arena would round otherwise")
     dim = constant(wrapped.dim) if wrapped.dim is not None else None
     rank = len(_literal_shape(values) or ())
     if isinstance(dim, bool) or not isinstance(dim, int) or not -rank <= dim < rank:
-        raise NotImportable(f"input {name!r} is a cumulative sum along {dim!r}, not one axis of its {rank} axes")
+        raise NotDrawn(f"input {name!r} is a cumulative sum along {dim!r}, not one axis of its {rank} axes")
     return {"kind": literal.KIND, "values": _running_sums(values, dim % rank)}
 
 
@@ -311,12 +307,12 @@ def _cumsum_of(draw: Draw, name: str, constant: Callable[[ast.expr], Any]) -> di
     wrapped = draw.wrapped
     assert wrapped is not None and draw.source is not None
     if wrapped.offset is not None:
-        raise NotImportable(f"input {name!r} shifts a cumulative sum, which no arena distribution draws")
+        raise NotDrawn(f"input {name!r} shifts a cumulative sum, which no arena distribution draws")
     factor = 1.0 if draw.scale is None else _number(constant(draw.scale), name)
     factor *= (1.0 if wrapped.scale is None else _number(constant(wrapped.scale), name)) * (-1 if wrapped.negate else 1)
     dim = constant(wrapped.dim) if wrapped.dim is not None else None
     if isinstance(dim, bool) or not isinstance(dim, int):
-        raise NotImportable(f"input {name!r} is a cumulative sum along {dim!r}, not one axis")
+        raise NotDrawn(f"input {name!r} is a cumulative sum along {dim!r}, not one axis")
     summed = {"kind": "cumsum_of", "input": draw.source, "dim": dim, "scale": factor}
     return summed if factor != 1 else {key: value for key, value in summed.items() if key != "scale"}
 
@@ -347,7 +343,7 @@ def _scaled(dist: dict[str, Any], factor: float, name: str) -> dict[str, Any]:
         return _without_defaults({"kind": "uniform", "low": low, "high": high}, low=0.0, high=1.0)
     if dist["kind"] == "constant":
         return {"kind": "constant", "value": dist["value"] * factor}
-    raise NotImportable(f"input {name!r} scales the cumulative sum of a {dist['kind']} draw by {factor:g}")
+    raise NotDrawn(f"input {name!r} scales the cumulative sum of a {dist['kind']} draw by {factor:g}")
 
 
 def _wrapper(node: ast.expr) -> tuple[str, ast.expr, ast.expr | None] | None:
@@ -372,12 +368,12 @@ def _arange(draw: Draw, name: str, constant: Callable[[ast.expr], Any], scale: f
     """torch.arange([start,] end[, step]) * scale + offset: start + step * i, scaled and shifted."""
     arguments = draw.call.args
     if not 1 <= len(arguments) <= 3:
-        raise NotImportable(f"input {name!r}: torch.arange without its bounds as arguments")
+        raise NotDrawn(f"input {name!r}: torch.arange without its bounds as arguments")
     if any(k.arg in ("start", "end", "step") for k in draw.call.keywords):
-        raise NotImportable(f"input {name!r}: torch.arange with its bounds given by keyword")
+        raise NotDrawn(f"input {name!r}: torch.arange with its bounds given by keyword")
     integer = any(k.arg == "dtype" and ast.unparse(k.value) in INTEGER_DTYPES for k in draw.call.keywords)
     if integer and not scale.is_integer():  # a fill loop read as an arange stores integers (rewrites.py)
-        raise NotImportable(f"input {name!r} scales an integer torch.arange by {scale:g}, not an integer")
+        raise NotDrawn(f"input {name!r} scales an integer torch.arange by {scale:g}, not an integer")
     start = 0.0 if len(arguments) == 1 else _number(constant(arguments[0]), name)
     step = 1.0 if len(arguments) < 3 else _number(constant(arguments[2]), name)
     first, stride = start * scale + offset, step * scale
@@ -470,13 +466,13 @@ def _strip_methods(node: ast.expr) -> ast.expr:
 
 def _number(value: Any, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise NotImportable(f"input {name!r} is drawn with {value!r} where a number is needed")
+        raise NotDrawn(f"input {name!r} is drawn with {value!r} where a number is needed")
     return float(value)
 
 
 def _integer(value: Any, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise NotImportable(f"input {name!r} is drawn with {value!r} where an integer is needed")
+        raise NotDrawn(f"input {name!r} is drawn with {value!r} where an integer is needed")
     return value
 
 

@@ -14,7 +14,7 @@ from typing import Any, Callable, Mapping
 
 from arena.importer.correctness import TestLoop, result_names
 from arena.importer.interpreter import Interpreter, Scope
-from arena.importer.outcome import NotImportable
+from arena.importer.outcome import KernelCallNotRead, NotFollowed, NotHeld
 from arena.importer.values import CannotRead, SourceModule, Unknown, describe, same_value
 
 
@@ -47,9 +47,9 @@ def same_in_every_case(cases: list[FollowedCase], node: ast.expr, what: str) -> 
     values = [case.read(node) for case in cases]
     for value in values:
         if isinstance(value, Unknown):
-            raise NotImportable(f"{what} `{ast.unparse(node)}` cannot be read: {value.reason}")
+            raise NotFollowed(f"{what} `{ast.unparse(node)}` cannot be read: {value.reason}")
     if not all(same_value(value, values[0]) for value in values):
-        raise NotImportable(f"{what} `{ast.unparse(node)}` differs between cases")
+        raise NotHeld(f"{what} `{ast.unparse(node)}` differs between cases")
     return values[0]
 
 
@@ -67,7 +67,7 @@ def _follow(loop: TestLoop, index: int, value: object, runner: Mapping[str, Any]
     try:
         interpreter.bind(loop.target, value, scope)
     except CannotRead as error:
-        raise NotImportable(f"case {index + 1}: {error}") from None
+        raise NotFollowed(f"case {index + 1}: {error}") from None
     seed = None if loop.seed is None else _evaluate(interpreter, loop.seed, scope)
     arguments: tuple[Any, ...] = ()
     keywords: dict[str, Any] = {}
@@ -108,12 +108,12 @@ def _outputs(loop: TestLoop, index: int, returned: Any) -> tuple[Any, ...]:
     if not loop.several or isinstance(returned, Unknown):
         return (returned,) * len(names)
     if not isinstance(returned, (tuple, list)):
-        raise NotImportable(
+        raise KernelCallNotRead(
             f"case {index + 1}: `{loop.function_name}` returns {describe(returned)}, "
             f"which the test unpacks into {len(names)} names"
         )
     if len(returned) != len(names):
-        raise NotImportable(
+        raise KernelCallNotRead(
             f"case {index + 1}: `{loop.function_name}` returns {len(returned)} values and the test unpacks "
             f"{len(names)} ({', '.join(names)})"
         )

@@ -35,7 +35,7 @@ from typing import Any, Callable, Iterator
 from arena.importer.config import TaskConfig, command_words
 from arena.importer.correctness import TestLoop, read_loop_body, setup_and_loop
 from arena.importer.interpreter import Interpreter, Scope
-from arena.importer.outcome import NotImportable
+from arena.importer.outcome import CasesByCode, LayoutNotRead
 from arena.importer.rewrites import call_on_module, flatten, inline_helpers
 from arena.importer.values import CannotRead, DType
 
@@ -59,13 +59,13 @@ def read_harness_loop(tree: ast.Module, harness: str, kernel_tree: ast.Module) -
     functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
     test = functions.get(_test_function(tree, functions) or TEST_FUNCTION)
     if test is None:
-        raise NotImportable(f"{harness} defines no {TEST_FUNCTION}() and main() calls none for {HARNESS_FLAG}")
+        raise LayoutNotRead(f"{harness} defines no {TEST_FUNCTION}() and main() calls none for {HARNESS_FLAG}")
     constants = Constants(tree, kernel_tree)
     kernel_names, module_name = _kernel_functions(tree, test, kernel_tree, harness)
     parameters = _parameters(test, tree, constants, harness)
     setup, loop = setup_and_loop(test.body)
     if loop is None:
-        raise NotImportable(f"{TEST_FUNCTION}() in {harness} has no loop over its cases")
+        raise LayoutNotRead(f"{TEST_FUNCTION}() in {harness} has no loop over its cases")
     shapes, index, target, body = _cases(loop, parameters, constants, harness)
     body = inline_helpers(body, functions, kernel_names, harness, 0)
     shapes, target, body = _dict_cases(shapes, target, body, harness)
@@ -326,7 +326,7 @@ def _kernel_functions(
                     names[alias.asname or alias.name] = defined[alias.name]
                     module = module or node.module.rsplit(".", 1)[-1]
     if not names:
-        raise NotImportable(f"{harness} imports no function of the kernel file")
+        raise LayoutNotRead(f"{harness} imports no function of the kernel file")
     taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     while module in taken or not module.isidentifier():
         module = f"_{module}" if module.isidentifier() else "kernel_module"
@@ -454,7 +454,7 @@ def _cases(
         and len(iterated.args) == 1
     ):
         if not (isinstance(target, ast.Tuple) and len(target.elts) == 2 and isinstance(target.elts[0], ast.Name)):
-            raise NotImportable(f"{harness}: the loop target `{ast.unparse(target)}` is not `i, case`")
+            raise LayoutNotRead(f"{harness}: the loop target `{ast.unparse(target)}` is not `i, case`")
         iterated, index, target = iterated.args[0], target.elts[0].id, target.elts[1]
     values = _iterated(iterated, parameters, constants)
     body = flatten(loop.body)
@@ -471,11 +471,11 @@ def _cases(
         try:
             configs = constants.evaluate(first.value.value, {})
         except (CannotRead, KeyError, IndexError, TypeError, ValueError) as error:
-            raise NotImportable(
+            raise CasesByCode(
                 f"the harness's cases `{ast.unparse(first.value.value)}` cannot be read: {error}"
             ) from None
         if list(values) != list(range(len(configs))):
-            raise NotImportable(
+            raise CasesByCode(
                 f"{TEST_FUNCTION}() is given {len(values)} of the {len(configs)} configs, not all in order"
             )
         return list(configs), target.id, first.targets[0], body[1:]
@@ -492,9 +492,9 @@ def _iterated(node: ast.expr, parameters: dict[str, Any], constants: Constants) 
         else:
             value = constants.evaluate(node, {})
     except (CannotRead, KeyError, IndexError, TypeError, ValueError) as error:
-        raise NotImportable(f"the harness's cases `{shown}` cannot be read: {error}") from None
+        raise CasesByCode(f"the harness's cases `{shown}` cannot be read: {error}") from None
     if not isinstance(value, (list, tuple)) or not value:
-        raise NotImportable(f"the harness's cases `{shown}` are not a non-empty list")
+        raise CasesByCode(f"the harness's cases `{shown}` are not a non-empty list")
     return list(value)
 
 
@@ -506,7 +506,7 @@ def _dict_cases(
         return shapes, target, body
     keys = list(shapes[0])
     if any(list(case) != keys for case in shapes) or not all(isinstance(k, str) and k.isidentifier() for k in keys):
-        raise NotImportable(f"{harness}: the cases are dicts with other keys from case to case")
+        raise LayoutNotRead(f"{harness}: the cases are dicts with other keys from case to case")
     name = target.id
     rewriter = _DictCase(name, keys)
     body = [ast.fix_missing_locations(rewriter.visit(copy.deepcopy(statement))) for statement in body]

@@ -21,7 +21,7 @@ from arena.importer.follow import follow_cases
 from arena.importer.harness import harness_path, read_harness_loop
 from arena.importer.hip_layout import HIP_CATEGORIES, refuse_hip_task
 from arena.importer.interpreter import Interpreter, module_scope
-from arena.importer.outcome import NotImportable, Outcome
+from arena.importer.outcome import LayoutNotRead, NotImportable, Outcome
 from arena.importer.output import prepare_output, write_task
 from arena.importer.pytest_layout import pytest_file, read_pytest_loop
 from arena.importer.reference_source import RunnerSource, reference_function, write_reference
@@ -82,7 +82,7 @@ def _refitted(out: Path, outcome: Outcome, imported: ImportedTask, fits: list[Fi
         try:
             write_task(out, imported.source, {"BUILD": text.encode()})
         except NotImportable as error:
-            return Outcome(outcome.source, reason=f"{error} (after its tolerance was fitted)")
+            return Outcome(outcome.source, reason=f"{error} (after its tolerance was fitted)", kind=error.kind)
     return Outcome(outcome.source, address=outcome.address, tolerances=tuple(fits))
 
 
@@ -92,7 +92,7 @@ def read_task(task: SourceTask, checkout: Path) -> ImportedTask:
     if config.task_type in HIP_CATEGORIES:
         refuse_hip_task(task, checkout, config)
     if config.task_type != CATEGORY:
-        raise NotImportable(f"task_type is {config.task_type!r}, not {CATEGORY!r}")
+        raise LayoutNotRead(f"task_type is {config.task_type!r}, not {CATEGORY!r}")
     harness_file = harness_path(config)
     pytest = pytest_file(config) if harness_file is None else None
     runner_file = harness_file or (pytest[0] if pytest else runner_path(config))
@@ -100,7 +100,7 @@ def read_task(task: SourceTask, checkout: Path) -> ImportedTask:
     if harness_file is None and pytest is None:
         loop = read_test_loop(runner_tree, runner_file)
     if len(config.source_files) != 1:
-        raise NotImportable(f"source_file_path lists {len(config.source_files)} files; the importer reads one")
+        raise LayoutNotRead(f"source_file_path lists {len(config.source_files)} files; the importer reads one")
     kernel_file = config.source_files[0]
     kernel_text, kernel_tree = _read_python(checkout, task.folder, kernel_file)
     source_tree, kernel_tree = kernel_tree, with_apply_functions(kernel_tree)  # `f = Cls.apply`: forward
@@ -108,7 +108,7 @@ def read_task(task: SourceTask, checkout: Path) -> ImportedTask:
         loop = read_harness_loop(runner_tree, runner_file, kernel_tree)
     elif pytest is not None:  # the rocmbench layout (arena.importer.pytest_layout)
         if kernel_file != runner_file:
-            raise NotImportable(f"the pytest file {runner_file} is not the kernel file {kernel_file}")
+            raise LayoutNotRead(f"the pytest file {runner_file} is not the kernel file {kernel_file}")
         loop = read_pytest_loop(kernel_tree, runner_file, pytest[1])
     if loop.adapter is not None:  # the test's launch, made a function beside the kernel file
         kernel_tree = ast.Module(body=[*kernel_tree.body, loop.adapter.function], type_ignores=[])
@@ -116,7 +116,7 @@ def read_task(task: SourceTask, checkout: Path) -> ImportedTask:
         (n for n in kernel_tree.body if isinstance(n, ast.FunctionDef) and n.name == loop.function_name), None
     )
     if function is None:
-        raise NotImportable(f"the test calls {loop.function_name}(), which {kernel_file} does not define")
+        raise LayoutNotRead(f"the test calls {loop.function_name}(), which {kernel_file} does not define")
     refuse_unreadable_forward(source_tree, loop.function_name)
     refuse_gradients(list(loop.statements), "the test")
     refuse_stateful(kernel_tree, function)
@@ -219,7 +219,7 @@ def _local_modules(checkout: Path, folder: Path, kernel_file: str, tree: ast.Mod
         if match is not None:
             path = checkout.resolve() / match.group(1)
             if not (path.is_file() and inside(checkout, path)):
-                raise NotImportable(f"{relative} is a stub generated from {match.group(1)}, which the checkout lacks")
+                raise LayoutNotRead(f"{relative} is a stub generated from {match.group(1)}, which the checkout lacks")
         modules[relative] = path.read_bytes()
     return modules
 
@@ -227,11 +227,11 @@ def _local_modules(checkout: Path, folder: Path, kernel_file: str, tree: ast.Mod
 def _read_python(checkout: Path, folder: Path, relative: str) -> tuple[str, ast.Module]:
     path = folder / relative
     if ".." in Path(relative).parts or not inside(checkout, path) or not path.is_file():
-        raise NotImportable(f"{relative} is not a file inside the task folder")
+        raise LayoutNotRead(f"{relative} is not a file inside the task folder")
     try:
         text = path.read_text(encoding="utf-8")
         return text, ast.parse(text, filename=relative)
     except (OSError, UnicodeDecodeError) as error:
-        raise NotImportable(f"{relative} cannot be read: {error}") from None
+        raise LayoutNotRead(f"{relative} cannot be read: {error}") from None
     except (SyntaxError, ValueError, RecursionError) as error:
-        raise NotImportable(f"{relative} does not parse: {error}") from None
+        raise LayoutNotRead(f"{relative} does not parse: {error}") from None

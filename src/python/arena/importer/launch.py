@@ -20,7 +20,7 @@ import symtable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from arena.importer.outcome import NotImportable
+from arena.importer.outcome import LaunchNotWritten
 
 ADAPTER_FILE = "arena_launch.py"
 
@@ -51,9 +51,11 @@ def wrap_launch(
     nested = [n for n in body if _launch_of(n) != kernel and kernel in launched(n)]
     if nested:
         first = ast.unparse(nested[0]).splitlines()[0][:60]
-        raise NotImportable(f"`{test}` launches `{kernel}[grid](...)` inside `{first}`; the importer wraps one launch")
+        raise LaunchNotWritten(
+            f"`{test}` launches `{kernel}[grid](...)` inside `{first}`; the importer wraps one launch"
+        )
     if len(launches) != 1:
-        raise NotImportable(f"`{test}` launches `{kernel}[grid](...)` {len(launches)} times; the importer wraps one")
+        raise LaunchNotWritten(f"`{test}` launches `{kernel}[grid](...)` {len(launches)} times; the importer wraps one")
     at = launches[0]
     moved = _moved(body, at)
     adapter_body = [body[i] for i in sorted(moved)] + [body[at]]
@@ -62,7 +64,7 @@ def wrap_launch(
     top = top_level_names(kernel_tree)
     missing = sorted(name for name in free if name not in local and name not in top and not hasattr(builtins, name))
     if missing:
-        raise NotImportable(
+        raise LaunchNotWritten(
             f"the launch of `{kernel}` reads {missing[0]!r}, which neither the test nor {kernel_file} binds"
         )
     params = [name for name in _in_order(adapter_body) if name in free and name in local]

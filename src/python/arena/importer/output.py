@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 
 from arena.errors import ArenaError, TaskDeclarationError
-from arena.importer.outcome import NotImportable
+from arena.importer.outcome import LoaderRefused
 from arena.task.load import TASKS_FOLDER, read_build_file
 
 MARKER = "pants.toml"
@@ -48,5 +48,5 @@ def write_task(out: Path, source: str, files: dict[str, bytes]) -> str:
         tasks = read_build_file(folder / "BUILD", root)
     except TaskDeclarationError as error:
         shutil.rmtree(folder)
-        raise NotImportable(f"arena refuses the declaration: {error}") from None
+        raise LoaderRefused(f"arena refuses the declaration: {error}") from None
     return tasks[0].address

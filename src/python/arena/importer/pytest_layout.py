@@ -26,7 +26,7 @@ from arena.importer.config import TaskConfig, command_words
 from arena.importer.correctness import TestLoop, read_loop_body
 from arena.importer.harness import Constants, assignment, is_literal_value
 from arena.importer.launch import launched, wrap_launch
-from arena.importer.outcome import NotImportable
+from arena.importer.outcome import CasesByCode, LaunchNotWritten, LayoutNotRead
 from arena.importer.rewrites import call_on_module, flatten, inline_helpers
 from arena.importer.values import CannotRead, DType
 
@@ -52,7 +52,7 @@ def pytest_file(config: TaskConfig) -> tuple[str, list[str]] | None:
         pairs = [expression[i : i + 3] for i in range(0, len(expression), 3)]
         for pair in pairs:
             if len(pair) < 2 or pair[0] != "not" or (len(pair) == 3 and pair[2] != "and"):
-                raise NotImportable(f"pytest -k {' '.join(expression)!r} is not `not a and not b ...`")
+                raise LayoutNotRead(f"pytest -k {' '.join(expression)!r} is not `not a and not b ...`")
             excluded.append(pair[1])
     return files[0], excluded
 
@@ -70,7 +70,7 @@ def read_pytest_loop(tree: ast.Module, shown: str, excluded: list[str]) -> TestL
     ]
     if len(tests) != 1:
         names = ", ".join(t.name for t in tests) or "none"
-        raise NotImportable(f"{shown} has {len(tests)} correctness tests ({names}); the importer reads one")
+        raise LayoutNotRead(f"{shown} has {len(tests)} correctness tests ({names}); the importer reads one")
     test = tests[0]
     refuse_gradients(flatten(test.body), f"`{test.name}`")
     launches = sorted(launched(test) & jit)
@@ -80,9 +80,9 @@ def read_pytest_loop(tree: ast.Module, shown: str, excluded: list[str]) -> TestL
         if name in functions and not name.startswith("test_") and _launches_any(functions[name], functions, jit)
     }
     if len(launches) > 1 or (launches and kernel):
-        raise NotImportable(f"`{test.name}` launches {', '.join(launches)} and calls {', '.join(kernel) or 'none'}")
+        raise LaunchNotWritten(f"`{test.name}` launches {', '.join(launches)} and calls {', '.join(kernel) or 'none'}")
     if not kernel and not launches:
-        raise NotImportable(f"`{test.name}` calls no function of {shown} that launches a Triton kernel")
+        raise LayoutNotRead(f"`{test.name}` calls no function of {shown} that launches a Triton kernel")
     constants = Constants(tree)
     parameters, shapes = _cases(test, constants)
     defaults = _defaults(test, constants, set(parameters))
@@ -157,21 +157,21 @@ def _cases(test: ast.FunctionDef, constants: Constants) -> tuple[list[str], list
     for decorator in reversed(test.decorator_list):  # the innermost first, as pytest applies them
         if not (isinstance(decorator, ast.Call) and ast.unparse(decorator.func).endswith("mark.parametrize")):
             if "pytest" in ast.unparse(decorator) and not _runs_on_arena(decorator):
-                raise NotImportable(f"`{test.name}` is marked `{ast.unparse(decorator)[:60]}`")
+                raise LayoutNotRead(f"`{test.name}` is marked `{ast.unparse(decorator)[:60]}`")
             continue
         if len(decorator.args) < 2:
-            raise NotImportable(f"`{test.name}`: parametrize without its names and values")
+            raise LayoutNotRead(f"`{test.name}`: parametrize without its names and values")
         try:
             given = constants.evaluate(decorator.args[0], {})
             values = constants.evaluate(decorator.args[1], {})
         except (CannotRead, KeyError, IndexError, TypeError, ValueError) as error:
-            raise NotImportable(f"`{test.name}`'s parametrize values cannot be read: {error}") from None
+            raise CasesByCode(f"`{test.name}`'s parametrize values cannot be read: {error}") from None
         these = [n.strip() for n in given.split(",")] if isinstance(given, str) else list(given)
         if not these or not all(isinstance(n, str) and n.isidentifier() for n in these):
-            raise NotImportable(f"`{test.name}`: parametrize names {given!r}")
+            raise LayoutNotRead(f"`{test.name}`: parametrize names {given!r}")
         rows = [(value,) if len(these) == 1 else tuple(value) for value in values]
         if not rows or any(len(row) != len(these) for row in rows):
-            raise NotImportable(f"`{test.name}`: parametrize values that are not one per name")
+            raise LayoutNotRead(f"`{test.name}`: parametrize values that are not one per name")
         names += these
         lists.append(rows)
     if not names:  # one case, with what the test fixes itself
@@ -209,11 +209,11 @@ def _defaults(test: ast.FunctionDef, constants: Constants, parametrized: set[str
         if name in parametrized or name in FIXTURES:
             continue
         if name not in defaults:
-            raise NotImportable(f"`{test.name}` takes {name!r}, a fixture the importer does not read")
+            raise LayoutNotRead(f"`{test.name}` takes {name!r}, a fixture the importer does not read")
         try:
             values[name] = constants.evaluate(defaults[name], {})
         except (CannotRead, KeyError, IndexError, TypeError, ValueError):
-            raise NotImportable(
+            raise CasesByCode(
                 f"`{test.name}`'s default {name}=`{ast.unparse(defaults[name])}` cannot be read"
             ) from None
     return values

@@ -20,7 +20,7 @@ from typing import Any, Mapping
 
 from arena.importer.correctness import TestLoop, written_names
 from arena.importer.follow import FollowedCase
-from arena.importer.outcome import NotImportable
+from arena.importer.outcome import ReferenceNotWritten
 from arena.importer.task_fields import TaskFields, TensorField
 from arena.importer.values import DType, Unknown, same_value
 from arena.task.task import CASE_DTYPE
@@ -149,7 +149,7 @@ def _check_no_draws(statements: list[ast.stmt], tree: ast.Module) -> None:
     for statement in statements:
         if draws(statement, frozenset()):
             first = ast.unparse(statement).splitlines()[0][:70]
-            raise NotImportable(
+            raise ReferenceNotWritten(
                 f"line {statement.lineno}: `{first}` draws random values for the reference; arena gives the "
                 "reference the kernel's inputs"
             )
@@ -172,7 +172,7 @@ def _check_not_read_after_the_kernel(statement: ast.stmt, written: set[str]) -> 
             and isinstance(node.ctx, ast.Load)
             and id(node) not in metadata
         ):
-            raise NotImportable(
+            raise ReferenceNotWritten(
                 f"line {statement.lineno}: the reference reads {node.id!r} after the kernel wrote into it"
             )
 
@@ -209,7 +209,7 @@ def _bindings(
             continue
         cast = next((field.name for field in fields.inputs if name in field.cast_of), None)
         if cast is not None:
-            raise NotImportable(f"the reference reads {name!r}, whose cast the kernel is given as {cast!r}")
+            raise ReferenceNotWritten(f"the reference reads {name!r}, whose cast the kernel is given as {cast!r}")
         if name in copies:  # the test drew `name` and gave the kernel a copy of it: the same values
             bindings[name] = f"{copies[name]}.clone()"
             continue
@@ -220,7 +220,7 @@ def _bindings(
             bindings[name] = _output_stand_in(name, loop, fields, statements, from_shapes)
             continue
         if name == loop.module_name:
-            raise NotImportable("the reference calls the kernel module")
+            raise ReferenceNotWritten("the reference calls the kernel module")
         if name in imports:
             if imports[name] not in local_imports:
                 local_imports.append(imports[name])
@@ -287,7 +287,7 @@ def _output_stand_in(
     """`ref = torch.zeros_like(result)` reads only the output's shape, dtype and device: an empty
     tensor of the declared output's, as source. NotImportable where the reference reads more of
     it, or where a dim of its shape is no input's."""
-    refused = NotImportable("the reference is computed from the kernel's output")
+    refused = ReferenceNotWritten("the reference is computed from the kernel's output")
     calls = [n for node in statements for n in ast.walk(node) if isinstance(n, ast.Call) and _like_of(n, name)]
     shaped = {id(call.args[0]) for call in calls}
     uses = [n for node in statements for n in ast.walk(node) if isinstance(n, ast.Name) and n.id == name]
@@ -308,7 +308,7 @@ def _dtype_source(output: TensorField, fields: TaskFields) -> str:
         return f"torch.{output.dtype}"
     carrier = next((field.name for field in fields.inputs if field.dtype == CASE_DTYPE), None)
     if carrier is None:
-        raise NotImportable(f"output {output.name!r} has a dtype that differs between cases, and no input's does")
+        raise ReferenceNotWritten(f"output {output.name!r} has a dtype that differs between cases, and no input's does")
     return f"{carrier}.dtype"
 
 
@@ -328,10 +328,10 @@ def _constant_source(name: str, cases: list[FollowedCase], first_input: str, fie
     value = values[0]
     unknown = next((v for v in values if isinstance(v, Unknown)), None)
     if unknown is not None:
-        raise NotImportable(f"the reference uses {name!r}, which cannot be read: {unknown.reason}")
+        raise ReferenceNotWritten(f"the reference uses {name!r}, which cannot be read: {unknown.reason}")
     if not all(same_value(v, value) for v in values):
         what = "a dim no input's shape carries" if name in fields.dim_names else "a value that differs between cases"
-        raise NotImportable(f"the reference uses {name!r}, {what}, and the kernel is not given it")
+        raise ReferenceNotWritten(f"the reference uses {name!r}, {what}, and the kernel is not given it")
     if isinstance(value, str) and value.startswith("cuda"):
         return f"{first_input}.device"  # the test's device: where the harness put the inputs
     if isinstance(value, DType):
@@ -340,7 +340,7 @@ def _constant_source(name: str, cases: list[FollowedCase], first_input: str, fie
         isinstance(value, (tuple, list)) and all(isinstance(v, _LITERALS) for v in value)
     ):
         return repr(value)  # a list too (`mrope_section = [16, 8, 8]`): a new one each call
-    raise NotImportable(f"the reference uses {name!r}, which the importer cannot write as a literal")
+    raise ReferenceNotWritten(f"the reference uses {name!r}, which the importer cannot write as a literal")
 
 
 def _module_parts(runner: RunnerSource, names: set[str]) -> list[str]:
@@ -349,7 +349,7 @@ def _module_parts(runner: RunnerSource, names: set[str]) -> list[str]:
     definitions, imported = _module_definitions(runner.tree), _imported(runner.tree)
     for name in sorted(names - {"torch"}):
         if name not in definitions and name not in imported and not hasattr(builtins, name):
-            raise NotImportable(f"the reference uses {name!r}, which the test does not define")
+            raise ReferenceNotWritten(f"the reference uses {name!r}, which the test does not define")
     wanted: set[str] = set()
     used = set(names)
     pending = [name for name in names if name in definitions]
@@ -360,7 +360,7 @@ def _module_parts(runner: RunnerSource, names: set[str]) -> list[str]:
         wanted.add(name)
         node = definitions[name]
         if isinstance(node, ast.Assign) and not _is_literal(node.value):
-            raise NotImportable(
+            raise ReferenceNotWritten(
                 f"the reference needs {name} = `{ast.unparse(node.value)[:60]}` from the runner, computed when it loads"
             )
         loaded = _loaded(node)

@@ -1,7 +1,7 @@
 """What an import did, for people (a table) and for programs (JSON): every task, imported or
 not, and each loosened tolerance the import fitted or kept (arena.importer.fit), with why; the
-tasks not imported grouped by their reason's kind where it has one (Outcome.kind: the hip2hip and
-torch2hip tasks', arena.importer.hip_layout)."""
+tasks not imported grouped by their reason's kind (Outcome.kind: the stage and rule that refused a
+triton2triton task, arena.importer.outcome; a hip2hip or torch2hip task's, arena.importer.hip_layout)."""
 
 from __future__ import annotations
 

@@ -26,7 +26,7 @@ import dataclasses
 
 from arena.importer.correctness import Comparison, TestLoop, result_names
 from arena.importer.launch import Adapter, top_level_names
-from arena.importer.outcome import NotImportable
+from arena.importer.outcome import KernelCallNotRead
 
 
 def as_written_in_place(
@@ -169,7 +169,7 @@ def as_picked_outputs(
     display of one length that holds them."""
     lengths = {len(r.value.elts) if isinstance(r.value, ast.Tuple) else -1 for r in returns_of(function.body)}
     if len(lengths) != 1 or min(lengths) <= max(picked):
-        raise NotImportable(
+        raise KernelCallNotRead(
             f"the test keeps element(s) {', '.join(map(str, picked))} of what `{function.name}` returns, "
             "which does not always return a tuple display of one length"
         )

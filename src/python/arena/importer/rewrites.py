@@ -11,7 +11,7 @@ import ast
 import copy
 
 from arena.importer.draws import INTEGER_DTYPES
-from arena.importer.outcome import NotImportable
+from arena.importer.outcome import LayoutNotRead
 
 MAX_INLINE_DEPTH = 3
 _DRAWS = frozenset(("randn", "rand", "randint", "randperm", "zeros", "ones", "full", "empty", "arange", "tensor"))
@@ -276,22 +276,22 @@ def _inline_call(
     shown = f"line {node.lineno}: `{ast.unparse(node)[:60]}`"
     spec = helper.args
     if spec.vararg or spec.kwarg or spec.posonlyargs:
-        raise NotImportable(f"{shown}: the helper {helper.name}() takes *args or **kwargs")
+        raise LayoutNotRead(f"{shown}: the helper {helper.name}() takes *args or **kwargs")
     body = [copy.deepcopy(statement) for statement in helper.body]
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
         body = body[1:]  # the docstring
     returns = [n for statement in body for n in ast.walk(statement) if isinstance(n, ast.Return)]
     if len(returns) > 1 or (returns and not isinstance(body[-1], ast.Return)):
-        raise NotImportable(f"{shown}: the helper {helper.name}() returns other than at its end")
+        raise LayoutNotRead(f"{shown}: the helper {helper.name}() returns other than at its end")
     params = [a.arg for a in spec.args] + [a.arg for a in spec.kwonlyargs]
     defaults = dict(zip([a.arg for a in spec.args][len(spec.args) - len(spec.defaults) :], spec.defaults))
     defaults.update({a.arg: d for a, d in zip(spec.kwonlyargs, spec.kw_defaults) if d is not None})
     given: dict[str, ast.expr] = dict(zip([a.arg for a in spec.args], call.args))
     if len(call.args) > len(spec.args):
-        raise NotImportable(f"{shown}: the helper {helper.name}() is given too many arguments")
+        raise LayoutNotRead(f"{shown}: the helper {helper.name}() is given too many arguments")
     for keyword in call.keywords:
         if keyword.arg is None:
-            raise NotImportable(f"{shown}: the helper {helper.name}() is given **kwargs")
+            raise LayoutNotRead(f"{shown}: the helper {helper.name}() is given **kwargs")
         given[keyword.arg] = keyword.value
     rebound = {n.id for s in body for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     taken = set(outer or ()) | {n.id for n in ast.walk(call) if isinstance(n, ast.Name)}
@@ -308,7 +308,7 @@ def _inline_call(
     for param in params:
         value = given.get(param, defaults.get(param))
         if value is None:
-            raise NotImportable(f"{shown}: the helper {helper.name}() is not given {param!r}")
+            raise LayoutNotRead(f"{shown}: the helper {helper.name}() is not given {param!r}")
         if isinstance(value, ast.Name) and param not in rebound:
             renames[param] = value
             continue
@@ -323,12 +323,12 @@ def _inline_call(
     tail: list[ast.stmt] = []
     if isinstance(node, ast.Assign):
         if returned is None:
-            raise NotImportable(f"{shown}: the helper {helper.name}() returns nothing")
+            raise LayoutNotRead(f"{shown}: the helper {helper.name}() returns nothing")
         target = node.targets[0]
         targets = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
         values = returned.elts if isinstance(returned, ast.Tuple) and len(targets) > 1 else [returned]
         if len(values) != len(targets) or not all(isinstance(t, ast.Name) for t in targets):
-            raise NotImportable(f"{shown}: the helper {helper.name}() returns other than the names it is unpacked into")
+            raise LayoutNotRead(f"{shown}: the helper {helper.name}() returns other than the names it is unpacked into")
         names = [t.id for t in targets if isinstance(t, ast.Name)]
         mapped: set[str] = set()
         for name, value in zip(names, values):

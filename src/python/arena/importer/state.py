@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 
-from arena.importer.outcome import NotImportable
+from arena.importer.outcome import StoredAnswer
 
 STATEFUL = "the baseline keeps state across calls (an output buffer or cache), which arena's stored-answer rule refuses"
 _MUTATORS = frozenset({"append", "extend", "insert", "update", "setdefault", "pop", "popitem", "clear", "add"})
@@ -38,11 +38,11 @@ def refuse_stateful(kernel_tree: ast.Module, entry: ast.FunctionDef) -> None:
         function = functions[name]
         declared = _globals_of(function)
         if declared:
-            raise NotImportable(f"{STATEFUL}: {name}() declares `global {', '.join(sorted(declared))}`")
+            raise StoredAnswer(f"{STATEFUL}: {name}() declares `global {', '.join(sorted(declared))}`")
         local = _local_names(function)
         for node in ast.walk(function):
             if isinstance(node, ast.Name) and node.id in stateful and node.id not in local:
-                raise NotImportable(f"{STATEFUL}: {name}() uses the top-level {node.id!r} (line {node.lineno})")
+                raise StoredAnswer(f"{STATEFUL}: {name}() uses the top-level {node.id!r} (line {node.lineno})")
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                 pending.append(node.func.id)
 
@@ -127,7 +127,7 @@ def refuse_returned_arguments(entry: ast.FunctionDef, tensor_params: list[str]) 
         for position, value in enumerate(values):
             base = _viewed(value)
             if isinstance(base, ast.Name) and base.id in tensor_params and base.id not in rebound:
-                raise NotImportable(
+                raise StoredAnswer(
                     f"{RETURNED_INPUT} {base.id!r} (written in place) as its output {position}"
                     f" (line {node.lineno}: `{ast.unparse(node)}`)"
                 )

@@ -16,7 +16,14 @@ from typing import Any, Callable, Sequence
 from arena.importer.correctness import Comparison, TestLoop, written_names
 from arena.importer.draws import distribution, find_draw
 from arena.importer.follow import FollowedCase, same_in_every_case
-from arena.importer.outcome import NotImportable
+from arena.importer.outcome import (
+    KernelCallNotRead,
+    NotDrawn,
+    NotFollowed,
+    NotHeld,
+    PartialCheck,
+    ToleranceNotHeld,
+)
 from arena.importer.triangle import Triangle, masked, read_triangle
 from arena.importer.values import Tensor, Unknown, describe, same_value
 from arena.task.task import CASE_DTYPE, DTYPES, FLOAT_DTYPES, INT_DTYPES
@@ -181,9 +188,9 @@ def _check_sources(inputs: tuple[TensorField, ...]) -> None:
             source = next((f for f in inputs[:position] if f.name == dist["input"]), None)
             shown = f"input {field.name!r} is the running sums of {dist['input']!r}"
             if source is None:
-                raise NotImportable(f"{shown}, which the kernel is not given before it (arena computes it from one)")
+                raise NotDrawn(f"{shown}, which the kernel is not given before it (arena computes it from one)")
             if source.shape != field.shape or (source.dist or {}).get("kind") == "cumsum_of":
-                raise NotImportable(f"{shown}, which is not a drawn input of its shape")
+                raise NotDrawn(f"{shown}, which is not a drawn input of its shape")
 
 
 def case_dtypes_of(fields: tuple[TensorField, ...]) -> tuple[str, ...]:
@@ -194,7 +201,7 @@ def case_dtypes_of(fields: tuple[TensorField, ...]) -> tuple[str, ...]:
         return ()
     if len(varying) > 1:
         shown = ", ".join(f"{field.name!r}" for field in fields if field.case_dtypes)
-        raise NotImportable(f"tensors {shown} have dtypes that differ between cases, not alike; arena has one per case")
+        raise NotHeld(f"tensors {shown} have dtypes that differ between cases, not alike; arena has one per case")
     return varying.pop()
 
 
@@ -212,9 +219,9 @@ def _inputs(loop: TestLoop, cases: list[FollowedCase], dims: _Dims) -> tuple[tup
         fields.append(_input(loop, cases, dims, node, values, {f.name for f in fields}))
     for keyword in loop.kernel_call.keywords:
         if any(isinstance(case.keywords.get(keyword.arg or "**"), Tensor) for case in cases):
-            raise NotImportable(f"tensor {keyword.arg}= is passed by keyword; arena passes inputs by position")
+            raise KernelCallNotRead(f"tensor {keyword.arg}= is passed by keyword; arena passes inputs by position")
     if not fields:
-        raise NotImportable(f"`{loop.function_name}` is given no tensor")
+        raise KernelCallNotRead(f"`{loop.function_name}` is given no tensor")
     return tuple(fields), others
 
 
@@ -225,24 +232,24 @@ def _input(
         node = node.func.value
     shown = ast.unparse(node)
     if not isinstance(node, ast.Name) or node.id in seen:
-        raise NotImportable(f"kernel argument `{shown}` is not one named tensor")
+        raise KernelCallNotRead(f"kernel argument `{shown}` is not one named tensor")
     writes: list[MaskWrite] = []
     assignment = _last_assignment(loop, node.id, writes=writes)
     copy_of: list[str] = []
     cast_of: list[str] = []
     while isinstance(assignment, ast.expr) and isinstance(source := _copied(assignment), ast.Name):
         if source.id in seen or source.id in copy_of or source.id == node.id:
-            raise NotImportable(f"input {shown!r} is a copy of {source.id!r}; arena draws each input on its own")
+            raise NotDrawn(f"input {shown!r} is a copy of {source.id!r}; arena draws each input on its own")
         copy_of.append(source.id)  # `q_k = q.clone()`: the draw of q, which the reference reads as q
         if any(_dtype_of(case.scope.names.get(source.id)) != _dtype_of(value) for case, value in zip(cases, values)):
             cast_of.append(source.id)  # `a = a_f.to(torch.float16)`: other values than a_f's
         assignment = _last_assignment(loop, source.id)
     if assignment is None:
-        raise NotImportable(f"input {shown!r} is not drawn inside the test loop")
+        raise NotDrawn(f"input {shown!r} is not drawn inside the test loop")
     if isinstance(assignment, ast.stmt):
         first = ast.unparse(assignment).splitlines()[0][:70]
         how = "comes from" if isinstance(assignment, ast.Assign) else f"is written by line {assignment.lineno},"
-        raise NotImportable(f"input {shown!r} {how} `{first}`, which no arena distribution matches")
+        raise NotDrawn(f"input {shown!r} {how} `{first}`, which no arena distribution matches")
     triangle: Triangle | None = None
     if masked(node.id, assignment) is not None:  # `A = A * mask[None, :, None, :]`: a tril of A's draw
         tensors = _tensors(values, f"input {shown!r}")
@@ -268,7 +275,7 @@ def _input(
         case_dists = tuple(_tril(d, triangle, shown) for d in case_dists)
     if writes:  # `x[torch.rand(...) < p] = v` after the draw
         if copy_of or triangle is not None:
-            raise NotImportable(f"input {shown!r} is written through a mask and also copied or masked to a triangle")
+            raise NotDrawn(f"input {shown!r} is written through a mask and also copied or masked to a triangle")
         tensors = _tensors(values, f"input {shown!r}")
         dist = _masked(dist, writes, cases, tensors, shown)
         case_dists = tuple(_masked(d, writes, cases, tensors, shown) for d in case_dists)
@@ -323,17 +330,17 @@ def _check_triangle(triangle: Triangle, cases: list[FollowedCase], tensors: list
     for case, tensor in zip(cases, tensors):
         for size, axis in triangle.sizes:
             if not same_value(case.read(size), tensor.shape[axis]):
-                raise NotImportable(
+                raise NotDrawn(
                     f"input {shown!r}: its mask's `{ast.unparse(size)}` is not the size of its axis {axis} "
                     f"in case {case.index + 1}"
                 )
         if triangle.within and tensor.shape[triangle.rows] > tensor.shape[triangle.cols]:
-            raise NotImportable(f"input {shown!r}: its mask's rows outnumber its columns, without a modulus")
+            raise NotDrawn(f"input {shown!r}: its mask's rows outnumber its columns, without a modulus")
 
 
 def _tril(dist: dict[str, Any], triangle: Triangle, shown: str) -> dict[str, Any]:
     if dist["kind"] not in BASE_KINDS:
-        raise NotImportable(
+        raise NotDrawn(
             f"input {shown!r} masks a {dist['kind']} draw to a triangle; arena masks {', '.join(BASE_KINDS)}"
         )
     own = {
@@ -344,7 +351,7 @@ def _tril(dist: dict[str, Any], triangle: Triangle, shown: str) -> dict[str, Any
     return {"kind": "tril", "base": dist["kind"], **own, **{k: v for k, v in dist.items() if k != "kind"}}
 
 
-class _Differs(NotImportable):
+class _Differs(NotDrawn):
     """A distribution's parameter differs between cases (per-case `dists` declare it)."""
 
 
@@ -366,7 +373,7 @@ def _case_reader(case: FollowedCase, shown: str) -> Callable[[ast.expr], Any]:
     def read(node: ast.expr) -> Any:
         value = case.read(node)
         if isinstance(value, Unknown):
-            raise NotImportable(f"input {shown!r}: `{ast.unparse(node)}` cannot be read: {value.reason}")
+            raise NotFollowed(f"input {shown!r}: `{ast.unparse(node)}` cannot be read: {value.reason}")
         return value
 
     return read
@@ -407,9 +414,9 @@ def _bound_values(
     """The dim naming the bound, else its one value, else its values, one per case."""
     values = [case.read(node) for case in cases]
     if not all(_is_int(value) for value in values):
-        raise NotImportable(f"{what} `{ast.unparse(node)}` is not an integer in every case")
+        raise NotHeld(f"{what} `{ast.unparse(node)}` is not an integer in every case")
     if what != "the randint bound" and not all(value >= 1 for value in values):
-        raise NotImportable(f"{what} `{ast.unparse(node)}` is below 1 in some case")
+        raise NotHeld(f"{what} `{ast.unparse(node)}` is below 1 in some case")
     named = dims.named(node, values)
     if named is not None or len(set(values)) == 1:
         return named if named is not None else values[0]
@@ -431,16 +438,16 @@ def _scalars(
     given: list[tuple[str, ast.expr, list[Any]]] = []
     for position in positions:
         if position >= len(params):
-            raise NotImportable(f"`{loop.function_name}` takes its argument {position + 1} through *args")
+            raise KernelCallNotRead(f"`{loop.function_name}` takes its argument {position + 1} through *args")
         node = loop.kernel_call.args[position]
         given.append((params[position], node, [case.arguments[position] for case in cases]))
     positional = {param for param, _, _ in given} if keep_positional else set()
     takes = set(params) | {a.arg for a in function.args.kwonlyargs}
     for keyword in loop.kernel_call.keywords:
         if keyword.arg is None:
-            raise NotImportable(f"`{loop.function_name}` is given **kwargs")
+            raise KernelCallNotRead(f"`{loop.function_name}` is given **kwargs")
         if keyword.arg not in takes and function.args.kwarg is None:
-            raise NotImportable(f"`{loop.function_name}` takes no argument {keyword.arg!r}")
+            raise KernelCallNotRead(f"`{loop.function_name}` takes no argument {keyword.arg!r}")
         given.append((keyword.arg, keyword.value, [case.keywords[keyword.arg] for case in cases]))
     scalars = []
     for param, node, values in given:
@@ -454,15 +461,15 @@ def _scalar(param: str, node: ast.expr, values: list[Any], dims: _Dims) -> Scala
     test_name = node.id if isinstance(node, ast.Name) else None
     for value in values:
         if isinstance(value, Unknown):
-            raise NotImportable(f"argument {param}=`{ast.unparse(node)}` cannot be read: {value.reason}")
+            raise NotFollowed(f"argument {param}=`{ast.unparse(node)}` cannot be read: {value.reason}")
         if not isinstance(value, (int, float)):  # a bool is an int: a flag, passed as the test passes it
-            raise NotImportable(
+            raise NotHeld(
                 f"argument {param}={describe(value)} is not a number or a bool; "
                 "arena scalars are numbers, dims or flags"
             )
     if any(isinstance(value, bool) for value in values):
         if not all(isinstance(value, bool) for value in values) or len(set(values)) > 1:
-            raise NotImportable(f"argument {param}=`{ast.unparse(node)}` is a bool that differs between cases")
+            raise NotHeld(f"argument {param}=`{ast.unparse(node)}` is a bool that differs between cases")
         return ScalarField(param, values[0], test_name)
     if all(_is_int(value) for value in values):
         named = dims.named(node, values)
@@ -470,7 +477,7 @@ def _scalar(param: str, node: ast.expr, values: list[Any], dims: _Dims) -> Scala
             return ScalarField(param, named if isinstance(named, str) else dims.new(param, values), test_name)
     if len(set(values)) > 1:  # a float that differs by case: a case value of its own (a float dim)
         if not all(math.isfinite(value) for value in values):
-            raise NotImportable(f"argument {param}=`{ast.unparse(node)}` is a float that differs between cases")
+            raise NotHeld(f"argument {param}=`{ast.unparse(node)}` is a float that differs between cases")
         return ScalarField(param, dims.new(param, [float(value) for value in values]), test_name)
     return ScalarField(param, values[0], test_name)
 
@@ -486,7 +493,7 @@ def _output(loop: TestLoop, cases: list[FollowedCase], dims: _Dims, position: in
     kernel_known = all(isinstance(value, Tensor) for value in kernel)
     reference_known = all(isinstance(value, Tensor) for value in reference)
     if kernel_known and reference_known and [t.shape for t in kernel] != [t.shape for t in reference]:
-        raise NotImportable(
+        raise PartialCheck(
             f"the kernel's output{named} has shape {list(kernel[0].shape)} "
             f"where the reference's has {list(reference[0].shape)}"
         )
@@ -501,7 +508,7 @@ def _output(loop: TestLoop, cases: list[FollowedCase], dims: _Dims, position: in
         elif comparison.cast:
             why += "; the test casts before comparing, so the reference's dtype is not the kernel's"
         subject = f"the shape and dtype of {what}" if loop.several else "the output's shape and dtype"
-        raise NotImportable(f"{subject} cannot be read: {why}")
+        raise NotFollowed(f"{subject} cannot be read: {why}")
     if result_name not in taken:
         name = result_name
     else:
@@ -519,12 +526,12 @@ def _written(loop: TestLoop, cases: list[FollowedCase], inputs: tuple[TensorFiel
     name = loop.result_names[position]
     source = next((field for field in inputs if field.name == name), None)
     if source is None:
-        raise NotImportable(f"the test compares {name!r}, which the kernel is given other than as a leading tensor")
+        raise NotHeld(f"the test compares {name!r}, which the kernel is given other than as a leading tensor")
     for case in cases:
         reference = case.reference_outputs[position]
         kernel = case.kernel_outputs[position]
         if isinstance(reference, Tensor) and isinstance(kernel, Tensor) and reference.shape != kernel.shape:
-            raise NotImportable(
+            raise PartialCheck(
                 f"the kernel writes {name!r} of shape {list(kernel.shape)} "
                 f"where the reference has {list(reference.shape)}"
             )
@@ -547,7 +554,7 @@ def _tolerances(loop: TestLoop, cases: list[FollowedCase], outputs: list[TensorF
             if dtype not in by_dtype:
                 by_dtype[dtype], first[dtype] = tolerance, output.name
             elif by_dtype[dtype] != tolerance:
-                raise NotImportable(
+                raise ToleranceNotHeld(
                     f"outputs {first[dtype]!r} and {output.name!r} are both {dtype} and the test compares "
                     f"them within different tolerances ({_shown(by_dtype[dtype])}; {_shown(tolerance)}); "
                     "arena's tolerances are per dtype"
@@ -596,7 +603,7 @@ def _check_exact(comparison: Comparison, cases: list[FollowedCase], output: Tens
         if node is not None
     }
     if given.get("atol", 0.0) + given.get("rtol", 0.0) * _INT_MAGNITUDES[output.dtype] >= 1:
-        raise NotImportable(
+        raise ToleranceNotHeld(
             f"output {output.name!r} is {output.dtype} and the test accepts differences in it ({_shown(given)}); "
             "arena checks integer outputs exactly"
         )
@@ -605,7 +612,7 @@ def _check_exact(comparison: Comparison, cases: list[FollowedCase], output: Tens
 def _tolerance_value(cases: list[FollowedCase], node: ast.expr, key: str) -> float:
     value = same_in_every_case(cases, node, f"the tolerance {key}")
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-        raise NotImportable(f"the tolerance {key} is {value!r}, not a number >= 0")
+        raise ToleranceNotHeld(f"the tolerance {key} is {value!r}, not a number >= 0")
     return float(value)
 
 
@@ -618,13 +625,13 @@ def _shown(tolerance: dict[str, float] | None) -> str:
 def _tensors(values: list[Any], what: str) -> list[Tensor]:
     for value in values:
         if isinstance(value, Unknown):
-            raise NotImportable(f"{what} cannot be read: {value.reason}")
+            raise NotFollowed(f"{what} cannot be read: {value.reason}")
         if not isinstance(value, Tensor):
-            raise NotImportable(f"{what} is {describe(value)}, not a tensor")
+            raise NotHeld(f"{what} is {describe(value)}, not a tensor")
     tensors: list[Tensor] = values
     ranks = {len(t.shape) for t in tensors}
     if len(ranks) > 1:
-        raise NotImportable(f"{what} has rank {min(ranks)} in one case and {max(ranks)} in another")
+        raise NotHeld(f"{what} has rank {min(ranks)} in one case and {max(ranks)} in another")
     return tensors
 
 
@@ -638,11 +645,11 @@ def _dtype(tensors: list[Tensor], what: str) -> tuple[str, tuple[str, ...]]:
     dtypes = {t.dtype for t in tensors}
     if len(dtypes) > 1:
         if not dtypes <= set(FLOAT_DTYPES):
-            raise NotImportable(f"{what} has dtypes {', '.join(sorted(dtypes))} in different cases")
+            raise NotHeld(f"{what} has dtypes {', '.join(sorted(dtypes))} in different cases")
         return CASE_DTYPE, tuple(t.dtype for t in tensors)
     dtype = dtypes.pop()
     if dtype not in DTYPES:
-        raise NotImportable(f"{what} is {dtype}, which is not an arena dtype ({', '.join(DTYPES)})")
+        raise NotHeld(f"{what} is {dtype}, which is not an arena dtype ({', '.join(DTYPES)})")
     return dtype, ()
 
 
@@ -670,7 +677,7 @@ def _last_assignment(
             write = _mask_write(loop, statement, name) if writes is not None else None
             if write is None:
                 first = ast.unparse(statement).splitlines()[0][:60]
-                raise NotImportable(f"input {name!r} is changed after it is drawn (line {statement.lineno}: `{first}`)")
+                raise NotDrawn(f"input {name!r} is changed after it is drawn (line {statement.lineno}: `{first}`)")
             writes.append(write)  # type: ignore[union-attr]
     return found
 
@@ -740,24 +747,24 @@ def _masked(
 ) -> dict[str, Any]:
     """`dist` with the masked write's share and value (docs/task-format.md: masked, mask_value)."""
     if len(writes) > 1:
-        raise NotImportable(f"input {shown!r} is written through {len(writes)} masks after it is drawn")
+        raise NotDrawn(f"input {shown!r} is written through {len(writes)} masks after it is drawn")
     write = writes[0]
     line = f"(line {write.statement.lineno}: `{ast.unparse(write.statement)[:60]}`)"
     if dist["kind"] not in MASKED_KINDS:
-        raise NotImportable(
+        raise NotDrawn(
             f"input {shown!r} is a {dist['kind']} draw written through a mask {line}; arena masks "
             f"{', '.join(MASKED_KINDS)} draws"
         )
     for case, tensor in zip(cases, tensors):
         drawn = case.read(write.rand)
         if not isinstance(drawn, Tensor) or tuple(drawn.shape) != tuple(tensor.shape):
-            raise NotImportable(f"input {shown!r}: its mask {line} is not of its shape in case {case.index + 1}")
+            raise NotDrawn(f"input {shown!r}: its mask {line} is not of its shape in case {case.index + 1}")
     share = same_in_every_case(cases, write.share, f"input {shown!r}: the mask's share")
     if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share < 1:
-        raise NotImportable(f"input {shown!r}: the mask's share {share!r} is not strictly between 0 and 1 {line}")
+        raise NotDrawn(f"input {shown!r}: the mask's share {share!r} is not strictly between 0 and 1 {line}")
     value: Any = NAN if _is_nan(write.value) else same_in_every_case(cases, write.value, f"input {shown!r}: the value")
     if value != NAN and (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)):
-        raise NotImportable(f"input {shown!r} is set to {value!r} through a mask {line}, not a number")
+        raise NotDrawn(f"input {shown!r} is set to {value!r} through a mask {line}, not a number")
     return {**dist, "masked": share, "mask_value": value}
 
 

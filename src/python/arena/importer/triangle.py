@@ -23,7 +23,7 @@ import ast
 from dataclasses import dataclass
 from typing import Callable
 
-from arena.importer.outcome import NotImportable
+from arena.importer.outcome import NotDrawn, NotImportable
 
 Lookup = Callable[[str], ast.expr | None]  # the value the loop last binds a name to before the product
 
@@ -131,4 +131,4 @@ def _is_none(node: ast.expr) -> bool:
 
 
 def _refused(name: str, value: ast.expr, why: str) -> NotImportable:
-    return NotImportable(f"input {name!r} is `{ast.unparse(value)[:60]}`, which {why}")
+    return NotDrawn(f"input {name!r} is `{ast.unparse(value)[:60]}`, which {why}")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from arena.importer import hip_layout
 from arena.importer.importer import import_checkout
+from arena.importer.outcome import LaunchNotWritten
 from arena.importer.report import format_table, report_document
 
 ARENA = 'arena\'s HIP tasks are C launchers (extern "C") loaded with ctypes'
@@ -49,7 +50,7 @@ def test_each_hip_task_is_listed_with_the_first_reason_that_applies(checkout: Pa
         "a HIP layout the importer does not read: src/scale.hip is neither a PyTorch C++ extension nor a "
         "standalone program, and no reading of a HIP task's test is written"
     )
-    assert all(o.kind == "" for name, o in outcomes.items() if name.startswith("triton2triton/"))
+    assert {o.kind for name, o in outcomes.items() if name.startswith("triton2triton/")} == {"", LaunchNotWritten.KIND}
     assert not any((out / "tasks" / category).exists() for category in hip_layout.HIP_CATEGORIES)
 
 
@@ -82,10 +83,10 @@ def test_the_table_and_the_json_group_the_tasks_not_imported_by_kind(checkout: P
     assert lines[start + 1 :] == [
         f"    1  {hip_layout.UNREAD}",  # largest first, then by name
         f"    1  {hip_layout.EXTENSION}",
+        f"    1  {LaunchNotWritten.KIND}",  # fake_add's (reason_kinds_test.py)
         f"    1  {hip_layout.BOUND}",
         f"    1  {hip_layout.PROGRAM}",
         f"    1  {hip_layout.NO_BASELINE}",
-        "    1  a reason of its own (its line above)",
         "12 task(s): 6 imported, 6 not imported",
     ]
     document = report_document(outcomes, checkout, out)
@@ -95,16 +96,18 @@ def test_the_table_and_the_json_group_the_tasks_not_imported_by_kind(checkout: P
         hip_layout.UNREAD: [LAUNCHER],
         hip_layout.PROGRAM: [PROGRAM],
         hip_layout.NO_BASELINE: [TANH],
-        "": ["triton2triton/rocmbench/fake_add"],
+        LaunchNotWritten.KIND: ["triton2triton/rocmbench/fake_add"],
     }
     kinds = {o["source"]: o["kind"] for o in document["outcomes"]}
     assert kinds[TANH] == hip_layout.NO_BASELINE and kinds["triton2triton/vllm/fake_scale"] == ""
 
 
-def test_a_checkout_of_triton2triton_tasks_alone_has_no_group_lines(checkout: Path, tmp_path: Path) -> None:
+def test_a_checkout_of_triton2triton_tasks_alone_has_their_group_lines(checkout: Path, tmp_path: Path) -> None:
     for category in hip_layout.HIP_CATEGORIES:
         for path in sorted((checkout / "tasks" / category).rglob("*"), reverse=True):
             path.rmdir() if path.is_dir() else path.unlink()
         (checkout / "tasks" / category).rmdir()
     table = format_table(import_checkout(checkout, tmp_path / "out"))
-    assert "not imported, by reason:" not in table and "7 task(s): 6 imported, 1 not imported" in table
+    lines = table.splitlines()
+    start = lines.index("not imported, by reason:")
+    assert lines[start + 1 :] == [f"    1  {LaunchNotWritten.KIND}", "7 task(s): 6 imported, 1 not imported"]
