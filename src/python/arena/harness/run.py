@@ -23,7 +23,7 @@ import torch
 
 from arena.harness import guard
 from arena.harness.backends.hip import compile_hip, preprocess_hip
-from arena.harness.backends.interpreter import allow_autotune, allow_device_context
+from arena.harness.backends.interpreter import prepare_interpreter
 from arena.harness.backends.kernel import Kernel
 from arena.harness.backends.python_entry import load_python_entry
 from arena.harness.backends.repository import run_repository_bench
@@ -141,8 +141,7 @@ class Run:
         if backend == "cpu":
             os.environ["TRITON_INTERPRET"] = "1"  # before triton is first imported
             if not self.task.category.is_hip:
-                allow_autotune()
-                allow_device_context()
+                prepare_interpreter()
         self._mark("backend chosen")
         self.device = open_device(backend, self.settings.device)
         clock_sample = start_clock_sample(self.device)

@@ -60,10 +60,9 @@ class Worker:
         if backend == "cpu":
             os.environ["TRITON_INTERPRET"] = "1"  # before triton is first imported
             if not self.task.category.is_hip:
-                from arena.harness.backends.interpreter import allow_autotune, allow_device_context
+                from arena.harness.backends.interpreter import prepare_interpreter
 
-                allow_autotune()
-                allow_device_context()
+                prepare_interpreter()
         self.device = open_device(backend, int(header["device"]))
         if self.device.backend != "cpu":
             torch.empty(1, device=self.device.torch_device)  # the context made here, not in the first call

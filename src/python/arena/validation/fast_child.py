@@ -302,10 +302,9 @@ def open_check_device() -> Device:
     backend = select_backend("auto")
     if backend == "cpu":
         os.environ["TRITON_INTERPRET"] = "1"  # before triton is first imported (torch may import it)
-        from arena.harness.backends.interpreter import allow_autotune, allow_device_context
+        from arena.harness.backends.interpreter import prepare_interpreter
 
-        allow_autotune()
-        allow_device_context()
+        prepare_interpreter()
     # Every torch.empty filled with NaN (integers: their largest value): the baseline, the oracle
     # and the wrong candidate share this process, and an output left partly unwritten must not
     # read an earlier call's answer that the allocator hands back (the judge and the candidate's

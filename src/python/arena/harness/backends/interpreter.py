@@ -55,3 +55,10 @@ def allow_device_context() -> None:
     # A kernel file's wrapper selects its tensors' GPU (`with torch.cuda.device(x.device.index)`);
     # on the CPU there is none to select, and the one device every tensor is on is already current.
     torch.cuda.device = _OneDevice  # type: ignore[misc,assignment]
+
+
+def prepare_interpreter() -> None:
+    """Both shims above, as every process that runs Triton code in the interpreter needs them
+    (the judge, the worker, the fast tier's child): call after TRITON_INTERPRET=1 is set."""
+    allow_autotune()
+    allow_device_context()
