@@ -21,7 +21,7 @@ import resource
 import signal
 import sys
 import traceback
-from typing import Any
+import types
 
 # A killed runner must not leave children holding a GPU: Linux kills us when the parent goes.
 from arena.harness.apart import die_with_parent
@@ -127,7 +127,7 @@ class Watch:
         for name in ALARMS:
             signal.signal(getattr(signal, name), self._alarm)
 
-    def _alarm(self, number: int, frame: Any) -> None:
+    def _alarm(self, number: int, frame: types.FrameType | None) -> None:
         from arena.harness.verdict import Verdict
 
         name = signal.Signals(number).name

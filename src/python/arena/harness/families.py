@@ -9,12 +9,15 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Callable
 
+import torch
+
+from arena.harness.device import Device
 from arena.harness.inputs import derive_seed, hidden_cases, make_inputs
 from arena.harness.result import CaseOutcome
 from arena.task.formula import FormulaError, evaluate_formula
-from arena.task.task import Task
+from arena.task.task import Case, Task
 
 TIMED_SETS = 3  # input sets per timed case, at least
 
@@ -23,14 +26,14 @@ TIMED_SETS = 3  # input sets per timed case, at least
 class Member:
     """One set of inputs the candidate is called on: a declared case, a hidden copy, or a timing-only set."""
 
-    case: Any  # arena.task.task.Case
+    case: Case
     hidden: bool
-    inputs: list  # pristine tensors, never handed to a kernel
-    references: list = field(default_factory=list)
+    inputs: list[torch.Tensor]  # pristine, never handed to a kernel
+    references: list[torch.Tensor] = field(default_factory=list)
     timing_only: bool = False  # drawn for the timed loop's rotation; never reported as a case
 
 
-def make_families(task: Task, secret_seed: int, hidden_seeds: int, device: Any, timed: bool) -> list[list[Member]]:
+def make_families(task: Task, secret_seed: int, hidden_seeds: int, device: Device, timed: bool) -> list[list[Member]]:
     """Per declared case: the case, its hidden copies, then (timed cases, when timing) timing-only sets."""
     dev = device.torch_device
     families = []
@@ -47,14 +50,14 @@ def make_families(task: Task, secret_seed: int, hidden_seeds: int, device: Any, 
     return families
 
 
-def fresh_seeds(secret_seed: int, case_name: str) -> Any:
+def fresh_seeds(secret_seed: int, case_name: str) -> Callable[[int], list[int]]:
     """seeds(count): `count` seeds for new input sets of a timed case, never the same twice
     (derived from the secret seed, the case and a counter): no timed call sees inputs seen before."""
     drawn = itertools.count()
     return lambda count: [derive_seed(secret_seed, case_name, "fresh", next(drawn)) for _ in range(count)]
 
 
-def inputs_for(task: Task, case: Any, seed: int, device: Any, fresh: bool = False) -> list[Any]:
+def inputs_for(task: Task, case: Case, seed: int, device: torch.device, fresh: bool = False) -> list[torch.Tensor]:
     """The input set of `case` drawn with `seed` (the judge and the worker draw the same set);
     `fresh`: a timed call's set, drawn whole on the device (inputs.make_inputs)."""
     return make_inputs(task, dataclasses.replace(case, seed=seed), device, on_device=fresh)

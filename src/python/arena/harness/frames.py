@@ -13,7 +13,10 @@ import json
 import math
 import os
 import struct
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
+
+if TYPE_CHECKING:  # imported where used: the worker reads frames before it imports torch
+    import torch
 
 HEADER_LIMIT = 1 << 20
 BLOB_LIMIT = 8 << 30
@@ -56,7 +59,7 @@ def receive(fd: int, blob_limit: int = BLOB_LIMIT) -> tuple[dict[str, Any], list
     return header, [_read_exactly(fd, s) for s in sizes]
 
 
-def pack_tensors(tensors: Sequence[Any]) -> tuple[list[dict[str, Any]], list[memoryview]]:
+def pack_tensors(tensors: Sequence[torch.Tensor]) -> tuple[list[dict[str, Any]], list[memoryview]]:
     """(metadata, raw bytes) of each tensor, copied to the host once: the bytes are a view of that
     copy, written to the pipe as they are."""
     import torch
@@ -69,7 +72,7 @@ def pack_tensors(tensors: Sequence[Any]) -> tuple[list[dict[str, Any]], list[mem
     return meta, blobs
 
 
-def unpack_tensors(meta: object, blobs: Sequence[bytes | bytearray], device: Any) -> list[Any]:
+def unpack_tensors(meta: object, blobs: Sequence[bytes | bytearray], device: torch.device | str) -> list[torch.Tensor]:
     """The tensors of pack_tensors, on `device`; WorkerError when the metadata does not fit."""
     import torch
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Callable, Iterable
 
 TRUSTED_VARIABLE = "ARENA_TRUSTED_TRITON_CACHE"  # the layer's folder, as the child sees it
 MANAGER = "arena.harness.triton_cache:LayeredCache"  # the child's TRITON_CACHE_MANAGER
@@ -46,7 +46,7 @@ def promote(run_cache: Path, trusted: Path) -> int:
     return added
 
 
-def place_whole(entry: Path, target: Path, ignore: Any = None) -> bool:
+def place_whole(entry: Path, target: Path, ignore: Callable[[str, list[str]], Iterable[str]] | None = None) -> bool:
     """Copy the folder `entry` to `target` whole or not at all (a racing copy of the same key
     wins): whether this copy is the one placed."""
     aside = target.with_name(f".{target.name}.{os.getpid()}")

@@ -27,7 +27,7 @@ from arena.harness.check import (
 from arena.harness.chunk_clock import ChunkClock
 from arena.harness.families import inputs_for
 from arena.harness.placement import Scatter, lent_pool_bytes
-from arena.harness.shared_gpu import SharedBlock, place_of, slot_places, typed_view
+from arena.harness.shared_gpu import Place, SharedBlock, place_of, slot_places, typed_view
 from arena.harness.timing import elapsed_us, empty_launches, run_calls
 from arena.harness.verdict import Verdict
 from arena.task.task import Case, Tolerance
@@ -65,7 +65,7 @@ def queueing(queued_ms: float, wait_ms: float, held: int) -> tuple[str, int]:
 class Layout:
     """Where the output slots of B calls lie in the lent block."""
 
-    outputs: list[list[dict[str, Any]]]  # per slot: (offset, dtype, shape, nbytes) of each output
+    outputs: list[list[Place]]  # per slot: where each output lies
     count: int
 
     @classmethod
@@ -76,7 +76,7 @@ class Layout:
         return max([p["offset"] + p["nbytes"] for s in self.outputs for p in s] + [1])
 
 
-def stacked(data: torch.Tensor, places: list[list[dict[str, Any]]], index: int, first: int, count: int) -> torch.Tensor:
+def stacked(data: torch.Tensor, places: list[list[Place]], index: int, first: int, count: int) -> torch.Tensor:
     """Output `index` of slots first..first+count-1 as one (count, numel) view: every slot has the
     same layout, at a constant stride, and offsets are multiples of 256."""
     place = places[first][index]

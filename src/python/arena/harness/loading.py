@@ -8,9 +8,12 @@ the library's static constructors and the judge checks the built library's symbo
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from arena.task.task import Task
+
+if TYPE_CHECKING:
+    from arena.harness.backends.kernel import Kernel
 
 LOG_LIMIT = 16 * 1024
 
@@ -62,7 +65,7 @@ def trusted_build_key(task: Task, directory: Path, label: str, backend: str, arc
     return build_key(directory, task.entry.file, backend, arch)
 
 
-def load_side(task: Task, directory: Path, work: Path, label: str) -> Any:
+def load_side(task: Task, directory: Path, work: Path, label: str) -> Kernel:
     """The built side as a Kernel: a HIP library's launcher, or the Python entry imported."""
     from arena.harness.backends.hip import load_hip_entry
     from arena.harness.backends.python_entry import load_python_entry

@@ -16,7 +16,13 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
+
+if TYPE_CHECKING:
+    import torch
+    from torch._C._autograd import _KinetoEvent
+
+    from arena.harness.result import CaseOutcome
 
 FASTER = 0.99  # a case whose candidate median is below this x the baseline's gets the profiled call
 
@@ -29,7 +35,7 @@ class GpuOperation:
     start_ns: int
 
 
-def first_faster_case(cases: Iterable[Any]) -> str | None:
+def first_faster_case(cases: Iterable[CaseOutcome]) -> str | None:
     """The first timed case (CaseOutcome) whose candidate median is below FASTER x the baseline's."""
     for case in cases:
         if case.candidate_us and statistics.median(case.candidate_us) < FASTER * statistics.median(case.baseline_us):
@@ -38,7 +44,7 @@ def first_faster_case(cases: Iterable[Any]) -> str | None:
 
 
 def profile_call(
-    call: Callable[[], object], device: Any, mark: Callable[[str], None] = lambda label: None
+    call: Callable[[], object], device: torch.device, mark: Callable[[str], None] = lambda label: None
 ) -> list[GpuOperation]:
     """The GPU operations of the marker fill and then `call`, in start order (marker first); none
     on a CPU device. `mark` is told when the profiler has started, the call returned and the
@@ -68,7 +74,7 @@ def profile_call(
     return gpu_operations(profiler.kineto_results.events())
 
 
-def gpu_operations(events: Iterable[Any]) -> list[GpuOperation]:
+def gpu_operations(events: Iterable[_KinetoEvent]) -> list[GpuOperation]:
     """The device-side profiler events, as GpuOperations sorted by start time."""
     operations = [
         GpuOperation(e.name(), _kind(e), int(e.device_resource_id()), int(e.start_ns()))
@@ -78,7 +84,7 @@ def gpu_operations(events: Iterable[Any]) -> list[GpuOperation]:
     return sorted(operations, key=lambda o: o.start_ns)
 
 
-def _kind(event: Any) -> str:
+def _kind(event: _KinetoEvent) -> str:
     """The activity type where torch exposes it (2.13 on), else the device type."""
     kind = getattr(event, "activity_type", None)
     return str(kind()) if kind is not None else str(event.device_type()).removeprefix("DeviceType.").lower()

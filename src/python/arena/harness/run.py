@@ -61,6 +61,9 @@ from arena.harness.verdict import Verdict
 from arena.task.codec import task_from_dict
 from arena.task.tolerance import tolerance_for
 
+# A call's outputs as it returned them, not yet checked (check_output_type), or what went wrong.
+Called = Sequence[object] | str
+
 ClockSample = Optional[subprocess.Popen]  # type: ignore[type-arg]  # device.start_clock_sample's
 
 
@@ -273,7 +276,7 @@ class Run:
         self._ask("load")
 
     @contextlib.contextmanager
-    def _candidate_calls(self, first: Member) -> Iterator[Callable[[Member], Any]]:
+    def _candidate_calls(self, first: Member) -> Iterator[Callable[[Member], Called]]:
         """call(member): the candidate called once in its worker on `member`'s inputs (members of
         `first`'s case): its outputs here, or an error string. Every call's torch functions are
         recorded; a forbidden one, or a torch mode left active, is a verdict. On a GPU each call is
@@ -286,13 +289,13 @@ class Run:
         writable = [s.name for s in self.task.outputs if s.inplace]
         with self._worker_faults(), self.judge.checking(first.case, first.references, *self._call_args(first)) as lent:
 
-            def call(member: Member) -> Any:
+            def call(member: Member) -> Called:
                 lent.stage_given([member.inputs])
                 return lent.checked_call(writable, where)
 
             yield call
 
-    def _call_on_cpu(self, member: Member, family: str, where: str) -> Any:
+    def _call_on_cpu(self, member: Member, family: str, where: str) -> Called:
         header, data = self._ask("call", dict(self._drawn(member), family=family))
         if header.get("verdict") == "CHEAT_DETECTED":
             raise Verdict("CHEAT_DETECTED", str(header.get("outcome", ""))[:2000])
@@ -492,7 +495,7 @@ class Run:
                 built.unlink(missing_ok=True)
         return kernel
 
-    def _outputs(self, member: Member) -> list:
+    def _outputs(self, member: Member) -> list[torch.Tensor]:
         """A HIP launcher's outputs, allocated for it (not the inputs it writes in place)."""
         return [
             torch.empty(
@@ -504,7 +507,7 @@ class Run:
             if not s.inplace
         ]
 
-    def _call(self, kernel: Kernel, member: Member, working: list) -> Any:
+    def _call(self, kernel: Kernel, member: Member, working: list[torch.Tensor]) -> Called:
         """Call a trusted `kernel` once on `working`: its outputs or an error string."""
         outputs = self._outputs(member) if kernel.harness_outputs else []
         for out in outputs:
@@ -520,11 +523,14 @@ class Run:
             got = returned_outputs(self.task, result)
         return got if isinstance(got, str) else with_written(self.task, got, working)
 
-    def _call_trusted(self, kernel: Kernel, member: Member) -> list:
+    def _call_trusted(self, kernel: Kernel, member: Member) -> list[torch.Tensor]:
         got = self._call(kernel, member, [t.clone() for t in member.inputs])
         if isinstance(got, str):
             raise RuntimeError(f"the {kernel.label} failed on case {member.case.name}: {got}")
-        return [t.contiguous() for t in got]
+        tensors = [t for t in got if isinstance(t, torch.Tensor)]
+        if len(tensors) != len(got):
+            raise RuntimeError(f"the {kernel.label} returned an output that is not a tensor on case {member.case.name}")
+        return [t.contiguous() for t in tensors]
 
     def _check_family(self, family: list[Member]) -> list[CaseOutcome]:
         """Every member called in the worker and its outputs compared here with the reference; then
@@ -532,7 +538,7 @@ class Run:
         with self._candidate_calls(family[0]) as call:
             return self._check_calls(family, call)
 
-    def _check_calls(self, family: list[Member], call: Callable[[Member], Any]) -> list[CaseOutcome]:
+    def _check_calls(self, family: list[Member], call: Callable[[Member], Called]) -> list[CaseOutcome]:
         outcomes, first = [], None
         for index, member in enumerate(family):
             if member.timing_only:

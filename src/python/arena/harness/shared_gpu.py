@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import ctypes
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence, TypedDict
+
+if TYPE_CHECKING:  # imported where used, after the runtime is chosen
+    import torch
 
 HANDLE_BYTES = 64
 # A GPU's large page. A block is allocated in whole ones, so that the worker's mapping of it can use
@@ -23,6 +26,15 @@ HANDLE_BYTES = 64
 LARGE_PAGE = 2 << 20
 _EVENT_DISABLE_TIMING, _EVENT_INTERPROCESS = 0x02, 0x04
 _LAZY_PEER_ACCESS = 0x01
+
+
+class Place(TypedDict):
+    """Where one tensor lies in a block, as the judge tells the worker (JSON)."""
+
+    offset: int  # bytes from the block's start, a multiple of 256
+    dtype: str  # torch's name without the prefix: float16, int32, ...
+    shape: list[int]
+    nbytes: int
 
 
 class _Handle(ctypes.Structure):
@@ -35,7 +47,7 @@ class SharingError(RuntimeError):
 
 @dataclass(frozen=True)
 class Runtime:
-    library: Any  # ctypes.CDLL
+    library: ctypes.CDLL
     prefix: str  # cuda | hip
 
     def call(self, name: str, *args: Any) -> None:
@@ -67,7 +79,7 @@ class _Raw:
         }
 
 
-def as_bytes(pointer: int, nbytes: int) -> Any:
+def as_bytes(pointer: int, nbytes: int) -> torch.Tensor:
     """A uint8 torch tensor over device memory at `pointer` (no copy; the memory is not torch's)."""
     import torch
 
@@ -147,7 +159,7 @@ def _current_stream() -> ctypes.c_void_p:
     return ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
 
 
-def slot_places(tensors: Sequence[Any], count: int) -> list[list[dict[str, Any]]]:
+def slot_places(tensors: Sequence[torch.Tensor], count: int) -> list[list[Place]]:
     """Where `count` slots, each holding one tensor like each of `tensors`, lie in one block:
     (offset, dtype, shape, nbytes) of each, every offset a multiple of 256."""
     places, offset = [], 0
@@ -160,7 +172,7 @@ def slot_places(tensors: Sequence[Any], count: int) -> list[list[dict[str, Any]]
     return places
 
 
-def place_of(tensor: Any, offset: int) -> dict[str, Any]:
+def place_of(tensor: torch.Tensor, offset: int) -> Place:
     """Where a tensor like `tensor` lies in a block at `offset`, as typed_view reads it back."""
     return {
         "offset": offset,
@@ -170,7 +182,7 @@ def place_of(tensor: Any, offset: int) -> dict[str, Any]:
     }
 
 
-def typed_view(data: Any, place: dict[str, Any]) -> Any:
+def typed_view(data: torch.Tensor, place: Place) -> torch.Tensor:
     """The tensor at `place` in the bytes `data` (a block's `bytes`)."""
     import torch
 

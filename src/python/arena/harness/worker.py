@@ -21,19 +21,30 @@ import sys
 import time
 import traceback
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from arena.harness.frames import pack_tensors, receive, send
+
+if TYPE_CHECKING:  # the worker imports torch and the harness only once it runs apart (main)
+    import torch
+
+    from arena.harness.backends.kernel import Kernel
+    from arena.harness.device import Device
+    from arena.harness.guard import OpRecorder
+    from arena.task.task import Task
 
 
 class Worker:
     def __init__(self) -> None:
-        self.kernel: Any = None
-        self.recorder: Any = None  # guard.OpRecorder, watching every call of the candidate (load)
-        self.returned: list[Any] = []  # the outputs returned in the current family, held alive
+        self.task: Task
+        self.device: Device
+        self.dirs: dict[str, Path]
+        self.kernel: Kernel  # the candidate, watched by the recorder (load)
+        self.recorder: OpRecorder  # every call's torch functions (load)
+        self.returned: list[torch.Tensor] = []  # the outputs returned in the current family, held alive
         self.family = ""
-        self.working: list[Any] = []
-        self.recent: collections.deque[tuple[Any, ...]] = collections.deque(maxlen=1)
+        self.working: list[torch.Tensor] = []
+        self.recent: collections.deque[tuple[torch.Tensor, ...]] = collections.deque(maxlen=1)
         self.bound: dict[str, Any] = {}
 
     # -- requests ---------------------------------------------------------------------------------
@@ -116,7 +127,7 @@ class Worker:
         if guard.active_modes():
             return {"verdict": "CHEAT_DETECTED", "outcome": f"candidate: {guard.active_modes()}"}, []
         if self.kernel.harness_outputs:
-            got: Any = tuple(outputs) if result == 0 else f"the launcher returned error {result}"
+            got: tuple[object, ...] | str = tuple(outputs) if result == 0 else f"the launcher returned error {result}"
         else:
             got = returned_outputs(self.task, result)
         reply: dict[str, Any] = {"ops": self.recorder.take()}
@@ -134,7 +145,7 @@ class Worker:
         meta, data = pack_tensors(got)
         return dict(reply, outputs=meta), data
 
-    def _working_set(self, header: dict[str, Any]) -> tuple[list[Any], list[Any]]:
+    def _working_set(self, header: dict[str, Any]) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
         """(working, pristine): the checked call's set, drawn here, copied into the buffers every
         call of its family gets (new contents in the same memory: an answer cached on a pointer is
         then wrong for the next set)."""
@@ -147,7 +158,12 @@ class Worker:
         return self.working, pristine
 
     def _output_error(
-        self, labels: Sequence[int], got: Sequence[Any], wants: Sequence[Any], working: Sequence[Any], earlier: Any
+        self,
+        labels: Sequence[int],
+        got: Sequence[object],
+        wants: Sequence[torch.Tensor],
+        working: Sequence[torch.Tensor],
+        earlier: Sequence[torch.Tensor],
     ) -> str:
         """Why one of a call's outputs is refused (its type, or an input or an `earlier` output
         handed back as it), or "": the same rule for checked and timed calls."""
@@ -259,7 +275,7 @@ class Worker:
         blank = [torch.zeros_like(t) for t in b["slots"][0]]
         errors: list[str] = []
 
-        def after(k: int, j: int, result: Any) -> None:
+        def after(k: int, j: int, result: object) -> None:
             if not calls:
                 for slot, zero in zip(b["slots"][k % len(b["slots"])], blank):
                     slot.copy_(zero)  # what a call's outputs cost to hand over
@@ -295,13 +311,15 @@ class Worker:
             "modes": guard.active_modes() if calls else "",
         }
 
-    def _to_slot(self, k: int, result: Any, working: list[Any], outputs: list[Any], errors: list[str]) -> None:
+    def _to_slot(
+        self, k: int, result: object, working: list[torch.Tensor], outputs: list[torch.Tensor], errors: list[str]
+    ) -> None:
         from arena.harness.check import made_outputs, returned_outputs, with_written
 
         slot = self.bound["slots"][k]
         made = made_outputs(self.task)
         if self.kernel.harness_outputs:
-            got: Any = outputs if result == 0 else f"the launcher returned error {result}"
+            got: Sequence[object] | str = outputs if result == 0 else f"the launcher returned error {result}"
         else:
             got = returned_outputs(self.task, result)
         if isinstance(got, str):
@@ -318,7 +336,7 @@ class Worker:
             self.recent.append(tuple(got))
 
     # -- helpers ----------------------------------------------------------------------------------
-    def _draw(self, case_name: str, seed: int, fresh: bool = False) -> list[Any]:
+    def _draw(self, case_name: str, seed: int, fresh: bool = False) -> list[torch.Tensor]:
         from arena.harness.families import inputs_for
 
         case = next((c for c in self.task.cases if c.name == case_name), None)
@@ -326,7 +344,7 @@ class Worker:
             raise ValueError(f"no case {case_name!r} in the task")
         return inputs_for(self.task, case, seed, self.device.torch_device, fresh)
 
-    def _wants(self, specs: list[dict[str, Any]]) -> list[Any]:
+    def _wants(self, specs: list[dict[str, Any]]) -> list[torch.Tensor]:
         import torch
 
         return [
@@ -340,17 +358,22 @@ class Worker:
             torch.cuda.synchronize()
 
 
-def _watched(kernel: Any, recorder: Any) -> Any:
-    """The candidate's kernel with every call watched by `recorder` (guard.OpRecorder)."""
+def _watched(kernel: Kernel, recorder: OpRecorder) -> Kernel:
+    """The candidate's kernel with every call watched by `recorder`."""
     from arena.harness.backends.kernel import Kernel
 
-    def invoke(inputs: Any, scalars: Any, outputs: Any, dims: Any) -> Any:
+    def invoke(
+        inputs: Sequence[torch.Tensor],
+        scalars: Mapping[str, Any],
+        outputs: Sequence[torch.Tensor],
+        dims: Mapping[str, int],
+    ) -> object:
         return recorder.watch(lambda: kernel.invoke(inputs, scalars, outputs, dims))
 
     return Kernel(label=kernel.label, invoke=invoke, harness_outputs=kernel.harness_outputs)
 
 
-def _poison_allocator(wants: list[Any]) -> None:
+def _poison_allocator(wants: Sequence[torch.Tensor]) -> None:
     """Free blocks of each output's size filled with 0xFF, so an output left partly unwritten, or
     aliasing a freed buffer, holds poison rather than an earlier answer."""
     import torch

@@ -3,11 +3,11 @@ the judge's sets (families.make_families), the worker's (families.inputs_for, al
 device sets of timed calls) and the fast tier's (inputs.make_inputs) are one function."""
 
 from dataclasses import replace
-from types import SimpleNamespace
 
 import pytest
 import torch
 
+from arena.harness.device import Device
 from arena.harness.families import inputs_for, make_families
 from arena.harness.inputs import make_inputs
 from arena.task.task import Case, Distribution, TensorSpec
@@ -34,7 +34,7 @@ def test_an_arange_with_a_period_starts_over_each_row(tmp_path, period):
     offsets, positions = make_inputs(task, case, CPU)
     assert offsets.dtype == torch.int32 and offsets.tolist() == [[0, 1, 2, 3, 4]] * 3
     assert positions.tolist() == [2 + 3 * (i % 4) for i in range(12)]
-    judge = make_families(task, 7, 1, SimpleNamespace(torch_device=CPU), timed=True)
+    judge = make_families(task, 7, 1, Device("cpu", 0, CPU), timed=True)
     for member in judge[0]:  # the case, its hidden copy, the timing-only sets: no draw, the same values
         assert torch.equal(member.inputs[0], offsets) and torch.equal(member.inputs[1], positions)
     for fresh in (False, True):  # the worker's set, and a timed call's fresh set

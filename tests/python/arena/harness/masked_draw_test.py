@@ -3,10 +3,10 @@ the judge's sets (families.make_families), the worker's (families.inputs_for, al
 device sets of timed calls) and the fast tier's (inputs.make_inputs)."""
 
 from dataclasses import replace
-from types import SimpleNamespace
 
 import torch
 
+from arena.harness.device import Device
 from arena.harness.families import inputs_for, make_families
 from arena.harness.inputs import make_inputs
 from arena.task.task import Case, Distribution, TensorSpec
@@ -59,7 +59,7 @@ def _same(a, b):
 def test_the_judge_and_the_worker_draw_the_same_masked_values(tmp_path):
     task = _task(tmp_path)
     case = task.cases[0]
-    judge = make_families(task, 7, 1, SimpleNamespace(torch_device=CPU), timed=True)
+    judge = make_families(task, 7, 1, Device("cpu", 0, CPU), timed=True)
     for member in judge[0]:  # the case, its hidden copy, the timing-only sets: each masked
         assert (member.inputs[0] == -1).any() and member.inputs[1].isnan().any()
         worker = inputs_for(task, case, member.case.seed, CPU)

@@ -4,7 +4,7 @@ through a stand-in runtime that records what the judge asks the GPU's runtime fo
 from __future__ import annotations
 
 import ctypes
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -47,7 +47,7 @@ def library(monkeypatch: pytest.MonkeyPatch) -> RecordingLibrary:
     ],
 )
 def test_a_block_is_allocated_in_whole_large_pages(library: RecordingLibrary, asked: int, allocated: int) -> None:
-    block = SharedBlock.allocate(Runtime(library, "cuda"), asked)
+    block = SharedBlock.allocate(Runtime(cast(ctypes.CDLL, library), "cuda"), asked)
     assert library.sizes == [allocated]
     assert block.nbytes == asked  # what the judge lays out and lends: the size it asked for
     assert block.bytes == ("bytes at", 0x7F0000000000, asked)
@@ -55,5 +55,5 @@ def test_a_block_is_allocated_in_whole_large_pages(library: RecordingLibrary, as
 
 def test_a_block_may_be_allocated_as_asked(library: RecordingLibrary) -> None:
     """The probe's comparison (bench/lent_memory_probe.py --unrounded) needs the other size too."""
-    SharedBlock.allocate(Runtime(library, "cuda"), 4096 * MiB + 4096, whole_pages=False)
+    SharedBlock.allocate(Runtime(cast(ctypes.CDLL, library), "cuda"), 4096 * MiB + 4096, whole_pages=False)
     assert library.sizes == [4096 * MiB + 4096]
