@@ -136,16 +136,47 @@ def forbidden_ops(calls: Iterable[str], forbidden: Iterable[str]) -> list[str]:
     return hits
 
 
+# torch's public namespaces whose functions are C functions of torch._C's own modules:
+# torch.nn.functional.linear is torch._C._nn.linear, torch.linalg.matmul torch._C._linalg.linalg_matmul,
+# and neither function's module names the namespace a task forbids.
+PUBLIC_NAMESPACES = (
+    "torch.nn.functional",
+    "torch.linalg",
+    "torch.special",
+    "torch.fft",
+    "torch.sparse",
+    "torch.nested",
+)
+
+
+def public_names() -> dict[str, tuple[str, ...]]:
+    """By the name a C function of torch carries (`linear`, `linalg_matmul`; an operator of
+    torch.ops.aten carries the same), the dotted names torch's public namespaces export it as."""
+    import importlib
+
+    names: dict[str, list[str]] = {}
+    for namespace in PUBLIC_NAMESPACES:
+        module = importlib.import_module(namespace)
+        for attribute, value in vars(module).items():
+            own = getattr(value, "__name__", None)
+            if not attribute.startswith("_") and type(value).__name__ == "builtin_function_or_method" and own:
+                names.setdefault(own, []).append(f"{namespace}.{attribute}")
+    return {own: tuple(dotted) for own, dotted in names.items()}
+
+
 class OpRecorder:
     """Records the torch functions and Tensor methods run inside `watch` as dotted names
-    ("torch.add", "torch.Tensor.softmax", operators included), until `take`n. The worker watches
-    every call of the candidate with one (checked, repeated, warm-up, timed and profiled calls
-    alike), so the mode it finds on its stack says nothing about which call it is in. (A function
-    mode rather than a dispatch mode: the first dispatch mode imports torch._dynamo, about 2 s.)"""
+    ("torch.add", "torch.Tensor.softmax", operators included), until `take`n; a C function that a
+    public namespace exports also under that namespace's name (F.linear: "torch.linear" and
+    "torch.nn.functional.linear"), an operator of torch.ops by its own name ("torch.mm"). The
+    worker watches every call of the candidate with one (checked, repeated, warm-up, timed and
+    profiled calls alike), so the mode it finds on its stack says nothing about which call it is
+    in. (A function mode rather than a dispatch mode: the first dispatch mode imports
+    torch._dynamo, about 2 s.)"""
 
     def __init__(self) -> None:
         self.seen: set[str] = set()
-        self._mode = _recording_mode(self.seen)
+        self._mode = _recording_mode(self.seen, public_names())
 
     def watch(self, call: Callable[[], object]) -> object:
         with self._mode:
@@ -157,14 +188,17 @@ class OpRecorder:
         return ops
 
 
-def _recording_mode(seen: set[str]) -> contextlib.AbstractContextManager[object]:
+def _recording_mode(seen: set[str], public: dict[str, tuple[str, ...]]) -> contextlib.AbstractContextManager[object]:
+    from torch._ops import OpOverload
     from torch.overrides import TorchFunctionMode
 
     class _Recorder(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
-            name = getattr(func, "__name__", "")
+            # torch.ops.aten.mm.default: the operator mm, whatever overload
+            name = func.overloadpacket.__name__ if isinstance(func, OpOverload) else getattr(func, "__name__", "")
             module = getattr(func, "__module__", None) or "torch.Tensor"
             seen.add(f"{'torch' if module.startswith('torch._') else module}.{name.strip('_')}")
+            seen.update(public.get(name, ()))
             return func(*args, **(kwargs or {}))
 
     return _Recorder()

@@ -28,3 +28,18 @@ def test_recorded_calls_match_forbidden_names():
     assert guard.forbidden_ops(calls, ["torch.add"]) == ["torch.Tensor.add"]
     assert guard.forbidden_ops(calls, ["torch.nn.functional"]) == ["torch.nn.functional.relu"]
     assert guard.forbidden_ops(calls, ["torch.matmul"]) == []
+
+
+def test_a_namespace_function_is_recorded_under_its_public_name():
+    """F.linear is torch._C._nn.linear and torch.linalg.matmul torch._C._linalg.linalg_matmul:
+    recorded under their namespaces' names too, whether called as such, by an operator of
+    torch.ops or through a name built at run time."""
+    a, b = torch.ones(2, 2), torch.ones(2, 2)
+    functional = getattr(torch.nn, "function" + "al")
+    _, calls = guard.record_ops(lambda: getattr(functional, "lin" + "ear")(a, b))
+    assert guard.forbidden_ops(calls, ["torch.nn.functional"]) == ["torch.nn.functional.linear"]
+    _, calls = guard.record_ops(lambda: torch.ops.aten.linalg_matmul.default(a, b))
+    assert guard.forbidden_ops(calls, ["torch.linalg"]) == ["torch.linalg.matmul"]
+    assert guard.forbidden_ops(calls, ["torch.matmul"]) == ["torch.linalg.matmul"]  # the same operation
+    _, calls = guard.record_ops(lambda: torch.ops.aten.mm.default(a, b))
+    assert calls == {"torch.mm"}  # an operator by its own name, whatever the overload
