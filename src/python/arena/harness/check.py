@@ -157,3 +157,18 @@ def changed_inputs(
         if name not in writable and not same_bits(now, before):
             return f"input {name} was modified by the call (inputs are read-only)"
     return None
+
+
+def changed_in_calls(
+    names: Sequence[str],
+    calls: Sequence[Sequence[torch.Tensor]],
+    drawn: Sequence[Sequence[torch.Tensor]],
+    writable: Collection[str] = (),
+) -> str | None:
+    """changed_inputs over a chunk's calls (each call's inputs as it left them, and as drawn): an
+    error naming the first call and input modified."""
+    for index, (now, before) in enumerate(zip(calls, drawn)):
+        changed = changed_inputs(names, now, before, writable)
+        if changed:
+            return f"call {index} of a chunk: {changed}"
+    return None

@@ -17,6 +17,7 @@ import torch
 from arena.harness import guard
 from arena.harness.backends.kernel import Kernel
 from arena.harness.check import (
+    changed_in_calls,
     changed_inputs,
     made_outputs,
     mismatch_mask,
@@ -419,6 +420,12 @@ class Lent:
             raise Verdict("CHEAT_DETECTED", "the worker's reply does not hold one finite sample per timed call")
         self.judge_reply(reply)
         errors = [str(e)[:2000] for e in reply.get("errors", [])][:5] if isinstance(reply.get("errors"), list) else []
+        # The lent inputs of every timed call, as of every checked one: untouched unless written in place.
+        task = self.clock.task
+        writable = [spec.name for spec in task.outputs if spec.inplace]
+        changed = changed_in_calls([spec.name for spec in task.inputs], self.lent, self.staged, writable)
+        if changed:
+            errors.insert(0, changed)
         self.phases["candidate"] += time.perf_counter() - began
         return span, [float(t) for t in times], errors
 

@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from arena.harness.check import (
+    changed_in_calls,
     changed_inputs,
     check_output_type,
     find_mismatch,
@@ -66,6 +67,17 @@ def test_poison_and_bits():
     assert same_bits(floats, floats.clone()) and not same_bits(torch.zeros(3), torch.zeros(3) + 1e-30)
     changed = changed_inputs(["a", "b"], [torch.ones(2), torch.ones(2)], [torch.ones(2), torch.zeros(2)])
     assert "input b" in (changed or "")
+
+
+def test_a_chunks_calls_are_compared_with_their_sets_as_drawn():
+    drawn = [[torch.ones(2), torch.zeros(2)] for _ in range(3)]
+    calls = [[t.clone() for t in one] for one in drawn]
+    assert changed_in_calls(["x", "y"], calls, drawn) is None
+    calls[2][1][0] = float("nan")
+    assert changed_in_calls(["x", "y"], calls, drawn) == (
+        "call 2 of a chunk: input y was modified by the call (inputs are read-only)"
+    )
+    assert changed_in_calls(["x", "y"], calls, drawn, writable=["y"]) is None  # written in place
 
 
 def test_split_outputs():

@@ -43,6 +43,17 @@ def test_an_input_changed_in_a_checked_chunk_is_caught(run_candidate):
     assert "input y was modified" in result.cases[0].error
 
 
+def test_an_input_changed_only_in_timed_chunks_is_caught(run_candidate):
+    """Honest in the first 20 calls (every checked one), then it writes an input after reading it:
+    the lent inputs of every timed chunk are compared with the sets as drawn, as a checked one's."""
+    source = TRITON_ADD.replace("def add(x, y):", "_calls = [0]\n\n\ndef add(x, y):").replace(
+        "    return z", "    _calls[0] += 1\n    if _calls[0] > 20:\n        y.fill_(0.0)\n    return z"
+    )
+    result = run_candidate(source, **GPU)
+    assert result.status == "INCORRECT", (result.status, result.errors)
+    assert "of a chunk: input y was modified" in result.errors[0], result.errors
+
+
 def test_a_stored_answer_in_a_checked_chunk_is_caught(run_candidate):
     stored = STORED_ADD
     assert "_answers[key]" in stored
