@@ -5,6 +5,9 @@ and never runs it (the head raises if anything does)."""
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 _HEAD = '''#!/usr/bin/env python3
 """Task runner for triton2triton/NAME: shaped like AgentKernelArena's, written for the tests."""
 import importlib.util
@@ -39,3 +42,17 @@ def runner_text(name: str, middle: str) -> str:
     """The runner of task `name` (its source file `source/<name>.py`) with `middle` (the reference
     and run_correctness) between its head and its foot."""
     return _HEAD.replace("NAME", name) + middle.strip("\n") + "\n" + _FOOT
+
+
+def scale_task_copy(checkout: Path, task: str, function: str, kernel: str, runner: str) -> None:
+    """The fixture checkout's fake_scale task copied as `task` (`triton2triton/vllm/<name>`): its
+    kernel file `source/<name>.py` holding `kernel`, its runner `runner` (whole), its config naming
+    `function` where fake_scale's names `scale_rows`."""
+    name = task.rsplit("/", 1)[-1]
+    folder = checkout / "tasks" / task
+    shutil.copytree(checkout / "tasks" / "triton2triton" / "vllm" / "fake_scale", folder)
+    (folder / "source" / "fake_scale.py").unlink()
+    (folder / "source" / f"{name}.py").write_text(kernel)
+    (folder / "scripts" / "task_runner.py").write_text(runner)
+    config = folder / "config.yaml"
+    config.write_text(config.read_text().replace("fake_scale", name).replace("scale_rows", function))

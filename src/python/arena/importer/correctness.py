@@ -28,6 +28,7 @@ from arena.importer.rewrites import (
     spread_literals,
     unroll_output_loops,
 )
+from arena.importer.written_region import written_region
 
 SHAPES_NAME = "TEST_SHAPES"
 TEST_FUNCTION = "run_correctness"
@@ -58,6 +59,9 @@ class Comparison:
     cast: bool  # either side is cast before comparing (so their dtypes may differ)
     atol: ast.expr | None  # None: the comparison's default
     rtol: ast.expr | None
+    # the part of an argument written in place that the test compares (`out[:n]`: the slice
+    # `:n`; arena.importer.written_region), None where it compares the whole output
+    region: ast.expr | None = None
 
 
 @dataclass(frozen=True)
@@ -481,6 +485,17 @@ def _read_comparison(
         outputs += tuple(name for name in _argument_names(kernel) if name not in outputs)
     sides = [_strip(arg) for arg in call.args[:2]]
     ours = [index for index, (base, _) in enumerate(sides) if isinstance(base, ast.Name) and base.id in outputs]
+    region = None
+    if not ours:  # `out.cpu()[:n]` compared with `ref[:n]`: the part of a written argument the test checks
+        returned = () if isinstance(kernel, ast.Expr) else result_names(kernel)
+        written = tuple(name for name in outputs if name not in returned)
+        regions = [written_region(arg, written, _strip) for arg in call.args[:2]]
+        if sum(r is not None for r in regions) == 1:
+            at = next(i for i, r in enumerate(regions) if r is not None)
+            (name, region, cast), other = regions[at], sides[1 - at]  # type: ignore[misc]
+            part = (ast.Name(name, ast.Load()), cast)
+            sides = [part, other] if at == 0 else [other, part]
+            ours = [at]
     if not ours and aliases:  # `r_cpu = result.float().cpu()` compared: the output, cast
         sides = [_through_aliases(*side, aliases, outputs) for side in sides]
         ours = [index for index, (base, _) in enumerate(sides) if isinstance(base, ast.Name) and base.id in outputs]
@@ -501,6 +516,7 @@ def _read_comparison(
         cast=reference_cast or sides[ours[0]][1],
         atol=keywords.get("atol", positional.get("atol")),
         rtol=keywords.get("rtol", positional.get("rtol")),
+        region=region,
     )
 
 

@@ -67,7 +67,9 @@ def write_reference(runner: RunnerSource, loop: TestLoop, cases: list[FollowedCa
     for comparison, output in zip(loop.comparisons, fields.outputs):
         dtype = _dtype_source(output, fields)
         value = f"({ast.unparse(comparison.reference)}).to(device={inputs[0]}.device, dtype={dtype})"
-        if output.inplace:  # written into the input, as the kernel does
+        if output.inplace and comparison.region is not None:  # the part the test compares; the rest as given
+            body.append(f"{output.name}[{ast.unparse(comparison.region)}] = {value}")
+        elif output.inplace:  # written into the input, as the kernel does
             body.append(f"{output.name}.copy_({value})")
         else:
             returned.append(value)
@@ -110,6 +112,7 @@ def _slice(loop: TestLoop, fields: TaskFields) -> tuple[list[ast.stmt], set[str]
     inputs = {field.name for field in fields.inputs}
     inputs |= {name for field in fields.inputs for name in field.copy_of + field.cast_of}  # bound from the input
     needed = {name for comparison in loop.comparisons for name in _loaded(comparison.reference)}
+    needed |= {name for comparison in loop.comparisons if comparison.region for name in _loaded(comparison.region)}
     looked_up = {name for name, _, _ in loop.choices}  # the entry is given their index: bound from it
     chosen: list[ast.stmt] = []
     for statement in reversed(loop.statements):

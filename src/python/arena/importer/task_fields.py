@@ -527,12 +527,19 @@ def _written(loop: TestLoop, cases: list[FollowedCase], inputs: tuple[TensorFiel
     source = next((field for field in inputs if field.name == name), None)
     if source is None:
         raise NotHeld(f"the test compares {name!r}, which the kernel is given other than as a leading tensor")
+    region = loop.comparisons[position].region
     for case in cases:
         reference = case.reference_outputs[position]
         kernel = case.kernel_outputs[position]
+        if region is not None:  # the part of it the test compares (arena.importer.written_region)
+            kernel = case.read(ast.Subscript(ast.Name(name, ast.Load()), region, ast.Load()))
+            if not isinstance(kernel, Tensor):
+                part = f"{name}[{ast.unparse(region)}]"
+                raise NotFollowed(f"the part `{part}` the test compares cannot be read: {_unknown_reason([kernel])}")
         if isinstance(reference, Tensor) and isinstance(kernel, Tensor) and reference.shape != kernel.shape:
+            part = name if region is None else f"{name}[{ast.unparse(region)}]"
             raise PartialCheck(
-                f"the kernel writes {name!r} of shape {list(kernel.shape)} "
+                f"the kernel writes {part!r} of shape {list(kernel.shape)} "
                 f"where the reference has {list(reference.shape)}"
             )
     return TensorField(name, source.shape, source.dtype, inplace=True, case_dtypes=source.case_dtypes)

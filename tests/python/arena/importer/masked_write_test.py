@@ -5,7 +5,6 @@ float('nan')`): the draw's distribution with `masked` (the share) and `mask_valu
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import torch
@@ -13,7 +12,7 @@ import torch
 from arena.harness.inputs import make_inputs
 from arena.importer.importer import import_checkout
 from arena.task.load import load_task
-from arena_testing.aka_runner import runner_text
+from arena_testing.aka_runner import runner_text, scale_task_copy
 from arena_testing.modules import load_module
 
 TASK = "triton2triton/vllm/fake_masked"
@@ -57,13 +56,7 @@ def run_correctness():
 
 
 def _masked_task(checkout: Path, runner: str = RUNNER) -> None:
-    folder = checkout / "tasks" / TASK
-    shutil.copytree(checkout / "tasks" / "triton2triton" / "vllm" / "fake_scale", folder)
-    (folder / "source" / "fake_scale.py").unlink()
-    (folder / "source" / "fake_masked.py").write_text(KERNEL)
-    (folder / "scripts" / "task_runner.py").write_text(runner.replace("SHAPES_HERE", repr(SHAPES)))
-    config = folder / "config.yaml"
-    config.write_text(config.read_text().replace("fake_scale", "fake_masked").replace("scale_rows", "count_masked"))
+    scale_task_copy(checkout, TASK, "count_masked", KERNEL, runner.replace("SHAPES_HERE", repr(SHAPES)))
 
 
 def _outcome(checkout: Path, tmp_path: Path) -> str:
