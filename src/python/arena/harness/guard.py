@@ -89,14 +89,26 @@ def _watched() -> list[tuple[str, object]]:
 
 
 def take_snapshot() -> Snapshot:
-    """id() of every callable or property in the watched namespaces."""
+    """id() of every callable or property in the watched namespaces; of a class, those it inherits
+    too (torch.Tensor.copy_ is torch._C.TensorBase's: one set on torch.Tensor shadows it)."""
     snap: Snapshot = {}
     for label, space in _watched():
-        items = space.current() if isinstance(space, _Names) else vars(space)
+        items = space.current() if isinstance(space, _Names) else _attributes(space)
         for key, value in list(items.items()):
             if callable(value) or isinstance(value, (property, staticmethod, classmethod)):
                 snap[f"{label}.{key}"] = id(value)
     return snap
+
+
+def _attributes(space: object) -> dict[str, object]:
+    """A module's own attributes; a class's as its instances find them, each as stored (the
+    nearest class of the MRO that holds it), not bound anew on every lookup."""
+    if not isinstance(space, type):
+        return dict(vars(space))
+    found: dict[str, object] = {}
+    for owner in reversed(space.__mro__):
+        found.update(vars(owner))
+    return found
 
 
 def replaced_names(before: Snapshot) -> list[str]:

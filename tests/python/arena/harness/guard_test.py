@@ -43,3 +43,11 @@ def test_a_namespace_function_is_recorded_under_its_public_name():
     assert guard.forbidden_ops(calls, ["torch.matmul"]) == ["torch.linalg.matmul"]  # the same operation
     _, calls = guard.record_ops(lambda: torch.ops.aten.mm.default(a, b))
     assert calls == {"torch.mm"}  # an operator by its own name, whatever the overload
+
+
+def test_a_method_inherited_and_shadowed_is_a_replacement(monkeypatch):
+    before = guard.take_snapshot()
+    monkeypatch.setattr(torch.Tensor, "fresh_name_of_no_base", lambda self: None, raising=False)
+    assert guard.replaced_names(before) == []  # a name added that shadows nothing
+    monkeypatch.setattr(torch.Tensor, "copy_", lambda self, src, non_blocking=False: self, raising=False)
+    assert guard.replaced_names(before) == ["torch.Tensor.copy_"]  # torch._C.TensorBase's, shadowed

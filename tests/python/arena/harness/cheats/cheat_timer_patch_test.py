@@ -22,3 +22,17 @@ def test_patch_through_type_setattr_is_caught_at_run_time(run_candidate):
     result = run_candidate(source)
     assert result.status == "CHEAT_DETECTED"
     assert "torch.cuda.Event.elapsed_time" in result.errors[0]
+
+
+def test_an_inherited_method_shadowed_on_the_class_is_caught_at_run_time(run_candidate):
+    """torch.Tensor.copy_ is torch._C.TensorBase's (the worker copies each output into the
+    judge's slot with it): one set on torch.Tensor adds a name to the class rather than replacing
+    one, and the snapshot held only the class's own names before: PASSED."""
+    source = TRITON_ADD + (
+        "\n_base = getattr(getattr(torch, '_' + 'C'), 'Tensor' + 'Base')\n"
+        "type.__setattr__(torch.Tensor, 'co' + 'py_', lambda self, src, non_blocking=False: "
+        "_base.copy_(self, src, non_blocking))\n"
+    )
+    result = run_candidate(source)
+    assert result.status == "CHEAT_DETECTED", (result.status, result.errors)
+    assert "torch.Tensor.copy_" in result.errors[0]
