@@ -122,6 +122,9 @@ def find_draw(name: str, value: ast.expr) -> Draw:
         cut = node.slice
         if cut.lower is None and cut.step is None and cut.upper is not None and _torch_call(_strip_methods(node.value)):
             node, first = _strip_methods(node.value), cut.upper
+    swapped = _transposed(node)
+    if swapped is not None:  # `torch.randn((K, N)).T`: the same draw of the transposed shape
+        node = _strip_methods(swapped[0])
     reshaped = _reshaped_arange(node)
     if reshaped is not None:  # torch.arange(a * b).reshape(a, b): start + step * i over the flattened tensor
         node = _strip_methods(reshaped.func.value)  # type: ignore[attr-defined]
@@ -156,7 +159,72 @@ def find_draw(name: str, value: ast.expr) -> Draw:
         size_args = []
     else:
         size_args = list(call.args)
+    if swapped is not None:
+        size_args = _swap_axes(size_args, swapped[1], kind, first, period, divisor, name, value)
     return Draw(call, kind, scale, offset, negate_offset, size_args, negate, first, period=period, divisor=divisor)
+
+
+def _transposed(node: ast.expr) -> tuple[ast.expr, tuple[int, int] | None] | None:
+    """(the tensor, the two axes swapped; None for all axes reversed) of `x.T`, `x.t()`,
+    `x.transpose(a, b)` or `torch.transpose(x, a, b)` (a and b int literals); None otherwise."""
+    if isinstance(node, ast.Attribute) and node.attr == "T":
+        return node.value, None
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute) or node.keywords:
+        return None
+    args = node.args
+    if node.func.attr == "transpose" and isinstance(node.func.value, ast.Name) and node.func.value.id == "torch":
+        tensor, args = (args[0], args[1:]) if args else (node, [])
+    elif node.func.attr in ("t", "transpose"):
+        tensor = node.func.value
+    else:
+        return None
+    if node.func.attr == "t" and not args:
+        return tensor, None
+    axes = [_int_literal(a) for a in args]
+    if len(axes) == 2 and axes[0] is not None and axes[1] is not None:
+        return tensor, (axes[0], axes[1])
+    return None
+
+
+def _int_literal(node: ast.expr) -> int | None:
+    """`1` or `-1` as the int; None for anything else."""
+    negated = isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
+    inner = node.operand if isinstance(node, ast.UnaryOp) and negated else node
+    if isinstance(inner, ast.Constant) and type(inner.value) is int:
+        return -inner.value if negated else inner.value
+    return None
+
+
+def _swap_axes(
+    size_args: list[ast.expr],
+    axes: tuple[int, int] | None,
+    kind: str,
+    first: ast.expr | None,
+    period: ast.expr | None,
+    divisor: ast.expr | None,
+    name: str,
+    value: ast.expr,
+) -> list[ast.expr]:
+    """The size expressions of a transposed draw, in the transposed order. Only a draw whose elements
+    are drawn alike and apart (normal, uniform, randint, a constant): its transpose is the same
+    distribution on the transposed shape, which arena draws contiguous. An arange, a literal, a
+    permutation's prefix are laid out by position, and are refused."""
+    if kind not in ("randn", "rand", "randint", "zeros", "ones", "full", "empty") or first or period or divisor:
+        raise NotDrawn(f"input {name!r} is `{_short(value)}`, a transposed {kind}, which no arena distribution matches")
+    sizes = (
+        list(size_args[0].elts)
+        if len(size_args) == 1 and isinstance(size_args[0], (ast.Tuple, ast.List))
+        else size_args
+    )
+    if not sizes:  # torch.randn_like(x).T: the axes are read from the shape alone
+        return size_args
+    if axes is None:
+        return sizes[::-1]
+    a, b = (axis % len(sizes) if -len(sizes) <= axis < len(sizes) else None for axis in axes)
+    if a is None or b is None:
+        raise NotDrawn(f"input {name!r} is `{_short(value)}`, transposed along an axis it does not have")
+    sizes[a], sizes[b] = sizes[b], sizes[a]
+    return sizes
 
 
 def distribution(draw: Draw, name: str, constant: Callable[[ast.expr], Any]) -> dict[str, Any]:
