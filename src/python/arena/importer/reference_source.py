@@ -68,7 +68,8 @@ def write_reference(runner: RunnerSource, loop: TestLoop, cases: list[FollowedCa
         dtype = _dtype_source(output, fields)
         value = f"({ast.unparse(comparison.reference)}).to(device={inputs[0]}.device, dtype={dtype})"
         if output.inplace and comparison.region is not None:  # the part the test compares; the rest as given
-            body.append(f"{output.name}[{ast.unparse(comparison.region)}] = {value}")
+            part = ast.Subscript(ast.Name(output.name, ast.Load()), comparison.region, ast.Load())
+            body.append(f"{ast.unparse(part)} = {value}")
         elif output.inplace:  # written into the input, as the kernel does
             body.append(f"{output.name}.copy_({value})")
         else:

@@ -531,13 +531,13 @@ def _written(loop: TestLoop, cases: list[FollowedCase], inputs: tuple[TensorFiel
     for case in cases:
         reference = case.reference_outputs[position]
         kernel = case.kernel_outputs[position]
+        part = name
         if region is not None:  # the part of it the test compares (arena.importer.written_region)
-            kernel = case.read(ast.Subscript(ast.Name(name, ast.Load()), region, ast.Load()))
+            subscript = ast.Subscript(ast.Name(name, ast.Load()), region, ast.Load())
+            kernel, part = case.read(subscript), ast.unparse(subscript)
             if not isinstance(kernel, Tensor):
-                part = f"{name}[{ast.unparse(region)}]"
                 raise NotFollowed(f"the part `{part}` the test compares cannot be read: {_unknown_reason([kernel])}")
         if isinstance(reference, Tensor) and isinstance(kernel, Tensor) and reference.shape != kernel.shape:
-            part = name if region is None else f"{name}[{ast.unparse(region)}]"
             raise PartialCheck(
                 f"the kernel writes {part!r} of shape {list(kernel.shape)} "
                 f"where the reference has {list(reference.shape)}"

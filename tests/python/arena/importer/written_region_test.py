@@ -27,7 +27,7 @@ import torch
 
 
 def double_rows(x: torch.Tensor, out: torch.Tensor) -> None:
-    out[: x.shape[0]] = x * 2
+    out[: x.shape[0], : x.shape[1]] = x * 2
 '''
 
 RUNNER = runner_text(
@@ -59,8 +59,15 @@ def _prefix_task(checkout: Path, runner: str = RUNNER, kernel: str = KERNEL) -> 
     scale_task_copy(checkout, TASK, "double_rows", kernel, runner.replace("SHAPES_HERE", repr(SHAPES)))
 
 
-def test_a_slice_of_a_written_argument_is_that_output_compared_whole(checkout: Path, tmp_path: Path) -> None:
-    _prefix_task(checkout)
+@pytest.mark.parametrize(
+    ("buffer", "part"),
+    [("n + 4, cols", "[:n]"), ("n + 4, cols + 3", "[:n, :cols]"), ("n + 4, cols + 3", "[0:n, :cols]")],
+)
+def test_a_slice_of_a_written_argument_is_that_output_compared_whole(
+    checkout: Path, tmp_path: Path, buffer: str, part: str
+) -> None:
+    runner = RUNNER.replace("torch.zeros(n + 4, cols,", f"torch.zeros({buffer},")
+    _prefix_task(checkout, runner.replace("out.cpu()[:n], ref[:n]", f"out.cpu(){part}, ref{part}"))
     out = tmp_path / "out"
     [outcome] = [o for o in import_checkout(checkout, out) if o.source == TASK]
     assert outcome.address == ADDRESS, outcome.reason
@@ -68,15 +75,15 @@ def test_a_slice_of_a_written_argument_is_that_output_compared_whole(checkout: P
     assert [(o.name, o.inplace) for o in task.outputs] == [("out", True)]
     assert task.signature.endswith("-> None; writes out"), task.signature
     text = (out / "tasks" / TASK / "reference.py").read_text()
-    assert "out[:n] = (ref[:n]).to(" in text, text
+    assert f"out{part} = (ref{part}).to(" in text, text
     reference = load_module(out / "tasks" / TASK / "reference.py")
     for case, (n, cols) in zip(task.cases, SHAPES):
         x, buffer = make_inputs(task, case, torch.device("cpu"))
-        assert buffer.shape == (n + 4, cols)
         given = buffer.clone()
         assert reference.reference(x, buffer) is None
         # the part the test compares is the test's reference; the rest comes back as given
-        assert torch.equal(buffer[:n], x * 2) and torch.equal(buffer[n:], given[n:])
+        assert torch.equal(buffer[:n, :cols], x * 2)
+        assert torch.equal(buffer[n:], given[n:]) and torch.equal(buffer[:, cols:], given[:, cols:])
 
 
 @pytest.mark.parametrize(
