@@ -70,8 +70,15 @@ def as_written_in_place(
         )
     at = loop.statements.index(loop.call)
     after = [_renamed(node, renamed) for node in loop.statements[at + 1 :]]
+    # `return dst[:n]` compared with `ref`: the rows of dst the test compares, ref's (written_region)
+    viewed = {names[position] for position in _prefixes(function)}
     comparisons = tuple(
-        dataclasses.replace(c, output=renamed.get(c.output, c.output), reference=_renamed(c.reference, renamed))
+        dataclasses.replace(
+            c,
+            output=renamed.get(c.output, c.output),
+            reference=_renamed(c.reference, renamed),
+            region=_leading_rows(c.reference, renamed) if c.output in viewed else c.region,
+        )
         for c in loop.comparisons
     )
     statements = (*loop.statements[:at], statement, *after)
@@ -81,20 +88,46 @@ def as_written_in_place(
 
 
 def _returned_elements(function: ast.FunctionDef) -> list[str | None] | None:
-    """Per element every `return` returns: the parameter it is, a bare name the body never
-    rebinds, the same in every return, or None (a new tensor); None when the returns disagree."""
+    """Per element every `return` returns: the parameter it is (bare, or its leading rows
+    `param[:n]`, _prefix_of), a name the body never rebinds, the same in every return, or None (a
+    new tensor); None when the returns disagree."""
     params = {a.arg for a in function.args.posonlyargs + function.args.args + function.args.kwonlyargs}
     rebound = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     found: list[str | None] | None = None
     for node in returns_of(function.body):
         values = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value] if node.value else []
-        elements = [
-            v.id if isinstance(v, ast.Name) and v.id in params and v.id not in rebound else None for v in values
-        ]
-        if not values or (found is not None and elements != found):
+        elements = [_prefix_of(v) or v for v in values]
+        names = [v.id if isinstance(v, ast.Name) and v.id in params and v.id not in rebound else None for v in elements]
+        if not values or (found is not None and names != found):
             return None
-        found = elements
+        found = names
     return found
+
+
+def _prefix_of(node: ast.expr) -> ast.Name | None:
+    """`dst` for `dst[:n]` (its leading rows: one slice from 0, no step); None otherwise."""
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and isinstance(node.slice, ast.Slice):
+        cut = node.slice
+        if cut.lower is None and cut.step is None and cut.upper is not None:
+            return node.value
+    return None
+
+
+def _prefixes(function: ast.FunctionDef) -> set[int]:
+    """The positions at which `function`'s returns give the leading rows of a parameter."""
+    prefixes: set[int] = set()
+    for node in returns_of(function.body):
+        values = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value] if node.value else []
+        prefixes |= {position for position, value in enumerate(values) if _prefix_of(value) is not None}
+    return prefixes
+
+
+def _leading_rows(reference: ast.expr, renamed: dict[str, str]) -> ast.Slice:
+    """`:ref.shape[0]`: the rows of the argument the test compares with `ref`, where the kernel
+    returns a prefix of the argument and the test compares that prefix whole (of ref's shape)."""
+    shape = ast.Attribute(_renamed(reference, renamed), "shape", ast.Load())  # type: ignore[arg-type]
+    rows = ast.Subscript(shape, ast.Constant(0), ast.Load())
+    return ast.fix_missing_locations(ast.Slice(None, rows, None))
 
 
 def outputs_adapter(

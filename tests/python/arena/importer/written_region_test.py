@@ -78,12 +78,12 @@ def test_a_slice_of_a_written_argument_is_that_output_compared_whole(
     assert f"out{part} = (ref{part}).to(" in text, text
     reference = load_module(out / "tasks" / TASK / "reference.py")
     for case, (n, cols) in zip(task.cases, SHAPES):
-        x, buffer = make_inputs(task, case, torch.device("cpu"))
-        given = buffer.clone()
-        assert reference.reference(x, buffer) is None
+        x, written = make_inputs(task, case, torch.device("cpu"))
+        given = written.clone()
+        assert reference.reference(x, written) is None
         # the part the test compares is the test's reference; the rest comes back as given
-        assert torch.equal(buffer[:n, :cols], x * 2)
-        assert torch.equal(buffer[n:], given[n:]) and torch.equal(buffer[:, cols:], given[:, cols:])
+        assert torch.equal(written[:n, :cols], x * 2)
+        assert torch.equal(written[n:], given[n:]) and torch.equal(written[:, cols:], given[:, cols:])
 
 
 @pytest.mark.parametrize(
@@ -102,3 +102,34 @@ def test_a_slice_of_a_returned_output_is_still_refused(checkout: Path) -> None:
     runner = RUNNER.replace("mod.double_rows(x, out)", "result = mod.double_rows(x, out)")
     _prefix_task(checkout, runner.replace("out.cpu()[:n]", "result.cpu()[:n]"), kernel)
     assert "does not compare the whole output 'result'" in refusal(checkout, TASK)
+
+
+RETURNS_ROWS = KERNEL.replace("-> None:", "-> torch.Tensor:") + "    return out[: x.shape[0]]\n"
+
+
+def test_a_kernel_returning_the_leading_rows_it_writes_is_read_as_writing_them(checkout: Path, tmp_path: Path) -> None:
+    """vLLM's `triton_gather_block_tables`: `return dst_block_table[:num_reqs]`, compared with the
+    reference whole: those rows of the argument, the rest as given."""
+    runner = RUNNER.replace("mod.double_rows(x, out)", "result = mod.double_rows(x, out)")
+    _prefix_task(checkout, runner.replace("out.cpu()[:n], ref[:n]", "result, ref"), RETURNS_ROWS)
+    out = tmp_path / "out"
+    [outcome] = [o for o in import_checkout(checkout, out) if o.source == TASK]
+    assert outcome.address == ADDRESS, outcome.reason
+    task = load_task(out, ADDRESS)
+    assert [(o.name, o.inplace) for o in task.outputs] == [("out", True)]
+    assert task.entry.symbol == "double_rows" and task.entry.return_ignored, task.entry
+    text = (out / "tasks" / TASK / "reference.py").read_text()
+    assert "out[:ref.shape[0]] = (ref).to(" in text, text
+    reference = load_module(out / "tasks" / TASK / "reference.py")
+    for case, (n, _) in zip(task.cases, SHAPES):
+        x, written = make_inputs(task, case, torch.device("cpu"))
+        given = written.clone()
+        assert reference.reference(x, written) is None
+        assert torch.equal(written[:n], x * 2) and torch.equal(written[n:], given[n:])
+
+
+def test_a_kernel_returning_other_rows_of_its_argument_is_still_refused(checkout: Path) -> None:
+    runner = RUNNER.replace("mod.double_rows(x, out)", "result = mod.double_rows(x, out)")
+    kernel = RETURNS_ROWS.replace("return out[: x.shape[0]]", "return out[1 : x.shape[0] + 1]")
+    _prefix_task(checkout, runner.replace("out.cpu()[:n], ref[:n]", "result, ref"), kernel)
+    assert "the kernel returns its tensor argument 'out'" in refusal(checkout, TASK)
