@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
+from arena.harness.op_families import with_families
+
 PYTHON_SUFFIXES = (".py",)
 NATIVE_SUFFIXES = (".hip", ".cu", ".cuh", ".h", ".hpp", ".cpp", ".cc", ".c")
 
@@ -168,8 +170,9 @@ class Finding:
 def check_candidate(
     files: Mapping[str, bytes], baseline: Mapping[str, bytes], task_forbidden: Iterable[str]
 ) -> list[Finding]:
-    """Findings in the candidate's files, less the harness-rule findings its baseline has too."""
-    forbidden = tuple(task_forbidden)
+    """Findings in the candidate's files, less the harness-rule findings its baseline has too (the
+    task's rules with the families they mark: op_families)."""
+    forbidden = with_families(task_forbidden)
     allowed = {f.what for f in _scan(baseline, forbidden) if not f.task_rule}
     return [f for f in _scan(files, forbidden) if f.task_rule or f.what not in allowed]
 
@@ -180,7 +183,7 @@ def check_preprocessed(
     """The native rules on the preprocessor's output (token pasting and macros undone), on the
     lines that came from the side's own folder (headers of the toolkit declare what they like),
     less the harness-rule findings the baseline's own output has."""
-    forbidden = tuple(task_forbidden)
+    forbidden = with_families(task_forbidden)
     theirs = _scan_native("baseline", own_lines(baseline, baseline_dir), forbidden)
     allowed = {f.what for f in theirs if not f.task_rule}
     found = _scan_native("candidate (preprocessed)", own_lines(candidate, candidate_dir), forbidden)

@@ -25,6 +25,8 @@ from typing import Callable, Iterable
 
 import torch
 
+from arena.harness.op_families import with_families
+
 Snapshot = dict[str, int]
 
 
@@ -136,16 +138,24 @@ def thread_count() -> int:
 
 def forbidden_ops(calls: Iterable[str], forbidden: Iterable[str]) -> list[str]:
     """The recorded torch calls (e.g. "torch.Tensor.add") that a forbidden name (e.g. "torch.add",
-    "torch.nn.functional", "softmax") covers: same dotted prefix, or the same last component
-    (so a method or operator form of a forbidden function counts too)."""
+    "torch.nn.functional", "softmax"), or a member of a family it marks (op_families), covers:
+    same dotted prefix, or the same last component (so a method or operator form of a forbidden
+    function counts too), each component read without the underscores around it (the recorder
+    names torch._foreach_add_ "torch.foreach_add")."""
+    rules = [_bare(rule) for rule in with_families(forbidden)]
     hits = []
     for call in sorted(set(calls)):
-        last = call.rsplit(".", 1)[-1]
-        for rule in forbidden:
-            if call == rule or call.startswith(rule + ".") or last == rule.rsplit(".", 1)[-1]:
+        name = _bare(call)
+        last = name.rsplit(".", 1)[-1]
+        for rule in rules:
+            if name == rule or name.startswith(rule + ".") or last == rule.rsplit(".", 1)[-1]:
                 hits.append(call)
                 break
     return hits
+
+
+def _bare(dotted: str) -> str:
+    return ".".join(part.strip("_") for part in dotted.split("."))
 
 
 # torch's public namespaces whose functions are C functions of torch._C's own modules:
@@ -201,15 +211,18 @@ class OpRecorder:
 
 
 def _recording_mode(seen: set[str], public: dict[str, tuple[str, ...]]) -> contextlib.AbstractContextManager[object]:
-    from torch._ops import OpOverload
+    from torch._ops import OpOverload, OpOverloadPacket
     from torch.overrides import TorchFunctionMode
 
     class _Recorder(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
-            # torch.ops.aten.mm.default: the operator mm, whatever overload
-            name = func.overloadpacket.__name__ if isinstance(func, OpOverload) else getattr(func, "__name__", "")
+            # torch.ops.aten.mm.default: the operator mm, whatever overload, also as "torch.ops.aten.mm"
+            packet = func.overloadpacket if isinstance(func, OpOverload) else func
+            name = packet.__name__ if isinstance(packet, OpOverloadPacket) else getattr(func, "__name__", "")
             module = getattr(func, "__module__", None) or "torch.Tensor"
             seen.add(f"{'torch' if module.startswith('torch._') else module}.{name.strip('_')}")
+            if isinstance(packet, OpOverloadPacket):
+                seen.add("torch.ops." + packet._qualified_op_name.replace("::", "."))
             seen.update(public.get(name, ()))
             return func(*args, **(kwargs or {}))
 

@@ -42,7 +42,8 @@ def test_a_namespace_function_is_recorded_under_its_public_name():
     assert guard.forbidden_ops(calls, ["torch.linalg"]) == ["torch.linalg.matmul"]
     assert guard.forbidden_ops(calls, ["torch.matmul"]) == ["torch.linalg.matmul"]  # the same operation
     _, calls = guard.record_ops(lambda: torch.ops.aten.mm.default(a, b))
-    assert calls == {"torch.mm"}  # an operator by its own name, whatever the overload
+    assert calls == {"torch.mm", "torch.ops.aten.mm"}  # an operator by its own name, whatever the overload
+    assert guard.forbidden_ops(calls, ["torch.ops"]) == ["torch.ops.aten.mm"]  # and as torch.ops has it
 
 
 def test_a_method_inherited_and_shadowed_is_a_replacement(monkeypatch):
@@ -51,3 +52,21 @@ def test_a_method_inherited_and_shadowed_is_a_replacement(monkeypatch):
     assert guard.replaced_names(before) == []  # a name added that shadows nothing
     monkeypatch.setattr(torch.Tensor, "copy_", lambda self, src, non_blocking=False: self, raising=False)
     assert guard.replaced_names(before) == ["torch.Tensor.copy_"]  # torch._C.TensorBase's, shadowed
+
+
+def test_a_private_name_is_matched_as_the_recorder_names_it():
+    """The recorder names torch._foreach_add_ "torch.foreach_add": a task's rule with its
+    underscores covers it (mini_train_step forbids torch._foreach_add_ and torch._fused_adamw_)."""
+    xs, ys = [torch.ones(2)], [torch.ones(2)]
+    _, calls = guard.record_ops(lambda: torch._foreach_add_(xs, ys))
+    assert calls == {"torch.foreach_add"}
+    assert guard.forbidden_ops(calls, ["torch._foreach_add_"]) == ["torch.foreach_add"]
+
+
+def test_a_forbidden_name_brings_its_family():
+    a, v = torch.ones(2, 2), torch.ones(2)
+    _, calls = guard.record_ops(lambda: (torch.chain_matmul(a, a), a.__rmatmul__(a), torch.outer(v, v)))
+    assert guard.forbidden_ops(calls, ["torch.matmul"]) == sorted(calls)
+    _, calls = guard.record_ops(lambda: torch.log_softmax(a, 0).exp())
+    assert guard.forbidden_ops(calls, ["torch.softmax"]) == ["torch.log_softmax"]
+    assert guard.forbidden_ops(calls, ["torch.add"]) == []  # no family: the rule alone

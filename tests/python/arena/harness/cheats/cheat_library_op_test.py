@@ -69,9 +69,35 @@ def test_a_library_call_hidden_from_the_recorder_is_caught_by_its_kernels(run_ca
     assert any(stage.name == "profile" for stage in result.stages)  # it was faster, so it was profiled
 
 
+# Matrix products the matmul task's list leaves out: the family it marks forbids them too.
+CHAIN_MATMUL = """
+import torch
+
+
+def matmul(a, b):
+    return torch.chain_matmul(a, b)
+"""
+
+RMATMUL = """
+def matmul(a, b):
+    return b.__rmatmul__(a)
+"""
+
+
+def test_a_matrix_product_the_list_leaves_out_is_caught_statically(run_candidate, tmp_path):
+    result = run_candidate(CHAIN_MATMUL, task=build_matmul_task(tmp_path, size=64))
+    assert result.status == "CHEAT_DETECTED", (result.status, result.errors)
+    assert "torch.chain_matmul" in result.errors[0]
+
+
 @pytest.mark.parametrize(
     ("source", "name"),
-    [(LINEAR_BY_BUILT_NAMES, "torch.nn.functional.linear"), (LINALG_BY_BUILT_NAMES, "torch.linalg.matmul")],
+    [
+        (LINEAR_BY_BUILT_NAMES, "torch.nn.functional.linear"),
+        (LINALG_BY_BUILT_NAMES, "torch.linalg.matmul"),
+        (RMATMUL, "torch.rmatmul"),
+        (CHAIN_MATMUL.replace("torch.chain_matmul", 'getattr(torch, "chain_" + "matmul")'), "chain_matmul"),
+    ],
 )
 def test_a_namespace_function_reached_by_built_names_is_caught_at_run_time(run_candidate, tmp_path, source, name):
     """The matmul task forbids torch.nn.functional and torch.matmul: F.linear was recorded as
