@@ -28,6 +28,7 @@ from arena.importer.rewrites import (
     spread_literals,
     unroll_output_loops,
 )
+from arena.importer.special_values import merge_special_value_checks
 from arena.importer.written_region import written_region
 
 SHAPES_NAME = "TEST_SHAPES"
@@ -249,7 +250,7 @@ def read_loop_body(
     pending: list[ast.stmt] = []  # statements after a comparison of a written argument
     found: dict[str, Comparison] = {}  # by output name, in the order the test compares them
     complete = False  # every output the kernel returns is compared; an argument may follow
-    for node in fold_constant_sums(fold_fill_loops(body)):
+    for node in merge_special_value_checks(fold_constant_sums(fold_fill_loops(body))):
         compared = _comparison_call(node)
         if complete and isinstance(call, ast.Assign):
             names = result_names(call)
