@@ -19,7 +19,10 @@ The user namespace maps the runner's user to uid and gid 65534 inside, so the ag
 workspace; files of /etc that user could read but others could not (/etc/shadow when the
 runner is root) are masked. The PID namespace has bubblewrap as its init: when the CLI exits or
 is killed, every process it left dies with it. IPC, UTS and cgroup namespaces are its own too.
-The network is shared (the model endpoint, the runner's port on loopback).
+The network namespace is its own, with loopback alone: arena.agents.netbridge, run first inside,
+carries the agent's connections to an egress proxy outside (arena.agents.egress), which opens
+only its runner, its model endpoint and public hosts on 443. ARENA_AGENT_NETWORK=shared keeps
+the machine's network instead (recorded with the sandbox).
 """
 
 from __future__ import annotations
@@ -35,10 +38,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Mapping
 
+from arena.agents import netbridge
 from arena.agents.adapter import Launch
+from arena.agents.egress import Egress
 from arena.errors import ArenaError
 
 SANDBOX_VARIABLE = "ARENA_AGENT_SANDBOX"  # "off": no sandbox (arena agent run then needs --allow-unisolated)
+NETWORK_VARIABLE = "ARENA_AGENT_NETWORK"  # "shared": the machine's network, not the egress proxy's
+PROXY_PORT = 3128  # the agent's HTTP(S) proxy on its own loopback (netbridge)
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 NAMESPACES = ("--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try")
 NOBODY = "65534"
@@ -71,17 +78,30 @@ def sandbox_tool() -> str:
 class AgentSandbox:
     """The sandbox every agent of one `arena agent run` starts in."""
 
-    tool: str  # "bwrap 0.8.0": recorded with the submissions
+    tool: str  # "bwrap 0.8.0, network filtered": recorded with the submissions
     hidden: tuple[str, ...]  # folders no folder shown to the agent may hold
+    filtered: bool = True  # the agent's own network namespace, out only through an Egress
 
-    def wrap(self, launch: Launch, workspace: Path, home: Path) -> tuple[str, ...]:
-        return sandboxed(launch.argv, launch.env, (workspace, home), launch.read_only, self.hidden)
+    def wrap(self, launch: Launch, workspace: Path, home: Path, egress: Egress | None = None) -> tuple[str, ...]:
+        return sandboxed(launch.argv, launch.env, (workspace, home), launch.read_only, self.hidden, egress)
 
 
 def agent_sandbox(hidden: Iterable[Path | str | None]) -> AgentSandbox | None:
     """The sandbox where this machine offers one; None where it does not."""
     tool = sandbox_tool()
-    return AgentSandbox(tool, tuple(os.path.abspath(path) for path in hidden if path)) if tool else None
+    if not tool:
+        return None
+    filtered = os.environ.get(NETWORK_VARIABLE, "").strip().lower() != "shared"
+    tool += ", network filtered" if filtered else ", network shared"
+    return AgentSandbox(tool, tuple(os.path.abspath(path) for path in hidden if path), filtered)
+
+
+def proxied(env: Mapping[str, str]) -> dict[str, str]:
+    """The agent's environment with the bridge's proxy as every client's HTTP(S) proxy; loopback direct."""
+    proxy = f"http://127.0.0.1:{PROXY_PORT}"
+    direct = "localhost,127.0.0.1,::1"
+    names = {"HTTPS_PROXY": proxy, "HTTP_PROXY": proxy, "NO_PROXY": direct}
+    return {**env, **names, **{k.lower(): v for k, v in names.items()}, "NODE_USE_ENV_PROXY": "1"}
 
 
 def sandboxed(
@@ -90,9 +110,11 @@ def sandboxed(
     writable: Iterable[Path],
     read_only: Iterable[Path | str] = (),
     hidden: Iterable[Path | str] = (),
+    egress: Egress | None = None,
 ) -> tuple[str, ...]:
     """`argv` inside bubblewrap, in the first of `writable` (the workspace), with `env` as its
-    environment (bubblewrap passes its own on). `hidden`: folders no folder shown may hold."""
+    environment (bubblewrap passes its own on). `hidden`: folders no folder shown may hold.
+    `egress`: a network namespace of its own, `argv` run behind the bridge to that proxy."""
     writable = [Path(os.path.abspath(path)) for path in writable]
     program = shutil.which(argv[0], path=env.get("PATH", os.defpath))
     if program is None:
@@ -111,6 +133,7 @@ def sandboxed(
     folders = _outermost([*shown, *imports])
     _refuse_holders([*folders, *map(str, writable)], secret)
     command = ["bwrap", *NAMESPACES, "--uid", NOBODY, "--gid", NOBODY, "--die-with-parent"]
+    command += ["--unshare-net"] if egress is not None else []
     command += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
     for folder in SYSTEM:
         if os.path.islink(folder):  # a merged /usr: /bin -> usr/bin
@@ -131,7 +154,18 @@ def sandboxed(
             command += ["--symlink", target, link]
     for place in writable:
         command += ["--bind", str(place), str(place)]
-    return (*command, "--chdir", str(writable[0]), "--", program, *argv[1:])
+    if egress is None:
+        return (*command, "--chdir", str(writable[0]), "--", program, *argv[1:])
+    command += ["--bind", str(egress.socket), str(egress.socket)]
+    return (*command, "--chdir", str(writable[0]), "--", *bridge(egress, imports), program, *argv[1:])
+
+
+def bridge(egress: Egress, imports: list[str]) -> list[str]:
+    """The command that runs first in the sandbox (arena.agents.netbridge), up to the program's
+    own: with the import path spelled out, so the agent's environment stays as its adapter made it."""
+    code = f"import sys; sys.path[:0] = {imports!r}; from {netbridge.__name__} import main; main()"
+    forwards = [f"--forward={host}:{port}" for host, port in egress.forwards()]
+    return [sys.executable, "-I", "-c", code, str(egress.socket), str(PROXY_PORT), *forwards, "--"]
 
 
 def linked_out(files: Iterable[str], shown: Iterable[str]) -> list[str]:

@@ -15,9 +15,10 @@ from pathlib import Path
 
 from arena.agents.adapter import Adapter, AgentRun
 from arena.agents.config import AgentConfig, priced, render_prompt
+from arena.agents.egress import Egress, destination
 from arena.agents.folder import CANDIDATE_FOLDER, read_folder
 from arena.agents.process import run_agent_process
-from arena.agents.sandbox import AgentSandbox
+from arena.agents.sandbox import AgentSandbox, proxied
 from arena.agents.usage import Usage
 from arena.client.client import INSECURE_CONNECT_VARIABLE, TLS_CA_VARIABLE, Client
 from arena.errors import ArenaError
@@ -88,14 +89,22 @@ def run_agent(
         check_plain_path(path)
         (home / path).parent.mkdir(parents=True, exist_ok=True)
         (home / path).write_text(content, encoding="utf-8")
+    egress = None
     try:
-        argv = launch.argv if sandbox is None else sandbox.wrap(launch, workspace, home)
-        finished = run_agent_process(argv, workspace, launch.env, stop_at, folder / "agent.stderr.log")
+        if sandbox is not None and sandbox.filtered:
+            egress = Egress(tuple(d for d in (destination(connection.address), destination(config.endpoint)) if d))
+        env = launch.env if egress is None else proxied(launch.env)
+        argv = launch.argv if sandbox is None else sandbox.wrap(replace(launch, env=env), workspace, home, egress)
+        finished = run_agent_process(argv, workspace, env, stop_at, folder / "agent.stderr.log")
     except ArenaError:  # e.g. the CLI is not installed: close the attempt, then say so
         connection.operator.finalize(attempt.id, workspace / CANDIDATE_FOLDER)
         raise
     finally:
         shutil.rmtree(home, ignore_errors=True)  # its config files hold the attempt's token
+        if egress is not None:
+            egress.close()
+            if egress.refused:  # what the agent tried to reach and was not let through
+                (folder / "network.log").write_text("".join(f"refused {line}\n" for line in egress.refused))
     attempt = connection.operator.finalize(attempt.id, workspace / CANDIDATE_FOLDER)
     usage = replace(priced(adapter.usage(finished.stdout), config.prices), wall_s=round(finished.wall_s, 3))
     connection.operator.record_usage(attempt.id, usage, finished.stdout, f"{config.name}-{digest}.jsonl")

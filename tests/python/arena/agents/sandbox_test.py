@@ -9,9 +9,12 @@ exemplar, so the probe does see what it looks for when it is there."""
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -48,6 +51,18 @@ for name, path in targets.items():
         seen[name] = "read: " + Path(path).read_bytes()[:200].decode(errors="replace")
     except OSError as error:
         seen[name] = f"refused: {error.strerror}"
+for name, (host, port) in json.loads(sys.argv[2]).items():  # services of the machine, by address
+    import socket
+    try:
+        socket.create_connection((host, port), timeout=5).close()
+        seen[name] = "open"
+    except OSError:
+        seen[name] = "refused"
+    proxy = os.environ.get("HTTPS_PROXY", "").removeprefix("http://")
+    if proxy:  # and through the proxy the agent is given
+        ask = socket.create_connection((proxy.split(":")[0], int(proxy.split(":")[1])), timeout=5)
+        ask.sendall(f"CONNECT {host}:{port} HTTP/1.1\r\n\r\n".encode())
+        seen[name + " via the proxy"] = ask.recv(100).split(b" ")[1].decode()
 with Client(os.environ["ARENA_RUNNER"], os.environ["ARENA_TOKEN"]) as client:
     seen["runner"] = "open" if not client.get_attempt(os.environ["ARENA_ATTEMPT"]).submitted else "closed"
 (workspace / "mine.txt").write_text("EXEMPLAR-SECRET of " + run)
@@ -63,9 +78,10 @@ class ProbeAdapter:
 
     name: str
     targets: dict[str, str]
+    network: dict[str, tuple[str, int]] = dataclasses.field(default_factory=dict)
 
     def launch(self, run: AgentRun) -> Launch:
-        argv = (sys.executable, "-c", PROBE, json.dumps(self.targets))
+        argv = (sys.executable, "-c", PROBE, json.dumps(self.targets), json.dumps(self.network))
         return Launch(argv, scrubbed_env(run.home, run.mcp_env), {})
 
     def usage(self, events: bytes) -> Usage:
@@ -108,6 +124,16 @@ def plant(kit: Any, repo: Path, tmp_path: Path) -> dict[str, str]:
     }
 
 
+@contextlib.contextmanager
+def planted_service() -> Iterator[int]:
+    """A TCP service on the machine's loopback (a pool's database, another runner): its port."""
+    server = socket.create_server(("127.0.0.1", 0))
+    try:
+        yield server.getsockname()[1]
+    finally:
+        server.close()
+
+
 def agent_run(repo: Path, address: str, tmp_path: Path, *extra: str) -> int:
     template = tmp_path / "prompt.md"
     template.write_text("Optimise $task.\n")
@@ -140,8 +166,10 @@ def test_the_agent_sees_its_workspace_and_the_runner_and_nothing_it_must_not(
     if not sandbox.sandbox_tool():
         pytest.skip("no agent sandbox on this machine (bubblewrap missing or user namespaces refused)")
     targets = plant(kit, repo, tmp_path)
-    monkeypatch.setitem(ADAPTERS, "probe", ProbeAdapter("probe", targets))
-    assert agent_run(repo, served.address, tmp_path, "--runs", "2") == 0
+    with planted_service() as port:
+        network = {"a service on loopback": ("127.0.0.1", port), "the cloud's metadata": ("169.254.169.254", 80)}
+        monkeypatch.setitem(ADAPTERS, "probe", ProbeAdapter("probe", targets, network))
+        assert agent_run(repo, served.address, tmp_path, "--runs", "2") == 0
     for run in (1, 2):
         workspace = workspace_of(run)
         stderr = (workspace.parent / "agent.stderr.log").read_text()
@@ -149,7 +177,11 @@ def test_the_agent_sees_its_workspace_and_the_runner_and_nothing_it_must_not(
         expected = {name: "refused: No such file or directory" for name in targets}
         if run == 2:
             expected["earlier run's workspace"] = "refused: No such file or directory"
+        for name in network:  # its own network: nothing there; the proxy refuses both (403)
+            expected |= {name: "refused", f"{name} via the proxy": "403"}
         assert seen == {**expected, "runner": "open"}, stderr[-3000:]  # the runner's port, through the SDK
+        refused = (workspace.parent / "network.log").read_text().splitlines()
+        assert refused == [f"refused CONNECT 127.0.0.1:{port}", "refused CONNECT 169.254.169.254:80"]
         record = json.loads((tmp_path / "out" / f"run-{run}" / "softmax.agent.json").read_text())
         assert record["sandbox"].startswith("bwrap") and record["unisolated"] is False
         assert record["finalized"]  # the kernel it wrote was evaluated for it
@@ -166,7 +198,9 @@ def test_without_a_sandbox_the_run_is_refused_unless_allowed_and_then_recorded(
     capsys: pytest.CaptureFixture[str],
 ) -> None:  # fmt: skip
     targets = plant(kit, repo, tmp_path)
-    monkeypatch.setitem(ADAPTERS, "probe", ProbeAdapter("probe", targets))
+    service = socket.create_server(("127.0.0.1", 0))
+    network = {"a service on loopback": ("127.0.0.1", service.getsockname()[1])}
+    monkeypatch.setitem(ADAPTERS, "probe", ProbeAdapter("probe", targets, network))
     monkeypatch.setenv("ARENA_AGENT_SANDBOX", "off")  # as on a machine without bubblewrap
     assert agent_run(repo, served.address, tmp_path) == cli.EXIT_OTHER_ERROR
     assert "--allow-unisolated" in capsys.readouterr().err
@@ -181,6 +215,8 @@ def test_without_a_sandbox_the_run_is_refused_unless_allowed_and_then_recorded(
     # Unisolated, the same probe reads what the sandbox hides.
     seen = json.loads((workspace_of(1) / "seen.json").read_text())
     assert seen["exemplar"] == "read: " + kit.SECRET.decode() and seen["repository README"].startswith("read: ")
+    assert seen["a service on loopback"] == "open"
+    service.close()
 
 
 def test_a_folder_to_show_that_holds_a_hidden_one_is_refused_or_left_out(
