@@ -14,7 +14,7 @@ from typing import Iterable
 import pytest
 
 from arena.agents.adapter import Adapter, AgentRun
-from arena.agents.sandbox import agent_sandbox
+from arena.agents.sandbox import agent_sandbox, proxied
 
 CLAUDE_CODE = "@anthropic-ai/claude-code@2.1.332"
 CODEX = "@openai/codex@0.171.0"
@@ -78,8 +78,14 @@ def run_agent(adapter: Adapter, run: AgentRun, hidden: Iterable[Path] = ()) -> s
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(content)
     sandbox = agent_sandbox((*hidden, Path.cwd(), HOME))
-    argv = launch.argv if sandbox is None else sandbox.wrap(launch, run.workspace, run.home)
-    return subprocess.run(
-        list(argv), cwd=run.workspace, env=dict(launch.env), stdin=subprocess.DEVNULL,
-        capture_output=True, timeout=AGENT_TIMEOUT_S,
-    )  # fmt: skip
+    egress = None if sandbox is None else sandbox.network(run.mcp_env.get("ARENA_RUNNER", ""), run.endpoint)
+    env = dict(launch.env) if egress is None else proxied(launch.env)  # out through the proxy, as arena agent run
+    argv = launch.argv if sandbox is None else sandbox.wrap(launch, run.workspace, run.home, egress)
+    try:
+        return subprocess.run(
+            list(argv), cwd=run.workspace, env=env, stdin=subprocess.DEVNULL,
+            capture_output=True, timeout=AGENT_TIMEOUT_S,
+        )  # fmt: skip
+    finally:
+        if egress is not None:
+            egress.close()

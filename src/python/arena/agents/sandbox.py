@@ -40,7 +40,7 @@ from typing import Iterable, Mapping
 
 from arena.agents import netbridge
 from arena.agents.adapter import Launch
-from arena.agents.egress import Egress
+from arena.agents.egress import Egress, destination
 from arena.errors import ArenaError
 
 SANDBOX_VARIABLE = "ARENA_AGENT_SANDBOX"  # "off": no sandbox (arena agent run then needs --allow-unisolated)
@@ -84,6 +84,13 @@ class AgentSandbox:
 
     def wrap(self, launch: Launch, workspace: Path, home: Path, egress: Egress | None = None) -> tuple[str, ...]:
         return sandboxed(launch.argv, launch.env, (workspace, home), launch.read_only, self.hidden, egress)
+
+    def network(self, runner: str, endpoint: str) -> Egress | None:
+        """The egress proxy a run goes out through, opened to its `runner` and model `endpoint`
+        (None where the network is shared); the caller closes it when the agent has ended."""
+        if not self.filtered:
+            return None
+        return Egress(tuple(found for found in (destination(runner), destination(endpoint)) if found))
 
 
 def agent_sandbox(hidden: Iterable[Path | str | None]) -> AgentSandbox | None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from arena.agents.adapter import Adapter, AgentRun
 from arena.agents.config import AgentConfig, priced, render_prompt
-from arena.agents.egress import Egress, destination
+from arena.agents.egress import Egress
 from arena.agents.folder import CANDIDATE_FOLDER, read_folder
 from arena.agents.process import run_agent_process
 from arena.agents.sandbox import AgentSandbox, proxied
@@ -89,10 +89,9 @@ def run_agent(
         check_plain_path(path)
         (home / path).parent.mkdir(parents=True, exist_ok=True)
         (home / path).write_text(content, encoding="utf-8")
-    egress = None
+    egress: Egress | None = None
     try:
-        if sandbox is not None and sandbox.filtered:
-            egress = Egress(tuple(d for d in (destination(connection.address), destination(config.endpoint)) if d))
+        egress = None if sandbox is None else sandbox.network(connection.address, config.endpoint)
         env = launch.env if egress is None else proxied(launch.env)
         argv = launch.argv if sandbox is None else sandbox.wrap(replace(launch, env=env), workspace, home, egress)
         finished = run_agent_process(argv, workspace, env, stop_at, folder / "agent.stderr.log")
