@@ -23,14 +23,20 @@ from typing import Any
 
 from arena_testing.harness_tasks import TRITON_ADD, TRITON_MATMUL, build_matmul_task, build_task, harness_job
 
-# The worker's event-time function, its code swapped in place (cheat 25 of docs/harness.md).
+# The worker's event-time function, its code swapped in place (cheat 25 of docs/harness.md), and
+# the worker's identity check, which sees a swapped code since session 24, silenced the same way:
+# a forger that rewrites its own process can (docs/harness.md, which defences a candidate can
+# reach); what is measured here is the bound, which it cannot.
 _FORGE = """
 import os
 
-_timing = getattr(os, "sy" + "s").modules["arena.harness.tim" + "ing"]
+_modules = getattr(os, "sy" + "s").modules
+_timing = _modules["arena.harness.tim" + "ing"]
 _function = getattr(_timing, "elapsed" + "_us")
 _forged = getattr(lambda start, end: _elapsed_ms(start, end) * {scale!r}, "__co" + "de__")
 getattr(type(_function), "__co" + "de__").__set__(_function, _forged)
+_check = getattr(_modules["arena.harness.gu" + "ard"], "replaced" + "_names")
+getattr(type(_check), "__co" + "de__").__set__(_check, getattr(lambda before: [], "__co" + "de__"))
 """
 # (label, task builder, baseline source): about 3, 10, 50 and 500 us a call on an H200.
 SIZES = (

@@ -91,14 +91,18 @@ def _watched() -> list[tuple[str, object]]:
 
 
 def take_snapshot() -> Snapshot:
-    """id() of every callable or property in the watched namespaces; of a class, those it inherits
-    too (torch.Tensor.copy_ is torch._C.TensorBase's: one set on torch.Tensor shadows it)."""
+    """id() of every callable or property in the watched namespaces, and of each Python function's
+    code; of a class, those it inherits too (torch.Tensor.copy_ is torch._C.TensorBase's: one set
+    on torch.Tensor shadows it)."""
     snap: Snapshot = {}
     for label, space in _watched():
         items = space.current() if isinstance(space, _Names) else _attributes(space)
         for key, value in list(items.items()):
             if callable(value) or isinstance(value, (property, staticmethod, classmethod)):
                 snap[f"{label}.{key}"] = id(value)
+                code = getattr(getattr(value, "__func__", value), "__code__", None)
+                if code is not None:  # a function's code swapped in place keeps the function's id
+                    snap[f"{label}.{key}.__code__"] = id(code)
     return snap
 
 
@@ -116,7 +120,9 @@ def _attributes(space: object) -> dict[str, object]:
 def replaced_names(before: Snapshot) -> list[str]:
     """Names whose object changed or vanished since `before` (additions are allowed: lazy imports)."""
     now = take_snapshot()
-    return sorted(name for name, ident in before.items() if now.get(name) != ident)
+    changed = {name for name, ident in before.items() if now.get(name) != ident}
+    # A function replaced whole is named once; one whose code alone was swapped, as `name.__code__`.
+    return sorted(name for name in changed if name.removesuffix(".__code__") == name or name[:-9] not in changed)
 
 
 def active_modes() -> str:

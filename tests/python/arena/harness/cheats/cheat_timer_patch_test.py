@@ -36,3 +36,18 @@ def test_an_inherited_method_shadowed_on_the_class_is_caught_at_run_time(run_can
     result = run_candidate(source)
     assert result.status == "CHEAT_DETECTED", (result.status, result.errors)
     assert "torch.Tensor.copy_" in result.errors[0]
+
+
+def test_a_function_whose_code_is_swapped_in_place_is_caught_at_run_time(run_candidate):
+    """The forger of bench/forger.py: the worker's event-time function keeps its identity and
+    gets another's code (samples read faster than the truth). The snapshot held only the
+    function's id before: PASSED."""
+    source = TRITON_ADD + (
+        "\nimport os\n"
+        "_timing = getattr(os, 'sy' + 's').modules['arena.harness.tim' + 'ing']\n"
+        "_function = getattr(_timing, 'elapsed' + '_us')\n"
+        "getattr(type(_function), '__co' + 'de__').__set__(_function, getattr(lambda start, end: 1.0, '__co' + 'de__'))\n"
+    )
+    result = run_candidate(source)
+    assert result.status == "CHEAT_DETECTED", (result.status, result.errors)
+    assert "arena.harness.timing.elapsed_us.__code__" in result.errors[0]
