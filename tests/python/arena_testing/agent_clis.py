@@ -78,7 +78,7 @@ def run_agent(adapter: Adapter, run: AgentRun, hidden: Iterable[Path] = ()) -> s
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(content)
     sandbox = agent_sandbox((*hidden, Path.cwd(), HOME))
-    egress = None if sandbox is None else sandbox.network(run.mcp_env.get("ARENA_RUNNER", ""), run.endpoint)
+    egress = None if sandbox is None else sandbox.egress(run.mcp_env.get("ARENA_RUNNER", ""), run.endpoint)
     env = dict(launch.env) if egress is None else proxied(launch.env)  # out through the proxy, as arena agent run
     argv = launch.argv if sandbox is None else sandbox.wrap(launch, run.workspace, run.home, egress)
     try:

@@ -7,7 +7,8 @@ first line, an HTTP CONNECT or an absolute-form request (`POST http://host:port/
 the connection only to:
 - the destinations the run names (its runner, its model endpoint), wherever they are;
 - any other host on port 443 whose addresses are all public (`is_global`), connected to the very
-  address checked (no second lookup for a name to change under it).
+  address checked (no second lookup for a name to change under it), unless the network is closed
+  (no web pages, packages or published kernels: the model and the runner alone).
 So an agent reaches its model and its runner, and the public internet over TLS, but never the
 machine's other services (a pool's BuildGrid or PostgreSQL, another runner's port), its LAN or
 the cloud's metadata address (169.254.169.254). Each refusal is kept for the run's log.
@@ -49,12 +50,15 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def permitted(host: str, port: int, addresses: Iterable[str], named: Iterable[tuple[str, int]]) -> bool:
-    """Whether the proxy may connect to `host`:`port`, resolved to `addresses`."""
+def permitted(
+    host: str, port: int, addresses: Iterable[str], named: Iterable[tuple[str, int]], public: bool = True
+) -> bool:
+    """Whether the proxy may connect to `host`:`port`, resolved to `addresses` (`public` False: the
+    named destinations alone)."""
     if (host, port) in set(named):
         return True
     found = list(addresses)
-    return port == PUBLIC_PORT and bool(found) and all(ipaddress.ip_address(a).is_global for a in found)
+    return public and port == PUBLIC_PORT and bool(found) and all(ipaddress.ip_address(a).is_global for a in found)
 
 
 @dataclass
@@ -62,6 +66,7 @@ class Egress:
     """The proxy of one agent run: `socket` is what the sandbox shows the bridge."""
 
     named: tuple[tuple[str, int], ...]  # the run's own destinations: its runner, its model endpoint
+    public: bool = True  # public hosts on 443 too (False: a closed network, the named alone)
     folder: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="arena-egress-")))
     refused: list[str] = field(default_factory=list)
 
@@ -113,7 +118,7 @@ class Egress:
                 addresses = sorted({info[4][0] for info in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)})
             except OSError:
                 addresses = []
-            if not permitted(host, port, addresses, self.named) or not addresses:
+            if not permitted(host, port, addresses, self.named, self.public) or not addresses:
                 self.refused.append(f"{method} {host}:{port}")
                 client.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n")
                 return

@@ -21,8 +21,8 @@ runner is root) are masked. The PID namespace has bubblewrap as its init: when t
 is killed, every process it left dies with it. IPC, UTS and cgroup namespaces are its own too.
 The network namespace is its own, with loopback alone: arena.agents.netbridge, run first inside,
 carries the agent's connections to an egress proxy outside (arena.agents.egress), which opens
-only its runner, its model endpoint and public hosts on 443. ARENA_AGENT_NETWORK=shared keeps
-the machine's network instead (recorded with the sandbox).
+only its runner, its model endpoint and public hosts on 443. ARENA_AGENT_NETWORK=closed leaves out
+the public hosts, =shared keeps the machine's network instead (recorded with the sandbox).
 """
 
 from __future__ import annotations
@@ -44,7 +44,8 @@ from arena.agents.egress import Egress, destination
 from arena.errors import ArenaError
 
 SANDBOX_VARIABLE = "ARENA_AGENT_SANDBOX"  # "off": no sandbox (arena agent run then needs --allow-unisolated)
-NETWORK_VARIABLE = "ARENA_AGENT_NETWORK"  # "shared": the machine's network, not the egress proxy's
+NETWORK_VARIABLE = "ARENA_AGENT_NETWORK"  # filtered (default), closed (runner and model alone) or shared
+NETWORKS = ("filtered", "closed", "shared")
 PROXY_PORT = 3128  # the agent's HTTP(S) proxy on its own loopback (netbridge)
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 NAMESPACES = ("--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try")
@@ -80,17 +81,18 @@ class AgentSandbox:
 
     tool: str  # "bwrap 0.8.0, network filtered": recorded with the submissions
     hidden: tuple[str, ...]  # folders no folder shown to the agent may hold
-    filtered: bool = True  # the agent's own network namespace, out only through an Egress
+    network: str = "filtered"  # one of NETWORKS: its own namespace out through an Egress, or the machine's
 
     def wrap(self, launch: Launch, workspace: Path, home: Path, egress: Egress | None = None) -> tuple[str, ...]:
         return sandboxed(launch.argv, launch.env, (workspace, home), launch.read_only, self.hidden, egress)
 
-    def network(self, runner: str, endpoint: str) -> Egress | None:
+    def egress(self, runner: str, endpoint: str) -> Egress | None:
         """The egress proxy a run goes out through, opened to its `runner` and model `endpoint`
         (None where the network is shared); the caller closes it when the agent has ended."""
-        if not self.filtered:
+        if self.network == "shared":
             return None
-        return Egress(tuple(found for found in (destination(runner), destination(endpoint)) if found))
+        named = tuple(found for found in (destination(runner), destination(endpoint)) if found)
+        return Egress(named, public=self.network == "filtered")
 
 
 def agent_sandbox(hidden: Iterable[Path | str | None]) -> AgentSandbox | None:
@@ -98,9 +100,10 @@ def agent_sandbox(hidden: Iterable[Path | str | None]) -> AgentSandbox | None:
     tool = sandbox_tool()
     if not tool:
         return None
-    filtered = os.environ.get(NETWORK_VARIABLE, "").strip().lower() != "shared"
-    tool += ", network filtered" if filtered else ", network shared"
-    return AgentSandbox(tool, tuple(os.path.abspath(path) for path in hidden if path), filtered)
+    network = os.environ.get(NETWORK_VARIABLE, "").strip().lower() or "filtered"
+    if network not in NETWORKS:
+        raise ArenaError(f"{NETWORK_VARIABLE}={network!r}: expected one of {', '.join(NETWORKS)}")
+    return AgentSandbox(f"{tool}, network {network}", tuple(os.path.abspath(p) for p in hidden if p), network)
 
 
 def proxied(env: Mapping[str, str]) -> dict[str, str]:

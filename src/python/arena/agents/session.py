@@ -91,7 +91,7 @@ def run_agent(
         (home / path).write_text(content, encoding="utf-8")
     egress: Egress | None = None
     try:
-        egress = None if sandbox is None else sandbox.network(connection.address, config.endpoint)
+        egress = None if sandbox is None else sandbox.egress(connection.address, config.endpoint)
         env = launch.env if egress is None else proxied(launch.env)
         argv = launch.argv if sandbox is None else sandbox.wrap(replace(launch, env=env), workspace, home, egress)
         finished = run_agent_process(argv, workspace, env, stop_at, folder / "agent.stderr.log")

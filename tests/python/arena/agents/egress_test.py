@@ -34,6 +34,9 @@ def test_what_the_proxy_opens() -> None:
     assert not permitted("mixed", 443, ["160.79.104.10", "10.1.2.3"], named)  # any private address
     assert not permitted("example.com", 80, ["93.184.215.14"], named)  # public, but not TLS
     assert not permitted("nowhere", 443, [], named)
+    # A closed network: the run's own destinations alone, no public host.
+    assert permitted("models.lan", 80, ["10.0.0.5"], named, public=False)
+    assert not permitted("api.anthropic.com", 443, ["160.79.104.10"], named, public=False)
 
 
 @pytest.fixture

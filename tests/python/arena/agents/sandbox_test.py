@@ -252,3 +252,20 @@ def test_a_network_file_linking_out_of_etc_is_shown_at_its_target(tmp_path: Path
     files = [str(tmp_path / name) for name in ("resolv.conf", "hosts", "absent")]
     assert sandbox.linked_out(files, ["/usr"]) == [str(tmp_path / "run" / "stub-resolv.conf")]
     assert sandbox.linked_out(files, [str(tmp_path / "run")]) == []  # already shown
+
+
+def test_the_network_is_chosen_by_the_operator_and_recorded(monkeypatch: pytest.MonkeyPatch) -> None:
+    if not sandbox.sandbox_tool():
+        pytest.skip("no agent sandbox on this machine (bubblewrap missing or user namespaces refused)")
+    for chosen, public in (("", True), ("filtered", True), ("closed", False)):
+        monkeypatch.setenv(sandbox.NETWORK_VARIABLE, chosen)
+        made = sandbox.agent_sandbox(())
+        assert made is not None and made.tool.endswith(f"network {chosen or 'filtered'}")
+        with made.egress("127.0.0.1:50051", "https://models.example/v1") as egress:  # type: ignore[union-attr]
+            assert egress.named == (("127.0.0.1", 50051), ("models.example", 443)) and egress.public is public
+    monkeypatch.setenv(sandbox.NETWORK_VARIABLE, "shared")
+    shared = sandbox.agent_sandbox(())
+    assert shared is not None and shared.egress("127.0.0.1:50051", "") is None
+    monkeypatch.setenv(sandbox.NETWORK_VARIABLE, "open")
+    with pytest.raises(ArenaError, match="expected one of filtered, closed, shared"):
+        sandbox.agent_sandbox(())
