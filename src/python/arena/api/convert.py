@@ -15,6 +15,7 @@ from google.protobuf.message import Message
 from arena.candidate.candidate import Candidate
 from arena.errors import InvalidCandidate, InvalidRequest
 from arena.evaluation.evaluation import Evaluation
+from arena.runner.quoting import quote
 from arena.runner.records import Attempt, LeaderboardRow, Progress, TaskView, Usage
 from arena.task.task import Case, TensorSpec, Tolerance
 from arena.v1 import candidate_pb2, evaluation_pb2, runner_pb2, task_pb2
@@ -155,10 +156,26 @@ def candidate_to_pb(candidate: Candidate) -> candidate_pb2.Candidate:
     return candidate_pb2.Candidate(task=candidate.task, files=files, digest=candidate.digest)
 
 
+# What a candidate may hold as it arrives, checked before any path is parsed: the allow-list's
+# checks cost a path's depth times its length (a 160 KB path once took 62 s and 6 GB to refuse).
+MAX_CANDIDATE_FILES = 1000
+MAX_PATH_CHARS = 1024
+MAX_PATH_PARTS = 32
+
+
 def candidate_from_pb(message: candidate_pb2.Candidate) -> Candidate:
     """The candidate's files; the runner checks them against the task and recomputes the digest."""
+    if len(message.files) > MAX_CANDIDATE_FILES:
+        raise InvalidCandidate(
+            f"the candidate has {len(message.files)} files; the limit is {MAX_CANDIDATE_FILES} files"
+        )
     files: dict[str, bytes] = {}
     for file in message.files:
+        if len(file.path) > MAX_PATH_CHARS or file.path.count("/") >= MAX_PATH_PARTS:
+            raise InvalidCandidate(
+                f"{quote(file.path)} is longer than {MAX_PATH_CHARS} characters or more than "
+                f"{MAX_PATH_PARTS} folders deep"
+            )
         if file.path in files:
             raise InvalidCandidate(f"the candidate names {file.path!r} twice")
         files[file.path] = file.content
