@@ -27,6 +27,8 @@ from urllib.parse import urlsplit
 
 PUBLIC_PORT = 443
 HEADER_LIMIT = 16 << 10
+CONNECTIONS = 64  # open at once: a run that opens more is refused the rest, not the machine's threads
+HEADER_TIMEOUT_S = 30.0  # a connection that never says where it goes is closed
 _COPY_BYTES = 1 << 16
 
 
@@ -76,6 +78,7 @@ class Egress:
         self._server.bind(str(self.socket))
         self._server.listen(64)
         self._open = True
+        self._slots = threading.BoundedSemaphore(CONNECTIONS)
         threading.Thread(target=self._serve, daemon=True).start()
 
     def forwards(self) -> tuple[tuple[str, int], ...]:
@@ -100,11 +103,26 @@ class Egress:
                 client, _ = self._server.accept()
             except OSError:
                 return
+            if not self._slots.acquire(blocking=False):
+                self.refused.append(f"a connection beyond {CONNECTIONS} open at once")
+                client.close()
+                continue
             threading.Thread(target=self._handle, args=(client,), daemon=True).start()
 
     def _handle(self, client: socket.socket) -> None:
+        try:
+            self._carry(client)
+        finally:
+            self._slots.release()
+
+    def _carry(self, client: socket.socket) -> None:
         with client:
-            header = read_header(client)
+            client.settimeout(HEADER_TIMEOUT_S)
+            try:
+                header = read_header(client)
+            except OSError:
+                return
+            client.settimeout(None)
             if header is None:
                 return
             line = header.split(b"\r\n", 1)[0].decode("latin-1")

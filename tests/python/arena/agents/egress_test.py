@@ -9,6 +9,7 @@ from typing import Iterator
 
 import pytest
 
+from arena.agents import egress as egress_module
 from arena.agents.egress import Egress, destination, permitted
 
 
@@ -87,3 +88,18 @@ def test_anything_else_is_refused_and_kept(speaks_first: int) -> None:
         assert ask(egress, b"NONSENSE\r\n\r\n").startswith(b"HTTP/1.1 400")
         assert egress.refused == [f"CONNECT 127.0.0.1:{speaks_first}", "GET 169.254.169.254:80"]
     assert not egress.folder.exists()  # its socket's folder goes with it
+
+
+def test_connections_beyond_the_cap_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run's agent cannot make the proxy hold a thread per connection without end."""
+    monkeypatch.setattr(egress_module, "CONNECTIONS", 2)
+    with Egress(()) as egress:
+        idle = [socket.socket(socket.AF_UNIX) for _ in range(2)]
+        for connection in idle:
+            connection.connect(str(egress.socket))  # saying nothing: each holds a slot
+        with socket.socket(socket.AF_UNIX) as third:
+            third.connect(str(egress.socket))
+            assert third.recv(100) == b""  # closed at once
+        assert egress.refused == ["a connection beyond 2 open at once"]
+        for connection in idle:
+            connection.close()
