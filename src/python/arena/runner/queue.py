@@ -22,7 +22,7 @@ from typing import Callable, Iterator
 
 from arena import errors
 from arena.candidate.candidate import Candidate, candidate_from_json, candidate_to_json
-from arena.errors import ArenaError, JobFailed, NotFound, NotReady, QueueFull
+from arena.errors import ArenaError, JobFailed, NotFound, NotReady, QueueFull, Throttled
 from arena.evaluation.evaluation import Evaluation
 from arena.runner.database import Database
 from arena.runner.quoting import cut, quote
@@ -120,11 +120,21 @@ class JobQueue:
             raise NotFound(f"no evaluation {quote(job_id)}")
         return job
 
-    def enqueue(self, conn: sqlite3.Connection, job: Job, now_ms: int) -> None:
-        """Add `job` (new, or a retry of a failed one) in the caller's transaction; `wake` after commit."""
+    def enqueue(self, conn: sqlite3.Connection, job: Job, now_ms: int, agent_share: int | None = None) -> None:
+        """Add `job` (new, or a retry of a failed one) in the caller's transaction; `wake` after commit.
+        `agent_share`: Throttled while its agent already has that many jobs pending."""
         (pending,) = conn.execute("SELECT COUNT(*) FROM jobs WHERE state = 'pending'").fetchone()
         if pending >= self._max_pending:
             raise QueueFull(f"the runner already holds {pending} pending evaluations; retry later")
+        if agent_share is not None:
+            (mine,) = conn.execute(
+                "SELECT COUNT(*) FROM jobs WHERE state = 'pending' AND agent = ?", (job.agent,)
+            ).fetchone()
+            if mine >= agent_share:
+                raise Throttled(
+                    f"agent {job.agent!r} already has {mine} evaluations waiting in the queue, the most one agent "
+                    f"may (max_pending_per_agent={agent_share}); send more once one has started"
+                )
         conn.execute("DELETE FROM jobs WHERE id = ? AND state = 'failed'", (job.id,))
         conn.execute(
             "INSERT INTO jobs (id, agent, attempt, task, candidate, state, created_ms, kind)"

@@ -63,6 +63,7 @@ MAX_ATTEMPTS = 3  # attempts one agent may open on one task
 MAX_REFUNDS = 3  # iterations one agent gets back per task for jobs the runner failed
 MAX_TRIES = 3  # runs of a job whose runs end in a fault of the runner or machine
 MAX_CHECKS = 30  # free checks per attempt (compile and declared cases; no iteration spent)
+MAX_PENDING_PER_AGENT = 16  # an agent's jobs waiting at once: no agent can fill the queue or push the others back
 
 
 def is_fault(error: BaseException) -> bool:
@@ -92,13 +93,15 @@ class Runner:
         lookup: Lookup | None = None,
         max_checks: int = MAX_CHECKS,
         max_trajectory_bytes: int = accounting.MAX_TRAJECTORY_BYTES,
+        max_pending_per_agent: int = MAX_PENDING_PER_AGENT,
     ) -> None:
         """`require_isolation`: refuse agents' candidates when the executor isolates nothing
         (Executor.isolation()); operators' own evaluations still run. `lookup` answers cached
         scores before the queue; by default the pipeline's own when `evaluate` is the pipeline's."""
-        if max_attempts < 1 or max_tries < 1 or max_refunds < 0 or max_checks < 0:
+        if max_attempts < 1 or max_tries < 1 or max_refunds < 0 or max_checks < 0 or max_pending_per_agent < 1:
             raise ValueError(
-                f"max_attempts ({max_attempts}) and max_tries ({max_tries}) must be at least 1, "
+                f"max_attempts ({max_attempts}), max_tries ({max_tries}) and max_pending_per_agent "
+                f"({max_pending_per_agent}) must be at least 1, "
                 f"max_refunds ({max_refunds}) and max_checks ({max_checks}) at least 0"
             )
         self.repo_root = repo_root
@@ -113,6 +116,7 @@ class Runner:
         self._max_refunds = max_refunds
         self._max_checks = max_checks
         self._max_trajectory_bytes = max_trajectory_bytes
+        self._max_pending_per_agent = max_pending_per_agent  # operators' jobs (a suite's) are not capped
         self._lookup = lookup if lookup is not None else stored_evaluation if evaluate is PIPELINE else None
         self._tasks = {task.address: task for task in (tasks if tasks is not None else load_tasks(repo_root))}
         self._views: dict[str, TaskView] = {}
@@ -214,7 +218,8 @@ class Runner:
                     self._queue.record_done(conn, job, cached, now_ms)
                     self._unchecked(conn, job, cached)
                 else:
-                    self._queue.enqueue(conn, job, now_ms)
+                    share = None if identity.operator else self._max_pending_per_agent
+                    self._queue.enqueue(conn, job, now_ms, agent_share=share)
         if accepted:
             log.info(
                 "job accepted: job=%s agent=%s attempt=%s task=%s kind=%s answer=%s",
