@@ -13,6 +13,10 @@ MAX_FILE_BYTES = 1 << 20  # 1 MiB: kernels are source files, not data
 MAX_TOTAL_BYTES = 4 << 20  # 4 MiB for all of a candidate's files together
 # Folders tools leave behind (byte-code caches); skipped, never part of a candidate.
 IGNORED_FOLDERS = frozenset({"__pycache__"})
+# Compiled forms Python would run instead of, or beside, the source: a candidate is source (the
+# static check reads it and a reviewer reads what ran). An unchecked-hash .pyc is imported
+# whatever its .py says; an extension module is native code the static check never sees.
+COMPILED_SUFFIXES = (".pyc", ".pyo", ".so", ".pyd")
 
 
 def check_candidate_path(task: Task, name: str) -> str:
@@ -20,6 +24,8 @@ def check_candidate_path(task: Task, name: str) -> str:
     pure = PurePosixPath(name)
     if not name or pure.is_absolute() or "\\" in name or ".." in pure.parts or str(pure) != name:
         raise InvalidCandidate(f"{name!r} is not a plain relative path")
+    if IGNORED_FOLDERS.intersection(pure.parts) or pure.suffix in COMPILED_SUFFIXES:
+        raise InvalidCandidate(f"{name!r} is compiled code or a byte-code cache; a candidate is source")
     if not is_allowed(name, task.editable):
         raise InvalidCandidate(f"{name!r} is outside the editable files of {task.address} ({', '.join(task.editable)})")
     return name

@@ -62,3 +62,18 @@ def test_the_check_takes_the_names_alone() -> None:
     check_file_tree(make_task(), ["kernel.py", "lib/a/b.py"])
     with pytest.raises(InvalidCandidate):
         check_file_tree(make_task(), ["lib/a", "lib/a/b.py"])
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "lib/__pycache__/util.cpython-311.pyc",  # an unchecked-hash .pyc is imported whatever util.py says
+        "lib/util.pyc",
+        "lib/fast.cpython-311-x86_64-linux-gnu.so",  # an extension module: native code no check reads
+        "lib/__pycache__/notes.txt",
+    ],
+)
+def test_compiled_code_in_an_editable_folder_is_refused(name: str) -> None:
+    """`lib` is an editable folder: any name below it passed the allow-list, byte code too."""
+    with pytest.raises(InvalidCandidate, match="compiled code or a byte-code cache; a candidate is source"):
+        accept_candidate(make_task(), {"kernel.py": b"k", name: b"\x00"})
