@@ -79,7 +79,9 @@ def run_agent(adapter: Adapter, run: AgentRun, hidden: Iterable[Path] = ()) -> s
         target.write_text(content)
     sandbox = agent_sandbox((*hidden, Path.cwd(), HOME))
     egress = None if sandbox is None else sandbox.egress(run.mcp_env.get("ARENA_RUNNER", ""), run.endpoint)
-    env = dict(launch.env) if egress is None else proxied(launch.env)  # out through the proxy, as arena agent run
+    env = (
+        dict(launch.env) if egress is None else proxied(launch.env, egress)
+    )  # out through the proxy, as arena agent run
     argv = launch.argv if sandbox is None else sandbox.wrap(launch, run.workspace, run.home, egress)
     try:
         return subprocess.run(

@@ -26,6 +26,7 @@ from typing import Iterable
 from urllib.parse import urlsplit
 
 PUBLIC_PORT = 443
+PROXY_PORT = 3128  # where the agent finds its HTTP(S) proxy on its own loopback, unless a forward is there
 HEADER_LIMIT = 16 << 10
 CONNECTIONS = 64  # open at once: a run that opens more is refused the rest, not the machine's threads
 HEADER_TIMEOUT_S = 30.0  # a connection that never says where it goes is closed
@@ -37,10 +38,11 @@ def destination(address: str, default_port: int = PUBLIC_PORT) -> tuple[str, int
     if not address or address.startswith("unix:"):
         return None
     parts = urlsplit(address if "://" in address else f"//{address}")
-    if not parts.hostname:
+    try:
+        port = parts.port or (80 if parts.scheme == "http" else default_port)
+    except ValueError:  # a port out of range or not a number
         return None
-    port = parts.port or (80 if parts.scheme == "http" else default_port)
-    return parts.hostname, port
+    return (parts.hostname, port) if parts.hostname else None
 
 
 def is_loopback(host: str) -> bool:
@@ -84,6 +86,12 @@ class Egress:
     def forwards(self) -> tuple[tuple[str, int], ...]:
         """The named destinations on loopback: the bridge listens on each inside, at its port."""
         return tuple((host, port) for host, port in self.named if is_loopback(host))
+
+    @property
+    def proxy_port(self) -> int:
+        """The agent's proxy port inside: PROXY_PORT, or the next one no forward listens on."""
+        taken = {port for _, port in self.forwards()}
+        return next(port for port in range(PROXY_PORT, PROXY_PORT + 100) if port not in taken)
 
     def close(self) -> None:
         self._open = False

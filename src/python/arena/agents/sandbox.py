@@ -46,7 +46,6 @@ from arena.errors import ArenaError
 SANDBOX_VARIABLE = "ARENA_AGENT_SANDBOX"  # "off": no sandbox (arena agent run then needs --allow-unisolated)
 NETWORK_VARIABLE = "ARENA_AGENT_NETWORK"  # filtered (default), closed (runner and model alone) or shared
 NETWORKS = ("filtered", "closed", "shared")
-PROXY_PORT = 3128  # the agent's HTTP(S) proxy on its own loopback (netbridge)
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 NAMESPACES = ("--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try")
 NOBODY = "65534"
@@ -106,9 +105,9 @@ def agent_sandbox(hidden: Iterable[Path | str | None]) -> AgentSandbox | None:
     return AgentSandbox(f"{tool}, network {network}", tuple(os.path.abspath(p) for p in hidden if p), network)
 
 
-def proxied(env: Mapping[str, str]) -> dict[str, str]:
+def proxied(env: Mapping[str, str], egress: Egress) -> dict[str, str]:
     """The agent's environment with the bridge's proxy as every client's HTTP(S) proxy; loopback direct."""
-    proxy = f"http://127.0.0.1:{PROXY_PORT}"
+    proxy = f"http://127.0.0.1:{egress.proxy_port}"
     direct = "localhost,127.0.0.1,::1"
     names = {"HTTPS_PROXY": proxy, "HTTP_PROXY": proxy, "NO_PROXY": direct}
     return {**env, **names, **{k.lower(): v for k, v in names.items()}, "NODE_USE_ENV_PROXY": "1"}
@@ -175,7 +174,7 @@ def bridge(egress: Egress, imports: list[str]) -> list[str]:
     own: with the import path spelled out, so the agent's environment stays as its adapter made it."""
     code = f"import sys; sys.path[:0] = {imports!r}; from {netbridge.__name__} import main; main()"
     forwards = [f"--forward={host}:{port}" for host, port in egress.forwards()]
-    return [sys.executable, "-I", "-c", code, str(egress.socket), str(PROXY_PORT), *forwards, "--"]
+    return [sys.executable, "-I", "-c", code, str(egress.socket), str(egress.proxy_port), *forwards, "--"]
 
 
 def linked_out(files: Iterable[str], shown: Iterable[str]) -> list[str]:

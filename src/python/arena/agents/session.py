@@ -92,7 +92,7 @@ def run_agent(
     egress: Egress | None = None
     try:
         egress = None if sandbox is None else sandbox.egress(connection.address, config.endpoint)
-        env = launch.env if egress is None else proxied(launch.env)
+        env = launch.env if egress is None else proxied(launch.env, egress)
         argv = launch.argv if sandbox is None else sandbox.wrap(replace(launch, env=env), workspace, home, egress)
         finished = run_agent_process(argv, workspace, env, stop_at, folder / "agent.stderr.log")
     except ArenaError:  # e.g. the CLI is not installed: close the attempt, then say so

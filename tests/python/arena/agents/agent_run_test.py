@@ -20,6 +20,7 @@ import pytest
 from arena.agents import process
 from arena.agents.adapter import AgentRun, Launch, scrubbed_env
 from arena.agents.adapters import ADAPTERS
+from arena.agents.egress import Egress
 from arena.agents.sandbox import proxied, sandbox_tool
 from arena.agents.usage import Usage
 from arena.candidate.candidate import digest_files
@@ -213,7 +214,8 @@ def test_the_agent_sees_its_attempt_token_and_nothing_of_the_runner(
         "LC_CTYPE",
         "PWD",
     }  # fmt: skip (PWD: the sandbox names the workspace)
-    allowed |= set(proxied({}))  # the sandbox's own proxy (the bridge on the agent's loopback)
+    with Egress(()) as egress:
+        allowed |= set(proxied({}, egress))  # the sandbox's own proxy (the bridge on the agent's loopback)
     assert set(env) <= allowed, set(env) - allowed
     assert env.get("PWD", str(workspace)) == str(workspace)
     assert env["ARENA_TOKEN"] == "alice-token" and env["ARENA_RUNNER"] == address

@@ -21,6 +21,13 @@ def test_destinations_of_runner_addresses_and_endpoint_urls() -> None:
     assert destination("http://models.lan/v1") == ("models.lan", 80)
     assert destination("[::1]:9000") == ("::1", 9000)
     assert destination("") is None and destination("unix:/run/arena.sock") is None
+    assert destination("runner:99999") is None and destination("runner:http") is None
+
+
+def test_the_proxy_port_is_one_no_forward_listens_on() -> None:
+    with Egress((("127.0.0.1", 3128), ("localhost", 3129), ("api.example", 443))) as egress:
+        assert egress.forwards() == (("127.0.0.1", 3128), ("localhost", 3129))
+        assert egress.proxy_port == 3130
 
 
 def test_what_the_proxy_opens() -> None:
