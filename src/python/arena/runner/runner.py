@@ -207,7 +207,7 @@ class Runner:
         cached = self._cached(task, candidate, check)
         now_ms = self._now_ms()
         with self._database.transaction() as conn:
-            existing = self._queue.find(conn, job.id)
+            existing = self._queue.find(conn, job.id, files=False)
             accepted = existing is None or existing.state == "failed"
             if accepted:
                 if attempt_id and check:
@@ -238,7 +238,7 @@ class Runner:
         """Close the attempt with one of its finished evaluations as the final one."""
         with self._database.transaction() as conn:
             attempts.read_attempt(conn, attempt_id, identity.agent)
-            job = self._queue.find(conn, evaluation_id)
+            job = self._queue.find(conn, evaluation_id, files=False)
             if job is None or job.agent != identity.agent:
                 raise NotFound(f"no evaluation {quote(evaluation_id)} of yours")
             if job.attempt != attempt_id:
@@ -299,7 +299,7 @@ class Runner:
             attempt = attempts.find_attempt(conn, attempt_id)
             if attempt.submitted:  # its agent submitted meanwhile
                 return attempt
-            existing = self._queue.find(conn, job.id)
+            existing = self._queue.find(conn, job.id, files=False)
             if existing is None or existing.state == "failed":
                 if cached is not None:
                     self._queue.record_done(conn, job, cached, self._now_ms())
@@ -337,7 +337,7 @@ class Runner:
             return accounting.read_trajectory(conn, attempt_id)
 
     def get_evaluation(self, identity: Identity, evaluation_id: str) -> Evaluation:
-        job = self._queue.read(evaluation_id)
+        job = self._queue.read(evaluation_id, files=False)
         if job.agent != identity.agent and not identity.operator:
             raise PermissionDenied(f"evaluation {quote(evaluation_id)} belongs to another agent")
         if job.state == "failed":
@@ -380,7 +380,7 @@ class Runner:
             rerun=True,
         )
         with self._database.transaction() as conn:
-            existing = self._queue.find(conn, job.id)
+            existing = self._queue.find(conn, job.id, files=False)
             if existing is None or existing.state == "failed":
                 self._queue.enqueue(conn, job, self._now_ms())
         log.info(
