@@ -14,7 +14,7 @@ import logging
 import sqlite3
 import time
 import uuid
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -220,6 +220,8 @@ class Runner:
                 else:
                     share = None if identity.operator else self._max_pending_per_agent
                     self._queue.enqueue(conn, job, now_ms, agent_share=share)
+        if accepted and cached is not None:
+            self._keep(candidate)
         if accepted:
             log.info(
                 "job accepted: job=%s agent=%s attempt=%s task=%s kind=%s answer=%s",
@@ -300,12 +302,14 @@ class Runner:
             if attempt.submitted:  # its agent submitted meanwhile
                 return attempt
             existing = self._queue.find(conn, job.id, files=False)
-            if existing is None or existing.state == "failed":
-                if cached is not None:
-                    self._queue.record_done(conn, job, cached, self._now_ms())
-                else:
-                    self._queue.enqueue(conn, job, self._now_ms())
+            answered = existing is None or existing.state == "failed"
+            if answered and cached is not None:
+                self._queue.record_done(conn, job, cached, self._now_ms())
+            elif answered:
+                self._queue.enqueue(conn, job, self._now_ms())
             attempt = attempts.finalize_attempt(conn, attempt_id, job.id)
+        if answered and cached is not None:
+            self._keep(candidate)
         log.info(
             "attempt finalized: attempt=%s agent=%s job=%s answer=%s",
             attempt_id,
@@ -432,7 +436,13 @@ class Runner:
         # The view's digest, read once: hashing the task's files on every hit cost more than the
         # lookup (bench/results/2026-11-30.md, "Runner under concurrent agents: cached Evaluate").
         digest = self._view(task).digest
-        return self._lookup(task, candidate, self.repo_root, settings, self._store, environment, digest)
+        unkept = Unkept(self._store)  # the call may yet be refused: it must write nothing (Unkept)
+        return self._lookup(task, candidate, self.repo_root, settings, unkept, environment, digest)
+
+    def _keep(self, candidate: Candidate) -> None:
+        """Keep an accepted cache hit's files, as evaluate() keeps those it runs (arena reproduce)."""
+        if self._store is not None:
+            self._store.keep(candidate)
 
     def _run_job(self, job: Job, lane: str) -> Evaluation:
         task = self.find_task(job.candidate.task)
@@ -481,6 +491,26 @@ class Runner:
 
     def _now_ms(self) -> int:
         return int(self._clock() * 1000)
+
+
+@dataclass(frozen=True)
+class Unkept:
+    """`store` as a lookup made before a call is accepted sees it: it reads, and keeps no files.
+    Refused calls (a made-up or spent attempt) once kept 105 MB of files in 100 calls, free."""
+
+    store: Store
+
+    def get(self, key: str) -> Evaluation | None:
+        return self.store.get(key)
+
+    def put(self, key: str, evaluation: Evaluation) -> None:
+        self.store.put(key, evaluation)
+
+    def keep(self, candidate: Candidate) -> None:
+        """Nothing: the runner keeps an accepted hit's files itself (Runner._keep)."""
+
+    def kept(self, digest: str, task: str) -> Candidate | None:
+        return self.store.kept(digest, task)
 
 
 def job_id(

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from arena.cache.sqlite_store import SqliteStore
+from arena.errors import BudgetExhausted, NotFound
 from arena.evaluation.evaluate import evaluate
 from arena.harness.result import HarnessResult
 from arena.harness.settings import HarnessSettings
@@ -51,3 +54,23 @@ def test_a_fake_evaluate_gets_no_cache_lookup(repo: Path, make_runner, kit, tmp_
     for agent in (ALICE, BOB):
         list(runner.evaluate(agent, runner.open_attempt(agent, SOFTMAX).id, kit.candidate("speedup=2")))
     assert len(fake.calls) == 2
+
+
+def test_a_refused_candidate_leaves_no_files_in_the_score_cache(repo: Path, make_runner, kit, tmp_path: Path) -> None:
+    """Before: the lookup kept the files before the attempt was checked, so calls refused for a
+    made-up attempt or a spent one wrote 105 MB into the score cache in 100 calls, free."""
+    executor = FakeExecutor([HarnessResult("PASSED", True, True)])
+    store = SqliteStore(tmp_path / "scores.sqlite")
+    runner = make_runner(repo, evaluate, settings=HarnessSettings(backend="cpu"), store=store, executor=executor)
+    spent = runner.open_attempt(BOB, SOFTMAX).id
+    for i in range(3):
+        list(runner.evaluate(BOB, spent, kit.candidate(f"speedup={i + 1}")))
+    refused = kit.candidate("speedup=9 " + "#" * 1000)
+    with pytest.raises(NotFound):
+        runner.evaluate(BOB, "no-such-attempt", refused)
+    with pytest.raises(BudgetExhausted):
+        runner.evaluate(BOB, spent, refused)
+    assert store.kept(refused.digest, SOFTMAX) is None
+    hit = list(runner.evaluate(ALICE, runner.open_attempt(ALICE, SOFTMAX).id, kit.candidate("speedup=2")))
+    assert hit[-1].evaluation is not None and hit[-1].evaluation.cached  # an accepted hit
+    assert store.kept(kit.candidate("speedup=2").digest, SOFTMAX) is not None
