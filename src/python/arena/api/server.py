@@ -12,8 +12,8 @@ from concurrent import futures
 
 import grpc
 
-from arena.api.limits import CallLimits
-from arena.api.service import add_runner_service
+from arena.api.limits import CallGate, CallLimits
+from arena.api.service import Gatekeeper, add_runner_service
 from arena.api.transport import require_safe_listen
 from arena.api.wire import MAX_RECEIVE_BYTES, MAX_SEND_BYTES
 from arena.runner.auth import Tokens
@@ -38,15 +38,17 @@ def create_server(
     """A server for `runner` bound to `address` ("host:port"; port 0 picks one), not yet started:
     TLS with `credentials`; plaintext only on loopback, or anywhere with `insecure_listen`."""
     require_safe_listen(address, tls=credentials is not None, insecure_listen=insecure_listen)
+    gate = CallGate(limits or CallLimits())
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="arena-rpc"),
+        interceptors=(Gatekeeper(tokens, gate),),  # token and rate before a request is parsed
         maximum_concurrent_rpcs=max_workers,
         options=[
             ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
             ("grpc.max_send_message_length", MAX_SEND_BYTES),
         ],
     )
-    add_runner_service(server, runner, tokens, limits)
+    add_runner_service(server, runner, tokens, gate)
     if credentials is not None:
         port = server.add_secure_port(address, credentials)
     else:

@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterator, TypeVar
 import grpc
 
 from arena.api import convert
-from arena.api.limits import CallGate, CallLimits
+from arena.api.limits import CallGate
 from arena.api.wire import ERROR_KIND_KEY
 from arena.errors import (
     ArenaError,
@@ -89,16 +89,44 @@ def answer_errors(method: Method) -> Method:
     return wrapper  # type: ignore[return-value]
 
 
+class Gatekeeper(grpc.ServerInterceptor):
+    """Every call's token and rate, from its metadata alone, before its request is parsed: a call
+    without a known token, or over its identity's rate, is refused without a protobuf decoded (a
+    stream of large unauthenticated requests cost every other caller the parsing before)."""
+
+    def __init__(self, tokens: Tokens, gate: CallGate) -> None:
+        self._tokens, self._gate = tokens, gate
+
+    def intercept_service(self, continuation: Any, details: grpc.HandlerCallDetails) -> Any:
+        try:
+            self._gate.admit(self._tokens.identify(details.invocation_metadata).agent)
+            return continuation(details)
+        except ArenaError as error:
+            return _refusal(continuation(details), error)
+
+
+def _refusal(handler: Any, error: ArenaError) -> Any:
+    """A handler for the call's method that answers `error` and never parses the request."""
+    if handler is None:
+        return None  # an unknown method: gRPC's own UNIMPLEMENTED
+
+    def refuse(request: bytes, context: grpc.ServicerContext) -> None:
+        abort_with_error(context, error)
+
+    if handler.response_streaming:  # Evaluate, Reproduce; the runner has no request streams
+        return grpc.unary_stream_rpc_method_handler(refuse)
+    return grpc.unary_unary_rpc_method_handler(refuse)
+
+
 class RunnerServicer(runner_pb2_grpc.RunnerServicer):
-    def __init__(self, runner: Runner, tokens: Tokens, limits: CallLimits | None = None) -> None:
+    def __init__(self, runner: Runner, tokens: Tokens, gate: CallGate) -> None:
         self._runner = runner
         self._tokens = tokens
-        self._gate = CallGate(limits or CallLimits())
+        self._gate = gate
 
     def _identify(self, context: grpc.ServicerContext) -> Identity:
-        identity = self._tokens.identify(context.invocation_metadata())
-        self._gate.admit(identity.agent)
-        return identity
+        """The caller (its rate already admitted by the Gatekeeper, before the request was parsed)."""
+        return self._tokens.identify(context.invocation_metadata())
 
     @answer_errors
     def ListTasks(
@@ -218,7 +246,8 @@ class RunnerServicer(runner_pb2_grpc.RunnerServicer):
         return runner_pb2.Trajectory(attempt=request.attempt, name=name, content_gzip=content)
 
 
-def add_runner_service(server: grpc.Server, runner: Runner, tokens: Tokens, limits: CallLimits | None = None) -> None:
-    """Serve `runner` on `server` (server.py stays free of generated code); `limits` must leave
-    threads of the server's pool free for unary calls (CallLimits.total_streams below its size)."""
-    runner_pb2_grpc.add_RunnerServicer_to_server(RunnerServicer(runner, tokens, limits), server)
+def add_runner_service(server: grpc.Server, runner: Runner, tokens: Tokens, gate: CallGate) -> None:
+    """Serve `runner` on `server` (server.py stays free of generated code), behind the Gatekeeper
+    that shares `gate` (the server was made with it); the gate's limits must leave threads of the
+    server's pool free for unary calls (CallLimits.total_streams below its size)."""
+    runner_pb2_grpc.add_RunnerServicer_to_server(RunnerServicer(runner, tokens, gate), server)

@@ -6,14 +6,14 @@ from __future__ import annotations
 import threading
 from concurrent import futures
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Callable, cast
 
 import grpc
 import pytest
 
 from arena.api.limits import CallGate, CallLimits
 from arena.api.server import MAX_WORKERS
-from arena.api.service import add_runner_service
+from arena.api.service import Gatekeeper, add_runner_service
 from arena.errors import BudgetExhausted
 from arena.runner.auth import Tokens, parse_tokens
 from arena_testing.runner_kit import fake_evaluation
@@ -121,8 +121,11 @@ def test_streams_of_many_identities_cannot_take_every_thread(repo: Path, make_ru
     tokens = Tokens(parse_tokens(",".join(f"{agent}:{agent}-token" for agent in agents)))
     held_evaluate = HeldEvaluate()
     runner = make_runner(repo, held_evaluate)
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=6), maximum_concurrent_rpcs=6)
-    add_runner_service(server, runner, tokens, CallLimits(streams_per_identity=2, total_streams=4))
+    gate = CallGate(CallLimits(streams_per_identity=2, total_streams=4))
+    server = grpc.server(
+        futures.ThreadPoolExecutor(max_workers=6), interceptors=(Gatekeeper(tokens, gate),), maximum_concurrent_rpcs=6
+    )
+    add_runner_service(server, runner, tokens, gate)
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
     address = f"127.0.0.1:{port}"
@@ -164,3 +167,33 @@ def test_a_released_stream_gives_its_place_back_once() -> None:
     gate.open_stream("bob")
     with pytest.raises(BudgetExhausted, match="total_streams"):
         gate.open_stream("carol")
+
+
+def test_a_call_is_refused_by_its_token_and_rate_before_its_request_is_parsed(
+    repo: Path, make_runner, serve_runner
+) -> None:
+    """Bytes that are no request at all: a call without a known token, or over its rate, is refused
+    as such (UNAUTHENTICATED, RESOURCE_EXHAUSTED), not answered for its malformed request. Before
+    the Gatekeeper the runner parsed every request first: the unauthenticated call's answer was
+    the parsing's failure, and a stream of large ones cost every caller that parsing."""
+    address = serve_runner(make_runner(repo, fake_evaluation)).address
+    garbage = b"\xff" * 4096
+
+    def code_of(call: Callable[[], object]) -> grpc.StatusCode | None:
+        try:
+            call()
+        except grpc.RpcError as error:
+            return cast(grpc.Call, error).code()
+        return None
+
+    with grpc.insecure_channel(address) as channel:
+        list_tasks = channel.unary_unary(SERVICE + "ListTasks")
+        evaluate = channel.unary_stream(SERVICE + "Evaluate")
+        assert code_of(lambda: list_tasks(garbage, timeout=TIMEOUT_S)) == grpc.StatusCode.UNAUTHENTICATED
+        assert code_of(lambda: list(evaluate(garbage, timeout=TIMEOUT_S))) == grpc.StatusCode.UNAUTHENTICATED
+        # With alice's token the same bytes are parsed, and fail as a request; once her rate is
+        # spent, they are refused before that.
+        codes = [code_of(lambda: list_tasks(garbage, metadata=metadata("alice"), timeout=TIMEOUT_S))]
+        while codes[-1] != grpc.StatusCode.RESOURCE_EXHAUSTED and len(codes) < 20 * CallLimits().burst:
+            codes.append(code_of(lambda: list_tasks(garbage, metadata=metadata("alice"), timeout=TIMEOUT_S)))
+        assert codes[0] != grpc.StatusCode.RESOURCE_EXHAUSTED and codes[-1] == grpc.StatusCode.RESOURCE_EXHAUSTED
