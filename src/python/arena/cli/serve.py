@@ -27,7 +27,7 @@ from arena.runner.auth import load_tokens
 from arena.runner.devices import discover_lanes, parse_lanes
 from arena.runner.folders import runner_state
 from arena.runner.run_folders import sweep_run_folders
-from arena.runner.runner import MAX_ATTEMPTS, MAX_CHECKS, MAX_REFUNDS, MAX_TRIES, open_runner
+from arena.runner.runner import MAX_ATTEMPTS, MAX_CHECKS, MAX_PENDING_PER_AGENT, MAX_REFUNDS, MAX_TRIES, open_runner
 
 if TYPE_CHECKING:
     import grpc
@@ -56,6 +56,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--devices", metavar="0,1|cpu", help="device lanes (default: ARENA_DEVICES or discovered)")
     parser.add_argument("--max-pending", type=int, default=256, help="queued evaluations accepted before refusing")
+    parser.add_argument(
+        "--max-pending-per-agent",
+        type=int,
+        default=MAX_PENDING_PER_AGENT,
+        help=f"an agent's evaluations queued at once (default {MAX_PENDING_PER_AGENT}; operators are not capped)",
+    )
     parser.add_argument(
         "--log-level",
         choices=("debug", "info", "warning", "error"),
@@ -207,6 +213,7 @@ def run(args: argparse.Namespace) -> int:
         state,
         lanes=lanes,
         max_pending=args.max_pending,
+        max_pending_per_agent=positive(args.max_pending_per_agent, "--max-pending-per-agent"),
         max_attempts=positive(args.max_attempts, "--max-attempts"),
         max_refunds=max(0, args.max_refunds),
         max_tries=positive(args.max_tries, "--max-tries"),

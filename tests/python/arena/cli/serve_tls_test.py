@@ -140,16 +140,19 @@ def test_serve_hands_its_budget_and_limit_flags_to_the_runner_and_the_server(
     monkeypatch.setattr(arena.api.server, "create_server", recording_server)
     argv = ["--repo-root", str(repo), "serve", "--listen", "127.0.0.1:0", "--state", str(tmp_path / "state"),
             "--devices", "cpu", "--max-attempts", "5", "--max-refunds", "0", "--max-tries", "2",
-            "--streams-per-identity", "4", "--calls-per-second", "7.5"]  # fmt: skip
+            "--streams-per-identity", "4", "--calls-per-second", "7.5", "--max-pending-per-agent", "3"]  # fmt: skip
     assert main(argv) != 0 and "stop here" in capsys.readouterr().err
-    assert {k: seen["runner"][k] for k in ("max_attempts", "max_refunds", "max_tries")} == {
+    assert {k: seen["runner"][k] for k in ("max_attempts", "max_refunds", "max_tries", "max_pending_per_agent")} == {
         "max_attempts": 5,
         "max_refunds": 0,
         "max_tries": 2,
+        "max_pending_per_agent": 3,
     }
     limits = seen["server"]["limits"]
     assert (limits.streams_per_identity, limits.calls_per_second) == (4, 7.5)
-    assert main([*argv[:-10], "--max-attempts", "0"]) != 0
+    assert main([*argv[:-12], "--max-attempts", "0"]) != 0
     assert "--max-attempts must be at least 1" in capsys.readouterr().err
-    assert main([*argv[:-10], "--calls-per-second", "0"]) != 0
+    assert main([*argv[:-12], "--max-pending-per-agent", "0"]) != 0
+    assert "--max-pending-per-agent must be at least 1" in capsys.readouterr().err
+    assert main([*argv[:-12], "--calls-per-second", "0"]) != 0
     assert "every call limit must be positive" in capsys.readouterr().err
