@@ -12,11 +12,11 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
-from typing import Mapping
+from typing import Callable, Mapping
 
 import torch
 
-from arena.task import derived, literal
+from arena.task import derived, literal, mapped
 from arena.task.task import CASE_DTYPE, Case, Distribution, Task, TensorSpec
 from arena.task.vectors import MASK_PARAMS, base_distribution
 
@@ -29,6 +29,12 @@ _DEFAULTS: Mapping[str, Mapping[str, float]] = {
     "large": {"scale": 1000.0},
     "arange": {"start": 0, "step": 1},
     "half_normal": {"std": 1.0, "low": 0.0},
+}
+# A `then` list's maps (task/mapped.py), elementwise in the draw's precision on the drawing device.
+_MAPS: Mapping[str, Callable[[torch.Tensor], torch.Tensor]] = {
+    "sigmoid": torch.sigmoid,
+    "log": torch.log,
+    "exp": torch.exp,
 }
 
 
@@ -118,6 +124,14 @@ def _draw(
 ) -> torch.Tensor:
     p: dict[str, float | int | str] = {**_DEFAULTS.get(dist.kind, {}), **dist.params}
     work = torch.float64 if dtype == torch.float64 else torch.float32
+    if any(key in p for key in mapped.PARAMS):  # the draw, its maps in order, then divided by its sums
+        base = Distribution(dist.kind, {k: v for k, v in dist.params.items() if k not in mapped.PARAMS})
+        values = _draw(base, shape, dtype, dims, gen, on)
+        for name in dist.params.get(mapped.THEN, ()):  # type: ignore[union-attr]
+            values = _MAPS[str(name)](values)
+        if mapped.NORMALIZE in p:
+            values = values / values.sum(int(p[mapped.NORMALIZE]), keepdim=True)
+        return values
     if "masked" in p:  # the draw, then a share `masked` of its elements set to mask_value, by the same generator
         base = Distribution(dist.kind, {k: v for k, v in dist.params.items() if k not in MASK_PARAMS})
         drawn = _draw(base, shape, dtype, dims, gen, on)

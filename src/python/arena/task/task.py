@@ -41,11 +41,14 @@ class Distribution:
     with the base's parameters beside `base` and `dim`) | tril (a draw of kind `base` kept on and
     below a diagonal of each block of axes `rows` x `cols`) | cumsum_of (no draw: the running sums
     along `dim` of another input's values times `scale`) | values (no draw: the tensor's values
-    given as a list, nested for more dims); docs/task-format.md lists them all.
+    given as a list, nested for more dims). A normal, uniform or half_normal draw may add `then`
+    (elementwise maps applied in order) and `normalize` (an axis its values are divided by their
+    sum along): task/mapped.py. docs/task-format.md lists them all.
     """
 
     kind: str = "normal"
-    # A `values` literal's one parameter is a list (nested for more dims): task/literal.py.
+    # A `values` literal's one parameter is a list (nested for more dims): task/literal.py; a
+    # `then` is a list of map names: task/mapped.py.
     params: Mapping[str, float | int | str] = field(default_factory=dict)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from arena.task import derived, literal
+from arena.task import derived, literal, mapped
 from arena.task.checks import (
     FieldError,
     require_bool,
@@ -67,11 +67,14 @@ def parse_distribution(field: str, raw: Any, what: str) -> Distribution:
     if kind == literal.KIND:
         return literal.parse(field, raw, what)
     allowed = DISTRIBUTION_PARAMS[kind] + (MASK_PARAMS if kind in MASKED_KINDS else ())
+    allowed += mapped.PARAMS if kind in mapped.KINDS else ()
     require_keys(field, raw, f"{what} ({kind})", ("kind",) + _REQUIRED.get(kind, ()), allowed)
     params = {key: value for key, value in raw.items() if key != "kind"}
     _check_mask(field, params, what)
+    if any(key in params for key in MASK_PARAMS) and any(key in params for key in mapped.PARAMS):
+        raise FieldError(field, f"{what}: a masked write and then or normalize do not go together")
     for key, value in params.items():
-        if key in MASK_PARAMS:
+        if key in MASK_PARAMS or key in mapped.PARAMS:
             continue
         if key in _DIM_PARAMS.get(kind, ()) and isinstance(value, str):
             require_identifier(field, value, f"{what} {key} (a dim name)")
@@ -88,6 +91,9 @@ def parse_distribution(field: str, raw: Any, what: str) -> Distribution:
         raise FieldError(field, f"{what} needs std > 0")
     if kind == "arange" and params.get("step", 1) == 0:
         raise FieldError(field, f"{what} needs a step other than 0")
+    mapped.check(field, kind, params, what)
+    if mapped.THEN in params:
+        params[mapped.THEN] = list(params[mapped.THEN])
     return Distribution(kind=kind, params=params)
 
 
@@ -123,6 +129,8 @@ def _parse_based(field: str, raw: Mapping[str, Any], what: str, kind: str) -> Di
         raise FieldError(
             field, f"{what}: a {kind} is not masked (masked and mask_value are for {', '.join(MASKED_KINDS)})"
         )
+    if any(key in rest for key in mapped.PARAMS):
+        raise FieldError(field, f"{what}: a {kind} takes no then or normalize (they are for {', '.join(mapped.KINDS)})")
     inner = parse_distribution(field, {"kind": base, **rest}, f"{what} base")
     return Distribution(kind=kind, params={"base": base, **own, **inner.params})
 
@@ -267,6 +275,7 @@ def check_dims_defined(cases: tuple[Case, ...], tensors: tuple[TensorSpec, ...],
         check_periods(case, tensors)
         check_axes(case, tensors)
         check_masks(case, tensors)
+        mapped.check_case(case, tensors)
         literal.check(case, tensors, _INT_RANGES)
         derived.check(case, tensors)  # inputs come first: a derived input's source is one declared before it
         for name, value in scalars.items():

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 from typing import Any, Callable
 
 import pytest
+
+from arena.errors import TaskDeclarationError
+from arena.task.codec import task_from_dict, task_to_dict
+from arena.task.load import load_tasks
 
 TRITON_FIELDS: dict[str, Any] = dict(
     name="softmax",
@@ -109,3 +114,32 @@ def triton_files() -> dict[str, str]:
 @pytest.fixture
 def hip_files() -> dict[str, str]:
     return dict(HIP_FILES)
+
+
+@pytest.fixture
+def refused_load(tmp_path: Path) -> Callable[[], str]:
+    """refused() -> the message load_tasks refuses the task written under tmp_path with."""
+
+    def refused() -> str:
+        with pytest.raises(TaskDeclarationError) as raised:
+            load_tasks(tmp_path)
+        return str(raised.value)
+
+    return refused
+
+
+@pytest.fixture
+def dist_round_trips(tmp_path: Path) -> Callable[[dict[str, Any]], None]:
+    """check(dist): the one task written under tmp_path loads with `dist` as its first input's, as
+    declared, and the codec gives it back whole."""
+
+    def check(dist: dict[str, Any]) -> None:
+        (task,) = load_tasks(tmp_path)
+        assert task.inputs[0].dist.kind == dist["kind"]
+        assert task.inputs[0].dist.params == {k: v for k, v in dist.items() if k != "kind"}
+        text = json.dumps(task_to_dict(task), sort_keys=True)
+        back = task_from_dict(json.loads(text))
+        assert back == task and json.dumps(task_to_dict(back), sort_keys=True) == text
+        assert task_to_dict(back)["inputs"][0]["dist"] == dist
+
+    return check
