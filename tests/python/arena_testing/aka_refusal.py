@@ -1,4 +1,5 @@
-"""Why the importer refuses one task of an AKA-shaped fixture checkout (its NotImportable text)."""
+"""Why the importer refuses one task of an AKA-shaped fixture checkout (its NotImportable text),
+or the task it writes."""
 
 from __future__ import annotations
 
@@ -7,8 +8,18 @@ from pathlib import Path
 import pytest
 
 from arena.importer.checkout import find_tasks
-from arena.importer.importer import read_task
+from arena.importer.importer import import_checkout, read_task
 from arena.importer.outcome import NotImportable
+from arena.task.load import load_task
+from arena.task.task import Task
+
+
+def imported(checkout: Path, out: Path, source: str, address: str) -> Task:
+    """The task the import of `checkout` into `out` writes for `source` (AKA's path), loaded from
+    `address` (a test failure, with the reason, if it is not imported there)."""
+    outcomes = {o.source: o for o in import_checkout(checkout, out)}
+    assert outcomes[source].address == address, outcomes[source].reason
+    return load_task(out, address)
 
 
 def refusal(checkout: Path, name: str) -> str:

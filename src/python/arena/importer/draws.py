@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from arena.importer.outcome import NotDrawn, NotImportable
-from arena.task import literal
+from arena.task import literal, mapped
+from arena.task.checks import FieldError
 from arena.task.vectors import BASE_KINDS
 
 _DRAWS = ("randn", "rand", "randint", "zeros", "ones", "full", "arange", "randperm", "empty", "tensor")
@@ -68,11 +69,21 @@ class Draw:
     period: ast.expr | None = None  # `torch.arange(n) % p`: p, the length of each row's range
     divisor: ast.expr | None = None  # `torch.arange(n) // d` (after `% p`): d equal values each
     source: str | None = None  # `torch.cumsum(dt * c, dim=d)` of another tensor: its name (kind cumsum_of)
+    maps: tuple[str, ...] = ()  # `torch.randn(...).sigmoid().log()`: the maps applied to the draw, in order
 
 
 def find_draw(name: str, value: ast.expr) -> Draw:
     """The draw `name = value` makes; NotImportable naming the expression when it is none."""
     node = _strip_methods(_spelled_plainly(value))
+    maps: list[str] = []
+    while (applied := _map(node)) is not None:  # `x.sigmoid().log()`: log, then sigmoid, read from outside in
+        maps.insert(0, applied[0])
+        node = _strip_methods(applied[1])
+    if maps:
+        drawn = find_draw(name, node)
+        if drawn.kind == "cumsum_of":
+            raise NotDrawn(f"input {name!r} is `{_short(value)}`, a {maps[0]} of another tensor's running sums")
+        return dataclasses.replace(drawn, maps=tuple(maps))
     scale: ast.expr | None = None
     offset: ast.expr | None = None
     negate_offset = False
@@ -231,6 +242,8 @@ def distribution(draw: Draw, name: str, constant: Callable[[ast.expr], Any]) -> 
     """The arena distribution of `draw`; `constant` reads an expression that must be the same
     number in every case (NotImportable otherwise). A randint bound and an arange's period are
     returned as the expression, for the caller to turn into a dim (or an int)."""
+    if draw.maps:
+        return with_mapped(distribution(dataclasses.replace(draw, maps=()), name, constant), name, then=draw.maps)
     if draw.kind == "cumsum_of":
         return _cumsum_of(draw, name, constant)
     if draw.wrapped is not None:
@@ -299,6 +312,29 @@ def _wrapped(draw: Draw, wrapped: Wrapped, name: str, constant: Callable[[ast.ex
             f"input {name!r} is a cumulative sum of {summed['kind']} values; arena sums {', '.join(BASE_KINDS)} draws"
         )
     return {"kind": "cumsum", "base": summed.pop("kind"), "dim": dim, **summed}
+
+
+def with_mapped(
+    dist: dict[str, Any], name: str, then: tuple[str, ...] = (), normalize: int | None = None
+) -> dict[str, Any]:
+    """`dist` with the maps `then` applied after its draw, or normalized along the axis `normalize`
+    (arena/task/mapped.py); NotImportable where arena would refuse it (a log of values that can be
+    0 or less, a draw of another kind, a sum of values that can be negative)."""
+    added: dict[str, Any] = {mapped.THEN: [*dist.get(mapped.THEN, ()), *then]} if then else {}
+    if normalize is not None:
+        added[mapped.NORMALIZE] = normalize
+    if dist["kind"] not in mapped.KINDS or mapped.NORMALIZE in dist:
+        what = "maps" if then else "normalizes"
+        raise NotDrawn(
+            f"input {name!r} {what} a {dist['kind']} draw{' already normalized' if mapped.NORMALIZE in dist else ''}; "
+            f"arena maps and normalizes {', '.join(mapped.KINDS)} draws"
+        )
+    result = {**dist, **added}
+    try:
+        mapped.check("inputs", result["kind"], result, f"input {name!r}")
+    except FieldError as error:
+        raise NotDrawn(str(error).removeprefix("field 'inputs': ")) from None
+    return result
 
 
 def _literal(draw: Draw, name: str, constant: Callable[[ast.expr], Any]) -> list[Any]:
@@ -412,6 +448,42 @@ def _scaled(dist: dict[str, Any], factor: float, name: str) -> dict[str, Any]:
     if dist["kind"] == "constant":
         return {"kind": "constant", "value": dist["value"] * factor}
     raise NotDrawn(f"input {name!r} scales the cumulative sum of a {dist['kind']} draw by {factor:g}")
+
+
+def normalized_axis(name: str, value: ast.expr) -> ast.expr | None:
+    """The axis of `name / name.sum(d, keepdim=True)` (or `torch.sum(name, dim=d, keepdim=True)`):
+    `name`'s earlier values divided by their sums along d; None for any other expression."""
+    if not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Div)):
+        return None
+    left, right = _strip_methods(value.left), _strip_methods(value.right)
+    if not (isinstance(left, ast.Name) and left.id == name and isinstance(right, ast.Call)):
+        return None
+    func, args = right.func, list(right.args)
+    if not (isinstance(func, ast.Attribute) and func.attr == "sum"):
+        return None
+    if isinstance(func.value, ast.Name) and func.value.id == "torch":
+        summed = args.pop(0) if args else None
+    else:
+        summed = func.value
+    if not (isinstance(summed, ast.Name) and summed.id == name):
+        return None
+    keywords = {k.arg: k.value for k in right.keywords}
+    keep = keywords.pop("keepdim", None)
+    axes = args + ([keywords.pop("dim")] if "dim" in keywords else [])
+    if keywords or len(axes) != 1 or not (isinstance(keep, ast.Constant) and keep.value is True):
+        return None
+    return axes[0]
+
+
+def _map(node: ast.expr) -> tuple[str, ast.expr] | None:
+    """(map, operand) of `x.sigmoid()`, `torch.sigmoid(x)`, and log and exp likewise (mapped.MAPS)."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in mapped.MAPS):
+        return None
+    if node.keywords:
+        return None
+    if isinstance(node.func.value, ast.Name) and node.func.value.id == "torch":
+        return (node.func.attr, node.args[0]) if len(node.args) == 1 else None
+    return (node.func.attr, node.func.value) if not node.args else None
 
 
 def _wrapper(node: ast.expr) -> tuple[str, ast.expr, ast.expr | None] | None:

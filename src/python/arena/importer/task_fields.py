@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from arena.importer.correctness import Comparison, TestLoop, written_names
-from arena.importer.draws import distribution, find_draw
+from arena.importer.draws import distribution, find_draw, normalized_axis, with_mapped
 from arena.importer.follow import FollowedCase, same_in_every_case
 from arena.importer.outcome import (
     KernelCallNotRead,
@@ -26,6 +26,7 @@ from arena.importer.outcome import (
 )
 from arena.importer.triangle import Triangle, masked, read_triangle
 from arena.importer.values import Tensor, Unknown, describe, same_value
+from arena.task import mapped
 from arena.task.task import CASE_DTYPE, DTYPES, FLOAT_DTYPES, INT_DTYPES
 from arena.task.vectors import BASE_KINDS, MASKED_KINDS, NAN
 
@@ -250,6 +251,12 @@ def _input(
         first = ast.unparse(assignment).splitlines()[0][:70]
         how = "comes from" if isinstance(assignment, ast.Assign) else f"is written by line {assignment.lineno},"
         raise NotDrawn(f"input {shown!r} {how} `{first}`, which no arena distribution matches")
+    axis = normalized_axis(node.id, assignment)
+    if axis is not None:  # `p = p / p.sum(-1, keepdim=True)`: p's earlier draw, normalized along the axis
+        earlier = _value(_last_assignment(loop, node.id, before=assignment))
+        if earlier is None:
+            raise NotDrawn(f"input {shown!r} is `{ast.unparse(assignment)[:60]}` of values no draw makes")
+        assignment = earlier
     triangle: Triangle | None = None
     if masked(node.id, assignment) is not None:  # `A = A * mask[None, :, None, :]`: a tril of A's draw
         tensors = _tensors(values, f"input {shown!r}")
@@ -270,6 +277,12 @@ def _input(
         # case's distribution, and each case's own as its `dists` override.
         case_dists = tuple(distribution(draw, node.id, _case_reader(case, shown)) for case in cases)
         dist = dict(case_dists[0])
+    if axis is not None:
+        along = _same_reader(cases, f"input {shown!r}: the axis it is normalized along")(axis)
+        if isinstance(along, bool) or not isinstance(along, int):
+            raise NotDrawn(f"input {shown!r} is normalized along `{ast.unparse(axis)}`, not one axis")
+        dist = with_mapped(dist, node.id, normalize=along)
+        case_dists = tuple(with_mapped(d, node.id, normalize=along) for d in case_dists)
     if triangle is not None:
         dist = _tril(dist, triangle, shown)
         case_dists = tuple(_tril(d, triangle, shown) for d in case_dists)
@@ -339,6 +352,7 @@ def _check_triangle(triangle: Triangle, cases: list[FollowedCase], tensors: list
 
 
 def _tril(dist: dict[str, Any], triangle: Triangle, shown: str) -> dict[str, Any]:
+    _not_mapped(dist, shown, "masked to a triangle")
     if dist["kind"] not in BASE_KINDS:
         raise NotDrawn(
             f"input {shown!r} masks a {dist['kind']} draw to a triangle; arena masks {', '.join(BASE_KINDS)}"
@@ -674,6 +688,8 @@ def _last_assignment(
                 found = statement.value
                 if writes is not None:
                     writes.clear()  # a write before this draw changes nothing it draws
+        elif _keeps_values(statement):
+            continue
         elif name in _stored_names(statement) or (
             not isinstance(statement, ast.Assign) and name in written_names(statement)
         ):
@@ -755,6 +771,7 @@ def _masked(
         raise NotDrawn(f"input {shown!r} is written through {len(writes)} masks after it is drawn")
     write = writes[0]
     line = f"(line {write.statement.lineno}: `{ast.unparse(write.statement)[:60]}`)"
+    _not_mapped(dist, shown, f"written through a mask {line}")
     if dist["kind"] not in MASKED_KINDS:
         raise NotDrawn(
             f"input {shown!r} is a {dist['kind']} draw written through a mask {line}; arena masks "
@@ -771,6 +788,12 @@ def _masked(
     if value != NAN and (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)):
         raise NotDrawn(f"input {shown!r} is set to {value!r} through a mask {line}, not a number")
     return {**dist, "masked": share, "mask_value": value}
+
+
+def _not_mapped(dist: dict[str, Any], shown: str, how: str) -> None:
+    """NotImportable for a mapped or normalized draw (arena/task/mapped.py) also `how`: arena does one."""
+    if any(key in dist for key in mapped.PARAMS):
+        raise NotDrawn(f"input {shown!r} is a mapped or normalized draw also {how}, which arena does not combine")
 
 
 def _is_nan(node: ast.expr) -> bool:
@@ -806,17 +829,56 @@ def _dtype_of(value: Any) -> str | None:
 
 
 def _copied(node: ast.expr) -> ast.expr:
-    """`x` for `x.clone()`, `x.contiguous()`, `x.to(torch.int64)` and `x`: what the value copies."""
+    """`x` for `x.clone()`, `x.contiguous()`, `x.to(torch.int64)` and `x`: what the value copies;
+    also for `x.transpose(1, 2).contiguous().transpose(1, 2)`, x's values laid out in memory another
+    way (a layout arena does not keep: it hands every input over contiguous)."""
+    start = node = _stripped(node)
+    swaps: list[str] = []  # the transposes met, from the outside in; each cancels the same one next to it
+    while (swap := _swap(node)) is not None:
+        swaps = swaps[:-1] if swaps and swaps[-1] == swap[0] else [*swaps, swap[0]]
+        node = _stripped(swap[1])
+    return node if not swaps else start
+
+
+def _stripped(node: ast.expr) -> ast.expr:
     while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _SAME_VALUES:
         node = node.func.value
     return node
 
 
+def _swap(node: ast.expr) -> tuple[str, ast.expr] | None:
+    """(the swap, the tensor) of `x.transpose(a, b)` (a and b int literals, either order), `x.t()`, `x.T`."""
+    if isinstance(node, ast.Attribute) and node.attr == "T":
+        return "T", node.value
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)) or node.keywords:
+        return None
+    if node.func.attr == "t" and not node.args:
+        return "T", node.func.value
+    if node.func.attr != "transpose" or len(node.args) != 2:
+        return None
+    axes = [a.value for a in node.args if isinstance(a, ast.Constant) and type(a.value) is int]
+    return (f"{min(axes)},{max(axes)}", node.func.value) if len(axes) == 2 else None
+
+
 def _same_values(node: ast.expr, name: str) -> bool:
-    """Whether `node` is `name` moved, copied or cast (`x.contiguous()`, `x.to(torch.float16)`)."""
-    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _SAME_VALUES:
-        node = node.func.value
+    """Whether `node` is `name` moved, copied, cast or laid out again (`x.contiguous()`,
+    `x.to(torch.float16)`, `x.transpose(1, 2).contiguous().transpose(1, 2)`)."""
+    node = _copied(node)
     return isinstance(node, ast.Name) and node.id == name
+
+
+def _keeps_values(statement: ast.stmt) -> bool:
+    """An `if` that only lays tensors out again (`if w.stride(1) != 1: w = w.contiguous()`): the
+    values are the same whichever branch runs."""
+    if not isinstance(statement, ast.If):
+        return False
+    return all(
+        isinstance(s, ast.Assign)
+        and len(s.targets) == 1
+        and isinstance(s.targets[0], ast.Name)
+        and _same_values(s.value, s.targets[0].id)
+        for s in statement.body + statement.orelse
+    )
 
 
 def _defaults(function: ast.FunctionDef) -> dict[str, Any]:

@@ -286,8 +286,14 @@ def _gather(tensor: Tensor, args: Args, kwargs: Kwargs) -> Tensor:
 
 
 def _new_tensor(tensor: Tensor, args: Args, kwargs: Kwargs) -> Tensor:
-    """tensor.new_zeros(size) and its kin: the tensor's dtype unless dtype= says otherwise."""
-    return Tensor(as_shape(tuple(args[:1]), "a size"), dtype_kwarg(kwargs, tensor.dtype))
+    """tensor.new_zeros(size) and its kin, the size one sequence or the sizes one by one
+    (`q.new_empty(n, b, t)`): the tensor's dtype unless dtype= says otherwise."""
+    return Tensor(as_shape(tuple(args), "a size"), dtype_kwarg(kwargs, tensor.dtype))
+
+
+def _new_full(tensor: Tensor, args: Args, kwargs: Kwargs) -> Tensor:
+    """tensor.new_full(size, fill_value): the size is one sequence, the value after it."""
+    return _new_tensor(tensor, tuple(args[:1]), kwargs)
 
 
 def _topk(tensor: Tensor, args: Args, kwargs: Kwargs) -> tuple[Tensor, Tensor]:
@@ -323,7 +329,7 @@ _METHODS: Mapping[str, Callable[[Tensor, Args, Kwargs], Any]] = {
     "new_zeros": _new_tensor,
     "new_ones": _new_tensor,
     "new_empty": _new_tensor,
-    "new_full": _new_tensor,
+    "new_full": _new_full,
     "matmul": lambda t, a, k: matmul(t, a[0]),
     "topk": _topk,
     "sort": lambda t, a, k: (t, Tensor(t.shape, "int64")),

@@ -92,6 +92,11 @@ def test_torch_rules_follow_torch() -> None:
     assert torch_rules.call_method(a, "argmax", [], {"dim": -1}) == Tensor((2, 3), "int64")
     assert torch_rules.call_method(a, "view", [-1, 4], {}) == Tensor((6, 4), "float16")
     assert torch_rules.call_method(a, "to", [DType("int8")], {}) == Tensor((2, 3, 4), "int8")
+    made = Tensor((1, 2, 3), "float16")  # `q.new_empty(n, b, t)` and `q.new_empty((n, b, t))`
+    assert torch_rules.call_method(a, "new_empty", [1, 2, 3], {}) == made
+    assert torch_rules.call_method(a, "new_empty", [(1, 2, 3)], {}) == made
+    new_full = torch_rules.call_method(a, "new_full", [(5, 2), 0.5], {"dtype": DType("float32")})
+    assert new_full == Tensor((5, 2), "float32")
     assert torch_rules.index_tensor(a, (slice(None), None, 0)) == Tensor((2, 1, 4), "float16")
     assert torch_rules.call_torch("torch.cat", [[a, a]], {"dim": 1}) == Tensor((2, 6, 4), "float16")
     assert torch_rules.call_torch("torch.randint", [0, 10, (3, 2)], {}) == Tensor((3, 2), "int64")

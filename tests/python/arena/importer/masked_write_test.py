@@ -11,7 +11,7 @@ import torch
 
 from arena.harness.inputs import make_inputs
 from arena.importer.importer import import_checkout
-from arena.task.load import load_task
+from arena_testing.aka_refusal import imported
 from arena_testing.aka_runner import runner_text, scale_task_copy
 from arena_testing.modules import load_module
 
@@ -67,9 +67,7 @@ def _outcome(checkout: Path, tmp_path: Path) -> str:
 def test_a_masked_write_after_the_draw_is_the_draw_with_masked_and_mask_value(checkout: Path, tmp_path: Path) -> None:
     _masked_task(checkout)
     out = tmp_path / "out"
-    outcomes = {o.source: o for o in import_checkout(checkout, out)}
-    assert outcomes[TASK].address == ADDRESS, outcomes[TASK].reason
-    task = load_task(out, ADDRESS)
+    task = imported(checkout, out, TASK, ADDRESS)
     x, idx = task.inputs
     assert x.dist.kind == "normal" and x.dist.params == {"masked": 0.05, "mask_value": "nan"}
     assert idx.dtype == "int32" and idx.dist.kind == "randint"
