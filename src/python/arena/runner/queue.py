@@ -66,6 +66,16 @@ OnFailure = Callable[[sqlite3.Connection, Job], None]
 OnDone = Callable[[sqlite3.Connection, Job, Evaluation], None]
 
 
+# A pending job's turn: how many of its agent's earlier jobs wait, run, or ran since it was queued.
+# Jobs run by turn, then in queue order, so an agent with none of its own running or waiting ahead
+# goes next: one agent's backlog (up to max_pending_per_agent) delays another's job by about one
+# job, not by all of them (queue_share_test).
+_TURN = (
+    "(SELECT COUNT(*) FROM jobs mine WHERE mine.agent = j.agent AND mine.seq < j.seq"
+    " AND (mine.state IN ('pending', 'running') OR mine.finished_ms >= j.created_ms))"
+)
+
+
 class JobQueue:
     def __init__(
         self,
@@ -209,7 +219,10 @@ class JobQueue:
                 raise NotFound(f"no evaluation {quote(job_id)}")
             if row["state"] == "pending":
                 (ahead,) = conn.execute(
-                    "SELECT COUNT(*) FROM jobs WHERE state = 'pending' AND seq < ?", (row["seq"],)
+                    f"SELECT COUNT(*) FROM (SELECT seq, {_TURN} AS turn FROM jobs j WHERE state = 'pending') AS line,"
+                    f" (SELECT {_TURN} AS turn FROM jobs j WHERE id = ?) AS own"
+                    " WHERE line.turn < own.turn OR (line.turn = own.turn AND line.seq < ?)",
+                    (job_id, row["seq"]),
                 ).fetchone()
                 return Progress("queued", job_id, queue_position=ahead)
         if row["state"] == "running":
@@ -298,7 +311,7 @@ class JobQueue:
     def _claim(self, lane: str) -> tuple[Job, str] | None:
         claim = uuid.uuid4().hex
         with self._database.transaction() as conn:
-            row = conn.execute("SELECT * FROM jobs WHERE state = 'pending' ORDER BY seq LIMIT 1").fetchone()
+            row = conn.execute(f"SELECT * FROM jobs j WHERE state = 'pending' ORDER BY {_TURN}, seq LIMIT 1").fetchone()
             if row is None:
                 return None
             conn.execute(
