@@ -51,6 +51,7 @@ CREATE TABLE IF NOT EXISTS jobs (
                                             -- | rerun (Reproduce: run again past the score cache)
 );
 CREATE INDEX IF NOT EXISTS jobs_by_state ON jobs (state, seq);
+CREATE INDEX IF NOT EXISTS jobs_by_agent_finish ON jobs (agent, finished_ms);  -- a job's turn (queue.py)
 CREATE INDEX IF NOT EXISTS attempts_by_agent ON attempts (agent, task);
 -- Iterations given back for jobs the runner failed, per agent and task (capped: runner.py).
 CREATE TABLE IF NOT EXISTS refunds (

@@ -70,9 +70,20 @@ OnDone = Callable[[sqlite3.Connection, Job, Evaluation], None]
 # Jobs run by turn, then in queue order, so an agent with none of its own running or waiting ahead
 # goes next: one agent's backlog (up to max_pending_per_agent) delays another's job by about one
 # job, not by all of them (queue_share_test).
-_TURN = (
-    "(SELECT COUNT(*) FROM jobs mine WHERE mine.agent = j.agent AND mine.seq < j.seq"
-    " AND (mine.state IN ('pending', 'running') OR mine.finished_ms >= j.created_ms))"
+# Two counts, each on an index (jobs_by_state; jobs_by_agent_finish): the waiting and running jobs
+# are few, and of an agent's history only what finished since `j` was queued is read.
+TURN = (
+    "((SELECT COUNT(*) FROM jobs mine WHERE mine.state IN ('pending', 'running')"
+    " AND mine.agent = j.agent AND mine.seq < j.seq)"
+    " + (SELECT COUNT(*) FROM jobs mine WHERE mine.agent = j.agent AND mine.finished_ms >= j.created_ms"
+    " AND mine.state IN ('done', 'failed') AND mine.seq < j.seq))"
+)
+NEXT_JOB = f"SELECT * FROM jobs j WHERE state = 'pending' ORDER BY {TURN}, seq LIMIT 1"
+# A waiting job's place in line (parameters: its id, its seq): the waiting jobs it comes after.
+PLACE_IN_LINE = (
+    f"SELECT COUNT(*) FROM (SELECT seq, {TURN} AS turn FROM jobs j WHERE state = 'pending') AS line,"
+    f" (SELECT {TURN} AS turn FROM jobs j WHERE id = ?) AS own"
+    " WHERE line.turn < own.turn OR (line.turn = own.turn AND line.seq < ?)"
 )
 
 
@@ -218,12 +229,7 @@ class JobQueue:
             if row is None:
                 raise NotFound(f"no evaluation {quote(job_id)}")
             if row["state"] == "pending":
-                (ahead,) = conn.execute(
-                    f"SELECT COUNT(*) FROM (SELECT seq, {_TURN} AS turn FROM jobs j WHERE state = 'pending') AS line,"
-                    f" (SELECT {_TURN} AS turn FROM jobs j WHERE id = ?) AS own"
-                    " WHERE line.turn < own.turn OR (line.turn = own.turn AND line.seq < ?)",
-                    (job_id, row["seq"]),
-                ).fetchone()
+                (ahead,) = conn.execute(PLACE_IN_LINE, (job_id, row["seq"])).fetchone()
                 return Progress("queued", job_id, queue_position=ahead)
         if row["state"] == "running":
             return Progress("running", job_id)
@@ -311,7 +317,7 @@ class JobQueue:
     def _claim(self, lane: str) -> tuple[Job, str] | None:
         claim = uuid.uuid4().hex
         with self._database.transaction() as conn:
-            row = conn.execute(f"SELECT * FROM jobs j WHERE state = 'pending' ORDER BY {_TURN}, seq LIMIT 1").fetchone()
+            row = conn.execute(NEXT_JOB).fetchone()
             if row is None:
                 return None
             conn.execute(
