@@ -100,9 +100,9 @@ class Gatekeeper(grpc.ServerInterceptor):
     def intercept_service(self, continuation: Any, details: grpc.HandlerCallDetails) -> Any:
         try:
             self._gate.admit(self._tokens.identify(details.invocation_metadata).agent)
-            return continuation(details)
         except ArenaError as error:
             return _refusal(continuation(details), error)
+        return continuation(details)
 
 
 def _refusal(handler: Any, error: ArenaError) -> Any:
