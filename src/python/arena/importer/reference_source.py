@@ -245,8 +245,9 @@ def _quotient_of_axes(
     """A dim no input's shape carries that the test divides an axis by to size another (`num_groups
     = K // group_size`, `scales` drawn with num_groups rows), dividing it exactly in every case, or
     multiplies an axis by to make a dim the reference is given (`num_tokens = batch * qlen`, the
-    kernel given num_tokens): the quotient as source, `qweight.shape[0] // scales.shape[0]`,
-    `num_tokens // idx_mapping.shape[0]`; None otherwise."""
+    kernel given num_tokens; or `total = sum(counts)` of `counts = [qlen] * batch`): the quotient
+    as source, `qweight.shape[0] // scales.shape[0]`, `num_tokens // idx_mapping.shape[0]`; None
+    otherwise."""
     divisors = [v for v in (case.scope.names.get(name) for case in cases) if type(v) is int and v > 0]
     if name not in fields.dim_names or len(divisors) != len(cases):
         return None
@@ -258,27 +259,70 @@ def _quotient_of_axes(
     def values(dim: str) -> list[Any]:
         return [case.scope.names.get(dim) for case in cases]
 
-    for node in loop.setup + loop.statements:
-        for statement in ast.walk(node):
-            if not (
-                isinstance(statement, ast.Assign)
-                and len(statement.targets) == 1
-                and isinstance(statement.targets[0], ast.Name)
-                and isinstance(statement.value, ast.BinOp)
-                and isinstance(statement.value.left, ast.Name)
-                and isinstance(statement.value.right, ast.Name)
-            ):
-                continue
-            target, left, right = statement.targets[0].id, statement.value.left.id, statement.value.right.id
-            if isinstance(statement.value.op, ast.FloorDiv) and right == name and {target, left} <= set(from_shapes):
-                # quotient = whole // name, dividing exactly: name == whole // quotient
-                if all(type(a) is int and a % v == 0 for a, v in zip(values(left), divisors)):
-                    return f"{from_shapes[left]} // {from_shapes[target]}"
-            elif isinstance(statement.value.op, ast.Mult) and name in (left, right) and left != right:
-                # product = other * name: name == product // other
-                other = right if left == name else left
-                if target in known and other in known and all(type(b) is int and b > 0 for b in values(other)):
-                    return f"{known[target]} // {known[other]}"
+    assignments = [
+        (statement.targets[0].id, statement.value)
+        for node in loop.setup + loop.statements
+        for statement in ast.walk(node)
+        if isinstance(statement, ast.Assign)
+        and len(statement.targets) == 1
+        and isinstance(statement.targets[0], ast.Name)
+    ]
+    repeated = dict(filter(None, (_repeated_list(target, value) for target, value in assignments)))
+    for target, value in assignments:
+        factors = _names(value) if isinstance(value, ast.BinOp) else None
+        if isinstance(value, ast.BinOp) and isinstance(value.op, ast.FloorDiv) and factors is not None:
+            left, right = factors
+            # quotient = whole // name, dividing exactly: name == whole // quotient
+            divides = all(type(a) is int and a % v == 0 for a, v in zip(values(left), divisors))
+            if right == name and {target, left} <= set(from_shapes) and divides:
+                return f"{from_shapes[left]} // {from_shapes[target]}"
+            continue
+        product = factors if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult) else None
+        summed = _summed_list(value, repeated)  # sum([name] * other) is other * name: checked in every case
+        factors = product or summed
+        if factors is None or name not in factors or factors[0] == factors[1]:
+            continue
+        # product = other * name: name == product // other
+        other = factors[1] if factors[0] == name else factors[0]
+        exact = product or all(t == b * v for t, b, v in zip(values(target), values(other), divisors))
+        if target in known and other in known and all(type(b) is int and b > 0 for b in values(other)) and exact:
+            return f"{known[target]} // {known[other]}"
+    return None
+
+
+def _names(value: ast.BinOp) -> tuple[str, str] | None:
+    """`a * b`, `a // b`: ("a", "b") where both sides are names."""
+    if isinstance(value.left, ast.Name) and isinstance(value.right, ast.Name):
+        return value.left.id, value.right.id
+    return None
+
+
+def _repeated_list(target: str, value: ast.expr) -> tuple[str, tuple[str, str]] | None:
+    """`counts = [c] * n` (or `n * [c]`): ("counts", ("c", "n")); None for anything else."""
+    if not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult)):
+        return None
+    for shown, count in ((value.left, value.right), (value.right, value.left)):
+        if (
+            isinstance(shown, ast.List)
+            and len(shown.elts) == 1
+            and isinstance(shown.elts[0], ast.Name)
+            and isinstance(count, ast.Name)
+        ):
+            return target, (shown.elts[0].id, count.id)
+    return None
+
+
+def _summed_list(value: ast.expr, repeated: dict[str, tuple[str, str]]) -> tuple[str, str] | None:
+    """`sum(counts)` of a list bound to `[c] * n`: its element's and its count's names."""
+    if (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id == "sum"
+        and len(value.args) == 1
+        and not value.keywords
+        and isinstance(value.args[0], ast.Name)
+    ):
+        return repeated.get(value.args[0].id)
     return None
 
 

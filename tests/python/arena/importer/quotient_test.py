@@ -1,6 +1,7 @@
 """A dim the reference uses that no input's shape carries, but that the test divides an axis by to
 size another input (vllm `triton_awq_dequantize`: `num_groups = K // group_size`, `scales` drawn
-with num_groups rows), or multiplies an axis by (`num_tokens = batch * qlen`): reference.py binds
+with num_groups rows), or multiplies an axis by (`num_tokens = batch * qlen`, or the sum of
+`[qlen] * batch`): reference.py binds
 it as the quotient, where it is exact in every case; the fixture's fake_scale runner edited to
 scale by groups of columns."""
 
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import torch
 
 from arena.importer.importer import import_checkout
@@ -53,11 +55,22 @@ def test_a_dim_the_test_divides_an_axis_by_is_the_axes_quotient(checkout: Path, 
     assert torch.equal(reference.reference(x, w, alpha=0.5), want)
 
 
-def test_a_dim_the_test_multiplies_an_axis_by_is_the_product_s_quotient(checkout: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "draw",
+    [
+        "wide = cols * group",
+        # vllm `triton_rejection_random_sample`: `num_draft_per_req = [max_draft] * batch_size`,
+        # then `total_tokens = sum(num_draft_per_req)` sizes the drafts, the reference reading max_draft
+        "counts = [group] * cols\n            wide = sum(counts)",
+    ],
+)
+def test_a_dim_the_test_multiplies_an_axis_by_is_the_product_s_quotient(
+    checkout: Path, tmp_path: Path, draw: str
+) -> None:
     """vllm `triton_prompt_logprobs_token_ids`: `num_tokens = batch * qlen`, the reference reading
-    qlen: here `wide = cols * group`, w drawn with `wide` elements, bound as `group = w.shape[0] //
-    x.shape[1]`."""
-    _grouped(checkout, "    (4, 64, 2),\n    (8, 256, 3),\n    (16, 128, 2),\n", "wide = cols * group", "wide")
+    qlen: here `wide = cols * group` (or the sum of `[group] * cols`), w drawn with `wide`
+    elements, bound as `group = w.shape[0] // x.shape[1]`."""
+    _grouped(checkout, "    (4, 64, 2),\n    (8, 256, 3),\n    (16, 128, 2),\n", draw, "wide")
     out = tmp_path / "out"
     outcomes = {o.source: o for o in import_checkout(checkout, out)}
     assert outcomes[SCALE_TASK].address == SCALE_ADDRESS, outcomes[SCALE_TASK].reason
