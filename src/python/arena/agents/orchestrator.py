@@ -182,7 +182,8 @@ def run_plan(plan: Plan) -> int:
                 print(
                     f"run {number} {task.address}: attempt {result.attempt.id}, evaluation "
                     f"{result.attempt.final_evaluation or '-'} ({how}); tokens {result.usage.input_tokens} in, "
-                    f"{result.usage.output_tokens} out, {cost}{', killed at the deadline' if result.killed else ''}",
+                    f"{result.usage.output_tokens} out, {cost}{', killed at the deadline' if result.killed else ''}"
+                    f"{f', stopped: it {result.stopped}' if result.stopped else ''}",
                     flush=True,
                 )
     print(f"submissions: {out}/run-N (arena report --submissions {out}/run-1 ...)")

@@ -1,18 +1,21 @@
 """Running an agent's command: its own process group, its stdout collected, the whole group
-killed at the deadline (plus a grace), and killed again at the end so no child outlives it."""
+killed at the deadline (plus a grace) or at its first reading over the limits (arena.limits), and
+killed again at the end so no child outlives it."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Mapping
+from typing import IO, Iterable, Mapping
 
 from arena.errors import ArenaError
+from arena.limits.limits import Limits, Watch, confined, wait_watched
 
 TERM_WAIT_S = 2.0  # between SIGTERM and SIGKILL
 
@@ -20,19 +23,32 @@ TERM_WAIT_S = 2.0  # between SIGTERM and SIGKILL
 @dataclass(frozen=True)
 class Finished:
     stdout: bytes  # the agent's event stream
-    returncode: int | None  # None: killed at the deadline
+    returncode: int | None  # None: killed at the deadline or over a limit
     wall_s: float
+    stopped: str = ""  # the limit it went over ("ran 1100 processes, over the limit of 1024"), if any
 
 
 def run_agent_process(
-    argv: tuple[str, ...], cwd: Path, env: Mapping[str, str], stop_at: float, stderr_path: Path
+    argv: tuple[str, ...],
+    cwd: Path,
+    env: Mapping[str, str],
+    stop_at: float,
+    stderr_path: Path,
+    limits: Limits | None = None,
+    watched: Iterable[Path] = (),
 ) -> Finished:
-    """Run `argv` in `cwd` with exactly `env` until it exits or time.time() reaches `stop_at`."""
+    """Run `argv` in `cwd` with exactly `env` until it exits or time.time() reaches `stop_at`; with
+    `limits`, confined (the kernel's backstop) and watched with the folders it writes, `watched`."""
     started = time.monotonic()
+    # Confined by a first process of its own (confine.py), not a preexec_fn: this process runs
+    # gRPC threads, whose fork handlers a forked child could stop in before its exec.
+    if shutil.which(argv[0], path=env.get("PATH", os.defpath)) is None:  # said here, not by confine.py
+        raise ArenaError(f"cannot start the agent {argv[0]!r}: not found on its PATH")
+    command = list(argv) if limits is None else confined(argv, limits)
     with open(stderr_path, "wb") as stderr:
         try:
             process = subprocess.Popen(
-                argv, cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=stderr,
+                command, cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=stderr,
                 start_new_session=True,  # its own process group: one killpg reaches every child
             )  # fmt: skip
         except OSError as error:
@@ -41,11 +57,11 @@ def run_agent_process(
         assert process.stdout is not None
         reader = threading.Thread(target=_drain, args=(process.stdout, chunks), daemon=True)
         reader.start()
-        try:
-            returncode: int | None = process.wait(timeout=max(0.0, stop_at - time.time()))
-        except subprocess.TimeoutExpired:
-            returncode = None
-            _kill_group(process.pid, signal.SIGTERM)
+        deadline = time.monotonic() + stop_at - time.time()
+        watch = None if limits is None else Watch(process.pid, watched, limits)
+        returncode = wait_watched(process, deadline, watch)
+        if returncode is None:
+            _kill_group(process.pid, signal.SIGKILL if watch is not None and watch.breached else signal.SIGTERM)
             try:
                 process.wait(timeout=TERM_WAIT_S)
             except subprocess.TimeoutExpired:
@@ -53,7 +69,7 @@ def run_agent_process(
         _kill_group(process.pid, signal.SIGKILL)  # what it left running (or ignored SIGTERM)
         process.wait()
         reader.join(timeout=TERM_WAIT_S)
-    return Finished(b"".join(chunks), returncode, time.monotonic() - started)
+    return Finished(b"".join(chunks), returncode, time.monotonic() - started, watch.breached if watch else "")
 
 
 def _drain(stream: IO[bytes], chunks: list[bytes]) -> None:

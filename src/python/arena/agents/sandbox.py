@@ -8,7 +8,8 @@ What the agent sees, at the paths they have outside (the configuration files nam
   installation (an npm package's whole node_modules folder, else the program's own folder) and
   that of the interpreter its `#!` line names (node), the Python that runs `arena mcp` (its
   prefixes and import path), and the folders the adapter names (the script agent's versions);
-- its own /proc, a minimal /dev and an empty /tmp.
+- its own /proc, a minimal /dev, and as /tmp the tmp folder of its HOME (on disk, where the
+  runner's watch counts it: arena.limits).
 Nothing else: not the repository (tasks, exemplars, wrong candidates, references), the runner's
 state, the score cache and its key, other workspaces, nor the runner user's HOME (its keys and
 caches). A folder to be shown that holds one of those (an interpreter inside the repository
@@ -83,7 +84,10 @@ class AgentSandbox:
     network: str = "filtered"  # one of NETWORKS: its own namespace out through an Egress, or the machine's
 
     def wrap(self, launch: Launch, workspace: Path, home: Path, egress: Egress | None = None) -> tuple[str, ...]:
-        return sandboxed(launch.argv, launch.env, (workspace, home), launch.read_only, self.hidden, egress)
+        """The agent's command in the sandbox; its /tmp is its HOME's tmp folder (TMPDIR there too)."""
+        tmp = home / "tmp"
+        tmp.mkdir(parents=True, exist_ok=True)
+        return sandboxed(launch.argv, launch.env, (workspace, home), launch.read_only, self.hidden, egress, tmp)
 
     def egress(self, runner: str, endpoint: str) -> Egress | None:
         """The egress proxy a run goes out through, opened to its `runner` and model `endpoint`
@@ -120,10 +124,12 @@ def sandboxed(
     read_only: Iterable[Path | str] = (),
     hidden: Iterable[Path | str] = (),
     egress: Egress | None = None,
+    tmp: Path | None = None,
 ) -> tuple[str, ...]:
     """`argv` inside bubblewrap, in the first of `writable` (the workspace), with `env` as its
     environment (bubblewrap passes its own on). `hidden`: folders no folder shown may hold.
-    `egress`: a network namespace of its own, `argv` run behind the bridge to that proxy."""
+    `egress`: a network namespace of its own, `argv` run behind the bridge to that proxy. `tmp`:
+    a folder on disk shown as /tmp (None: an empty tmpfs, in memory no process is charged for)."""
     writable = [Path(os.path.abspath(path)) for path in writable]
     program = shutil.which(argv[0], path=env.get("PATH", os.defpath))
     if program is None:
@@ -143,7 +149,8 @@ def sandboxed(
     _refuse_holders([*folders, *map(str, writable)], secret)
     command = ["bwrap", *NAMESPACES, "--uid", NOBODY, "--gid", NOBODY, "--die-with-parent"]
     command += ["--unshare-net"] if egress is not None else []
-    command += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    command += ["--proc", "/proc", "--dev", "/dev"]
+    command += ["--tmpfs", "/tmp"] if tmp is None else ["--bind", os.path.abspath(tmp), "/tmp"]
     for folder in SYSTEM:
         if os.path.islink(folder):  # a merged /usr: /bin -> usr/bin
             command += ["--symlink", os.readlink(folder), folder]
@@ -173,7 +180,9 @@ def bridge(egress: Egress, imports: list[str]) -> list[str]:
     """The command that runs first in the sandbox (arena.agents.netbridge), up to the program's
     own: with the import path spelled out, so the agent's environment stays as its adapter made it."""
     code = f"import sys; sys.path[:0] = {imports!r}; from {netbridge.__name__} import main; main()"
-    forwards = [f"--forward={host}:{port}" for host, port in egress.forwards()]
+    forwards = [
+        f"--forward=[{host}]:{port}" if ":" in host else f"--forward={host}:{port}" for host, port in egress.forwards()
+    ]
     return [sys.executable, "-I", "-c", code, str(egress.socket), str(egress.proxy_port), *forwards, "--"]
 
 

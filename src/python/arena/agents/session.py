@@ -1,6 +1,7 @@
 """One run of one agent on one task, start to end: open an attempt with the agent's token, write a
 fresh workspace, launch the adapter's command there (own process group, scrubbed environment, in
-its sandbox: arena.agents.sandbox), kill it at the deadline plus a grace, have the runner
+its sandbox: arena.agents.sandbox), kill it at the deadline plus a grace or when it goes over its
+limits (arena.limits: processes, memory, disk and files), have the runner
 finalize the workspace's candidate files (evaluated fresh when the agent submitted nothing), and
 record the usage and the event stream."""
 
@@ -22,6 +23,7 @@ from arena.agents.sandbox import AgentSandbox, proxied
 from arena.agents.usage import Usage
 from arena.client.client import INSECURE_CONNECT_VARIABLE, TLS_CA_VARIABLE, Client
 from arena.errors import ArenaError
+from arena.limits.limits import agent_limits
 from arena.runner.records import Attempt, TaskView
 from arena.runner.workspace import check_plain_path
 
@@ -48,6 +50,7 @@ class AgentResult:
     events: bytes  # the agent's stdout
     files: dict[str, bytes]  # the workspace's candidate/ at the end
     killed: bool  # still running at the deadline
+    stopped: str = ""  # the limit its processes went over (arena.limits), when they did
 
 
 def run_agent(
@@ -94,7 +97,9 @@ def run_agent(
         egress = None if sandbox is None else sandbox.egress(connection.address, config.endpoint)
         env = launch.env if egress is None else proxied(launch.env, egress)
         argv = launch.argv if sandbox is None else sandbox.wrap(replace(launch, env=env), workspace, home, egress)
-        finished = run_agent_process(argv, workspace, env, stop_at, folder / "agent.stderr.log")
+        watched = (workspace, home)  # its /tmp too: a folder of its HOME (sandbox.py)
+        stderr = folder / "agent.stderr.log"
+        finished = run_agent_process(argv, workspace, env, stop_at, stderr, agent_limits(), watched)
     except ArenaError:  # e.g. the CLI is not installed: close the attempt, then say so
         connection.operator.finalize(attempt.id, workspace / CANDIDATE_FOLDER)
         raise
@@ -107,9 +112,9 @@ def run_agent(
     attempt = connection.operator.finalize(attempt.id, workspace / CANDIDATE_FOLDER)
     usage = replace(priced(adapter.usage(finished.stdout), config.prices), wall_s=round(finished.wall_s, 3))
     connection.operator.record_usage(attempt.id, usage, finished.stdout, f"{config.name}-{digest}.jsonl")
-    return AgentResult(
-        task, attempt, usage, finished.stdout, read_folder(workspace / CANDIDATE_FOLDER), finished.returncode is None
-    )
+    files = read_folder(workspace / CANDIDATE_FOLDER)
+    killed = finished.returncode is None and not finished.stopped
+    return AgentResult(task, attempt, usage, finished.stdout, files, killed, finished.stopped)
 
 
 def agent_variables(connection: Connection, attempt_id: str, workspace: Path) -> dict[str, str]:

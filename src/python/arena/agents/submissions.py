@@ -53,6 +53,7 @@ def write_result(
         "final_evaluation": attempt.final_evaluation,
         "finalized": attempt.finalized,  # the runner chose the files, not the agent
         "killed_at_deadline": result.killed,
+        "stopped_over_limit": result.stopped,  # "" or what it went over (arena.limits)
         "checks_used": attempt.checks_used,
         "iterations_left": attempt.iterations_left,
         **isolation(sandbox),

@@ -147,11 +147,12 @@ def _processes_left_behind() -> int:
 
 
 def set_limits(backend: str) -> None:
-    """No core dumps; files <= 1 GiB. Address space is capped only on the CPU backend: CUDA and
-    ROCm reserve far more virtual memory than they use. Process counts are not capped: compilers
-    spawn processes and RLIMIT_NPROC counts the whole user (root ignores it)."""
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 30, 1 << 30))
+    """The kernel's backstop behind the parent's watch (arena/limits/confine.py: no core dumps, files
+    <= 1 GiB, a cap on the user's tasks, the OOM killer's first choice). Address space is capped
+    only on the CPU backend: CUDA and ROCm reserve far more virtual memory than they use."""
+    from arena.limits.limits import confine_self, job_limits
+
+    confine_self(job_limits())
     if backend == "cpu":
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
         limit = int(min(total * 0.75, 64 << 30))

@@ -46,10 +46,11 @@ from arena.harness.job import (
 )
 from arena.harness.kernel_cache import MANAGER, TRUSTED_VARIABLE, promote, trusted_root
 from arena.harness.result import HarnessResult
-from arena.harness.sandbox import hand_over, read_only_folders, refuse_exposed, sandboxed
+from arena.harness.sandbox import SCRATCH_MOUNTS, hand_over, read_only_folders, refuse_exposed, sandboxed
 from arena.harness.settings import HarnessSettings
 from arena.harness.trusted_builds import promote as promote_builds
 from arena.harness.version import trusted_digest
+from arena.limits.limits import JOB_VARIABLE, Watch, job_limits
 from arena.task.task import Task
 
 _PASS_ENV = (
@@ -65,6 +66,7 @@ _PASS_ENV = (
     "CUDA_VISIBLE_DEVICES",
     "HIP_VISIBLE_DEVICES",
     "ROCR_VISIBLE_DEVICES",
+    JOB_VARIABLE,  # the child's backstop follows the operator's limits (arena.limits)
 )
 
 
@@ -127,6 +129,7 @@ class Child:
         self.bytecode = bytecode_folder(measurement)
         try:
             if self.sandbox:
+                make_folders(self.work, tuple(SCRATCH_MOUNTS))  # its /tmp and /dev/shm
                 shown = (self.kernels, *map(Path, measurement.folders), *([self.bytecode] if self.bytecode else []))
                 argv = sandboxed(argv, self.work, read_only=shown, user=self.user, hidden=hidden)
                 self.shown = tuple(read_only_folders(tuple(map(str, shown))))
@@ -169,11 +172,16 @@ class Child:
             self.process.stdin.close()
         except BrokenPipeError:
             pass
-        streams, timed_out = _drain(self.process, self.result_fd, time.monotonic() + timeout_s)
+        # Read from outside while it runs: its processes, their memory, and its job folder on disk
+        # (its /tmp and /dev/shm are folders there when sandboxed: sandbox.py).
+        watch = Watch(self.process.pid, [self.work], job_limits())
+        streams, timed_out = _drain(self.process, self.result_fd, time.monotonic() + timeout_s, watch)
         log = log_tail(bytes(streams["stdout"]), bytes(streams["stderr"]))
         if timed_out:
             return failure("TIMEOUT", f"no result within {timeout_s:g} s; the process group was killed", log)
         marks, frame = split_marks(bytes(streams["result"]))
+        if watch.breached:  # stopped by the parent: whatever frame came is not the whole run's
+            return without_result(f"was stopped: its sandbox {watch.breached},", marks, log)
         if not frame:
             return without_result(_describe_exit(self.process.returncode, bool(self.sandbox)), marks, log)
         try:
@@ -281,9 +289,12 @@ def _child_env(
     return env
 
 
-def _drain(child: subprocess.Popen[bytes], result_fd: int, deadline: float) -> tuple[dict[str, bytearray], bool]:
-    """Read stdout, stderr (keeping tails) and the result pipe until all close; kill at the deadline.
-    Once the child has exited, its whole group is killed so no grandchild can hold a pipe open."""
+def _drain(
+    child: subprocess.Popen[bytes], result_fd: int, deadline: float, watch: Watch | None = None
+) -> tuple[dict[str, bytearray], bool]:
+    """Read stdout, stderr (keeping tails) and the result pipe until all close; kill at the deadline,
+    or at the watch's first breach of the limits. Once the child has exited, its whole group is
+    killed so no grandchild can hold a pipe open."""
     assert child.stdout is not None and child.stderr is not None
     names = {child.stdout.fileno(): "stdout", child.stderr.fileno(): "stderr", result_fd: "result"}
     out = {name: bytearray() for name in names.values()}
@@ -302,6 +313,8 @@ def _drain(child: subprocess.Popen[bytes], result_fd: int, deadline: float) -> t
             _kill_group(child)
         if exited_at is not None and now - exited_at > 5:
             break
+        if watch is not None and exited_at is None and watch.check():
+            break
         for key, _ in selector.select(timeout=min(deadline - now, 0.2)):
             data = os.read(key.fd, 1 << 16)
             if not data:
@@ -313,7 +326,8 @@ def _drain(child: subprocess.Popen[bytes], result_fd: int, deadline: float) -> t
             if len(buffer) > limit:
                 del buffer[: len(buffer) - limit]
     selector.close()
-    if not timed_out:  # every pipe closed: the child may still be running (and looping)
+    stopped = watch is not None and bool(watch.breached)
+    if not timed_out and not stopped:  # every pipe closed: the child may still be running (and looping)
         try:
             child.wait(timeout=max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:

@@ -7,7 +7,8 @@ What the child sees, and why:
   folder: environment/measurement.py), the GPU's device nodes, and its job folder: task/ and
   baseline/ read-only, candidate/, work/, home/ and triton/ writable. The repository (its
   exemplars), the score cache and its key, the runner's state and other runs' folders are not
-  there at all; /tmp is a fresh tmpfs. A folder to be shown that holds one of them (a checkout's
+  there at all; /tmp and /dev/shm are empty folders of the job (on disk, where the parent's watch
+  bounds them: arena.limits). A folder to be shown that holds one of them (a checkout's
   root, a .arena folder, a score cache) is refused, and no child starts (refuse_exposed).
 - its own network namespace (no interface but loopback), IPC, UTS and cgroup namespaces.
 - its own PID namespace: bubblewrap is its init, so when the child exits, the kernel kills every
@@ -43,7 +44,8 @@ NOBODY = "65534"
 # candidate's own folder stays writable. A build writes byte code to PYTHONPYCACHEPREFIX (scratch)
 # and other outputs outside the code base (docs/task-format.md), or the baseline's build fails.
 TRUSTED_FOLDERS = ("task", "baseline")
-WRITABLE_FOLDERS = ("candidate", "work", "home", "triton")
+SCRATCH_MOUNTS = {"tmp": "/tmp", "shm": "/dev/shm"}  # job folder -> where the child sees it
+WRITABLE_FOLDERS = ("candidate", "work", "home", "triton", *SCRATCH_MOUNTS)
 # What a folder shown to a child must not hold at its top: a checkout (its tasks and exemplars),
 # .arena; nor there or one folder down, the runner's and the score cache's files
 # (arena/runner/runner.py, arena/cache/sqlite_store.py; the XDG state folder holds runner/).
@@ -71,7 +73,10 @@ def sandboxed(
     else:  # root: the namespaces made as root, the child run as `user` (setpriv, below)
         command = ["bwrap", *NAMESPACES]
     command += ["--die-with-parent", "--new-session", "--proc", "/proc", "--dev", "/dev"]
-    command += ["--perms", "1777", "--tmpfs", "/tmp", "--perms", "1777", "--tmpfs", "/dev/shm"]
+    # /tmp and /dev/shm are folders of the job on disk, not tmpfs: what a candidate writes there is
+    # read and bounded by the parent's watch (arena.limits), never memory no process is charged for.
+    for name, place in SCRATCH_MOUNTS.items():  # the caller made them (launch.Child)
+        command += ["--bind", str(work / name), place]
     command += ["--ro-bind", "/sys", "/sys"]
     for device in _gpu_devices():
         command += ["--dev-bind", str(device), str(device)]

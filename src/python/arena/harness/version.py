@@ -18,7 +18,7 @@ from pathlib import Path
 from arena.errors import ArenaError
 
 ARENA_ROOT = Path(__file__).resolve().parent.parent  # the arena package folder
-TRUSTED_PACKAGES = ("harness", "task", "candidate")  # sources that must not change during a run
+TRUSTED_PACKAGES = ("harness", "task", "candidate", "limits")  # sources that must not change during a run
 
 
 def digest_tree(root: Path) -> str:

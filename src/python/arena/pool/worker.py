@@ -29,11 +29,13 @@ import socket
 import subprocess
 import tempfile
 import threading
+import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
+from arena.limits.limits import Watch, confined, job_limits, wait_watched
 from arena.reapi.cas import Cas, digest_of, reapi_protos
 
 OUTPUT_LIMIT = 256 << 20  # bytes of output files one action may return
@@ -299,7 +301,8 @@ class Worker:
     def _run_command(self, run: Run, command: Any, inputs: Path, root: Path, limit: float) -> tuple[int, bool]:
         environment = {v.name: v.value for v in command.environment_variables}
         environment.update(self.settings.device_environment())
-        argv = [*pid_namespace(), *command.arguments]
+        limits = job_limits()
+        argv = confined([*pid_namespace(), *command.arguments], limits)  # the kernel's backstop (arena.limits)
         if shutil.which("setpriv"):  # the command dies with this worker (and, in its namespace, all it started)
             argv = ["setpriv", "--pdeathsig", "KILL", "--", *argv]
         # No preexec_fn: this process runs gRPC threads, and a child forked from it could stop
@@ -317,10 +320,13 @@ class Worker:
             run.process = process
             if run.cancelled:
                 run.cancel()
-            try:
-                code, timed_out = process.wait(timeout=limit), False
-            except subprocess.TimeoutExpired:
-                code, timed_out = -signal.SIGKILL, True
+            # Read from outside while it runs, its lease folder with it (the job's scratch).
+            watch = Watch(process.pid, [root], limits)
+            code = wait_watched(process, time.monotonic() + limit, watch)
+            timed_out = code is None and not watch.breached
+            code = -signal.SIGKILL if code is None else code  # killed next
+            if watch.breached:  # said where the job's log is read (the remote executor's failure)
+                err.write(f"\narena pool worker {self.settings.name}: stopped: the command {watch.breached}\n".encode())
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(process.pid, signal.SIGKILL)  # what the command left running
             process.wait()

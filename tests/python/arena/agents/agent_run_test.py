@@ -27,6 +27,7 @@ from arena.candidate.candidate import digest_files
 from arena.cli import main as cli
 from arena.client.client import Client
 from arena.errors import UnknownTask
+from arena.limits.limits import AGENT_VARIABLE
 from arena_testing.waiting import wait_until
 
 TASK_NAME = "softmax"
@@ -187,6 +188,35 @@ def test_an_agent_running_at_the_deadline_is_killed_and_its_files_finalized(
     assert attempt.submitted and attempt.finalized
     assert evaluation.candidate_digest == digest_files({"kernel.py": b"speedup=4.0\n"})
     assert not (out / ".work" / "run-1" / "triton2triton" / TASK_NAME / "home").exists()  # its token is gone too
+
+
+TAKERS = {
+    # /tmp: in the sandbox a folder of its HOME on disk, where the watch reads it (not an uncounted tmpfs)
+    "disk": ("disk=16M", "head -c 67108864 /dev/zero > /tmp/fill; sleep 600", "to disk, over the limit of 16.0 MiB"),
+    "processes": (
+        "processes=20",
+        "for n in $(seq 40); do sleep 600 & done; sleep 600",
+        "processes, over the limit of 20",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", TAKERS)
+def test_an_agent_over_a_limit_is_stopped_and_says_so(
+    repo: Path, address: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    setting, script, said = TAKERS[name]
+    monkeypatch.setenv(AGENT_VARIABLE, setting)
+    monkeypatch.setitem(
+        ADAPTERS, "taker", CommandAdapter("taker", ("sh", "-c", "echo speedup=2.0 > candidate/kernel.py; " + script))
+    )
+    out = tmp_path / "out"
+    begin = time.monotonic()
+    assert agent_run(repo, address, out, config(tmp_path, "taker", budget_seconds=300)) == 0
+    assert time.monotonic() - begin < 120  # stopped by the watch: its 600 s sleeps and 300 s budget never ran out
+    record = json.loads((out / "run-1" / f"{TASK_NAME}.agent.json").read_text())
+    assert said in record["stopped_over_limit"] and not record["killed_at_deadline"]
+    assert record["finalized"]  # what it wrote before is still evaluated
 
 
 def test_the_agent_sees_its_attempt_token_and_nothing_of_the_runner(

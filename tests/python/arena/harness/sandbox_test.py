@@ -92,6 +92,7 @@ def test_a_root_runner_starts_its_child_as_an_unprivileged_user(tmp_path: Path) 
 def test_the_job_folder_is_handed_to_the_childs_user(tmp_path: Path) -> None:
     work = tmp_path / "job"
     make_folders(work)
+    make_folders(work, tuple(sandbox.SCRATCH_MOUNTS))  # its /tmp and /dev/shm, as launch.Child makes them
     (work / "candidate" / "kernel.py").write_text("")
     (work / "task" / "reference.py").write_text("")
     os.chmod(work / "task" / "reference.py", 0o600)

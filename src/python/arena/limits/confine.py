@@ -1,0 +1,54 @@
+"""The kernel's backstop behind the watch (limits.py), for one process and all it starts.
+
+    python confine.py TASKS -- PROGRAM ARGS...
+
+sets the limits below on itself and becomes PROGRAM: the way a parent that runs gRPC threads
+confines a child (a preexec_fn would fork the whole process, which gRPC's fork handlers may stop;
+this starts by vfork and execs). It imports nothing of arena, so it needs no import path.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import sys
+
+FILE_BYTES = 1 << 30  # RLIMIT_FSIZE: one file at most
+OOM_FIRST = 1000  # oom_score_adj: the OOM killer's first choice
+
+
+def confine(tasks: int) -> None:
+    """No core dumps, files <= 1 GiB, at most `tasks` tasks of this user (RLIMIT_NPROC: in a user
+    namespace of the sandbox's own, the sandbox's tasks; otherwise the host's of this user, and
+    root ignores it), and the OOM killer's first choice: set before anything untrusted runs, and
+    inherited by all it starts (none can raise them again)."""
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_FSIZE, _lowered(resource.RLIMIT_FSIZE, FILE_BYTES))
+    resource.setrlimit(resource.RLIMIT_NPROC, _lowered(resource.RLIMIT_NPROC, tasks))
+    try:
+        with open("/proc/self/oom_score_adj", "w") as file:
+            file.write(str(OOM_FIRST))
+    except OSError:
+        pass  # no /proc: the watch still reads memory
+
+
+def _lowered(kind: int, wanted: int) -> tuple[int, int]:
+    """(soft, hard) no higher than this process's hard limit: an unprivileged process cannot raise it."""
+    hard = resource.getrlimit(kind)[1]
+    value = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    return value, value
+
+
+def main() -> None:
+    given = sys.argv[1:]
+    if len(given) < 3 or given[1] != "--" or not given[0].isdigit():
+        sys.exit("usage: confine.py TASKS -- PROGRAM ARGS...")
+    confine(int(given[0]))
+    try:
+        os.execvp(given[2], given[2:])
+    except OSError as error:
+        sys.exit(f"cannot start {given[2]!r}: {error}")
+
+
+if __name__ == "__main__":
+    main()

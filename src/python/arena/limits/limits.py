@@ -1,0 +1,155 @@
+"""How much of the host one sandbox may hold, and the watch that stops it when it holds more.
+
+A harness child runs candidate code and an agent's sandbox runs whatever the agent writes: both
+are hostile until proved otherwise. Without bounds one of them could fork until the host has no
+process ids left, write until its disk is full, or take memory until the kernel's OOM killer
+picks some other process (the runner). So every sandbox gets, from its parent:
+- a watch (`Watch`, read from outside every half second: usage.py) that stops it at the first
+  reading over a limit: processes, private memory, disk and files below its writable folders
+  (its /tmp included: a folder on disk, not a tmpfs in memory that no one is charged for);
+- a backstop in the kernel for what half a second could still do (confine.py): the OOM killer
+  takes its processes first, a file is at most 1 GiB, and the user's tasks are capped below the
+  host's process ids so that a fork bomb that outruns the watch cannot take them all.
+
+The limits are the operator's: ARENA_JOB_LIMITS (harness children) and ARENA_AGENT_LIMITS (agents),
+e.g. "processes=1024,memory=16G,disk=8G,files=100000"; a key left out keeps its default.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+from arena.errors import ArenaError
+from arena.limits import confine as confine_script
+from arena.limits.confine import confine
+from arena.limits.usage import Usage, usage
+
+JOB_VARIABLE = "ARENA_JOB_LIMITS"
+AGENT_VARIABLE = "ARENA_AGENT_LIMITS"
+EVERY_S = 0.5  # between two readings
+CONFINE_SCRIPT = os.path.abspath(confine_script.__file__)
+UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+@dataclass(frozen=True)
+class Limits:
+    processes: int
+    memory: int  # bytes
+    disk: int  # bytes
+    files: int
+
+    def breach(self, seen: Usage) -> str:
+        """What `seen` holds over these limits, as the end of a sentence ("" when nothing)."""
+        if seen.processes > self.processes:
+            return f"ran {seen.processes} processes, over the limit of {self.processes}"
+        if seen.memory > self.memory:
+            return f"held {_size(seen.memory)} of memory, over the limit of {_size(self.memory)}"
+        if seen.disk > self.disk:
+            return f"wrote {_size(seen.disk)} to disk, over the limit of {_size(self.disk)}"
+        if seen.files > self.files:
+            return f"made more than {self.files} files, the limit"
+        return ""
+
+
+def job_limits(env: Mapping[str, str] = os.environ) -> Limits:
+    """A harness child's: its compilers and a repository's build may run a few hundred processes."""
+    default = Limits(processes=1024, memory=_half_the_memory(), disk=8 << 30, files=100_000)
+    return _configured(default, JOB_VARIABLE, env)
+
+
+def agent_limits(env: Mapping[str, str] = os.environ) -> Limits:
+    """An agent's: a CLI, its tools and their caches (an npm or pip install) in its workspace and HOME."""
+    default = Limits(processes=1024, memory=_half_the_memory(), disk=16 << 30, files=500_000)
+    return _configured(default, AGENT_VARIABLE, env)
+
+
+def _half_the_memory() -> int:
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
+
+
+def _configured(default: Limits, variable: str, env: Mapping[str, str]) -> Limits:
+    text = env.get(variable, "").strip()
+    if not text:
+        return default
+    known = {field.name for field in fields(Limits)}
+    given: dict[str, int] = {}
+    for item in text.split(","):
+        key, _, value = item.partition("=")
+        key = key.strip()
+        found = re.fullmatch(r"\s*(\d+)\s*([KMGT]?)(?:i?B)?\s*", value, re.IGNORECASE)
+        if key not in known or found is None or int(found.group(1)) <= 0:
+            raise ArenaError(
+                f"{variable}={text!r}: expected comma-separated key=value with keys {', '.join(sorted(known))} "
+                "and positive values (sizes may end in K, M, G or T)"
+            )
+        given[key] = int(found.group(1)) * UNITS[found.group(2).upper()]
+    return replace(default, **given)
+
+
+def _size(count: int) -> str:
+    for unit in ("T", "G", "M", "K"):
+        if count >= UNITS[unit]:
+            return f"{count / UNITS[unit]:.1f} {unit}iB"
+    return f"{count} bytes"
+
+
+class Watch:
+    """The readings of one sandbox: the process `root` started for it and its writable `folders`.
+    check() reads again once EVERY_S has passed and says what the first breach was ("" for none)."""
+
+    def __init__(self, root: int, folders: Iterable[Path], limits: Limits) -> None:
+        self.root = root
+        self.folders = tuple(folders)
+        self.limits = limits
+        self.breached = ""
+        self._next = 0.0
+
+    def check(self) -> str:
+        now = time.monotonic()
+        if not self.breached and now >= self._next:
+            self._next = now + EVERY_S
+            self.breached = self.limits.breach(usage(self.root, self.folders, stop_at_files=self.limits.files))
+        return self.breached
+
+
+def wait_watched(process: subprocess.Popen[bytes], deadline: float, watch: Watch | None) -> int | None:
+    """`process`'s exit status, or None once time.monotonic() reaches `deadline` or at the watch's
+    first breach (it is then still running: the caller kills it)."""
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0 or (watch is not None and watch.check()):
+            return None
+        try:
+            return process.wait(timeout=min(left, EVERY_S))
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def tasks(limits: Limits) -> int:
+    """RLIMIT_NPROC's value for a sandbox with `limits`: well above the watch's process limit
+    (it counts threads too), and a quarter of the host's process ids at most."""
+    return min(max(16 * limits.processes, 4096), _process_ids() // 4)
+
+
+def confine_self(limits: Limits) -> None:
+    """The backstop (confine.py) on this process: a harness child before any candidate code."""
+    confine(tasks(limits))
+
+
+def confined(argv: Sequence[str], limits: Limits) -> list[str]:
+    """`argv` started through confine.py, which sets the backstop on itself and becomes `argv`."""
+    return [sys.executable, "-I", "-S", CONFINE_SCRIPT, str(tasks(limits)), "--", *argv]
+
+
+def _process_ids() -> int:
+    try:
+        return int(Path("/proc/sys/kernel/pid_max").read_text())
+    except (OSError, ValueError):
+        return 32768  # the kernel's default

@@ -1,0 +1,65 @@
+"""A candidate that takes the host's resources is stopped by its parent's watch (arena.limits),
+charged as the candidate's RUNTIME_ERROR, within a few seconds: each candidate below would
+otherwise hold on until its 40 s deadline (TIMEOUT), its /tmp in memory no process is charged for.
+
+Names are built at run time where the static check would stop them first: these test the watch."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from arena.limits.limits import JOB_VARIABLE
+from arena_testing.harness_tasks import TRITON_ADD
+
+WAIT = "\n    import time\n    time.sleep(60)\n    return x + y\n"
+OPEN = "import os\nopened = getattr(getattr(os, 'sy' + 's').modules['builti' + 'ns'], 'op' + 'en')\n\n"
+TAKERS = {
+    "processes": (
+        "processes=40",
+        "import os\nimport time\n\ndef add(x, y):\n    for _ in range(100):\n        if getattr(os, 'fo' + 'rk')() == 0:\n"
+        "            time.sleep(60)\n            getattr(os, '_ex' + 'it')(0)" + WAIT,
+        "ran ",
+    ),
+    "a file in /tmp": (
+        "disk=64M",
+        OPEN + "def add(x, y):\n    with opened('/tmp/fill', 'wb') as file:\n        for _ in range(200):\n"
+        "            file.write(b'x' * (1 << 20))" + WAIT,
+        "to disk, over the limit of 64.0 MiB",
+    ),
+    "a deleted file held open": (
+        "disk=64M",
+        OPEN
+        + "def add(x, y):\n    file = opened('/dev/shm/gone', 'wb')\n    getattr(os, 'un' + 'link')('/dev/shm/gone')\n"
+        "    for _ in range(200):\n        file.write(b'x' * (1 << 20))\n    file.flush()" + WAIT,
+        "to disk, over the limit of 64.0 MiB",
+    ),
+    "memory": (
+        "memory=512M",
+        "held = []\n\ndef add(x, y):\n    held.append(b'x' * (1 << 30))" + WAIT,
+        "of memory, over the limit of 512.0 MiB",
+    ),
+    "files": (
+        "files=2000",
+        OPEN + "def add(x, y):\n    for n in range(5000):\n        opened(f'empty{n}', 'wb').close()" + WAIT,
+        "made more than 2000 files",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", TAKERS)
+def test_a_candidate_over_a_limit_is_stopped_and_charged(run_candidate, monkeypatch, name):
+    setting, source, said = TAKERS[name]
+    monkeypatch.setenv(JOB_VARIABLE, setting)
+    begin = time.monotonic()
+    result = run_candidate(source, timeout_s=40)
+    assert result.status == "RUNTIME_ERROR", result.errors
+    assert said in result.errors[0] and "while the candidate's code was running" in result.errors[0]
+    assert not result.harness_fault  # charged: not retried, not refunded
+    assert time.monotonic() - begin < 30  # stopped by the watch, not the deadline
+
+
+def test_the_default_limits_leave_an_honest_candidate_alone(run_candidate, monkeypatch):
+    monkeypatch.delenv(JOB_VARIABLE, raising=False)
+    assert run_candidate(TRITON_ADD).status == "PASSED"

@@ -1,0 +1,41 @@
+"""A pool worker's command that takes more of the host than the limits allow (arena.limits) is
+stopped at once, and its stderr says why; an honest one runs to its end, confined."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from arena.limits.confine import OOM_FIRST
+from arena.limits.limits import JOB_VARIABLE
+from arena.pool.worker import Run, Worker, WorkerSettings
+from arena.reapi.cas import reapi_protos
+
+
+def run_command(tmp_path: Path, script: str) -> tuple[int, bool, str, float]:
+    worker = Worker(WorkerSettings(server="127.0.0.1:1", gpu="cpu", gpu_name="cpu"))  # no call reaches it
+    command = reapi_protos()[0].Command(arguments=["sh", "-c", script])
+    inputs = tmp_path / "root"
+    inputs.mkdir()
+    begin = time.monotonic()
+    try:
+        code, timed_out = worker._run_command(Run("lease", None), command, inputs, tmp_path, limit=60)
+    finally:
+        worker.close()
+    return code, timed_out, (tmp_path / "stderr").read_text(), time.monotonic() - begin
+
+
+def test_a_command_over_the_disk_limit_is_stopped_and_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(JOB_VARIABLE, "disk=16M")
+    code, timed_out, stderr, took = run_command(tmp_path, "head -c 67108864 /dev/zero > fill; sleep 60")
+    assert code == -9 and not timed_out and took < 30  # not its 60 s sleep, nor the 60 s timeout
+    assert "stopped: the command wrote" in stderr and "over the limit of 16.0 MiB" in stderr
+
+
+def test_an_honest_command_runs_confined(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(JOB_VARIABLE, raising=False)
+    code, timed_out, _, _ = run_command(tmp_path, "cat /proc/self/oom_score_adj > oom")  # in the input root
+    assert (code, timed_out) == (0, False)
+    assert int((tmp_path / "root" / "oom").read_text()) == OOM_FIRST
