@@ -5,8 +5,9 @@
 
 127.0.0.1:PROXY_PORT is the agent's HTTP(S) proxy (HTTPS_PROXY names it): what a client sends
 there goes to the socket as it is. Each --forward HOST:PORT (a runner or model endpoint on the
-machine's loopback) listens at 127.0.0.1:PORT inside and asks the proxy for HOST:PORT, so the
-agent connects to the address it was given, as if no sandbox stood between.
+machine's loopback; `[::1]:PORT` for IPv6) listens at PORT on both loopbacks inside (127.0.0.1 and
+::1) and asks the proxy for HOST:PORT, so the agent connects to the address it was given, as if no
+sandbox stood between.
 """
 
 from __future__ import annotations
@@ -20,12 +21,28 @@ import threading
 from arena.agents.egress import past_header, read_header, splice
 
 
-def _listen(port: int) -> socket.socket:
-    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    server.bind(("127.0.0.1", port))
-    server.listen(64)
-    return server
+def _listen(port: int) -> list[socket.socket]:
+    """Listeners at `port` on both loopbacks: 127.0.0.1, and ::1 where the namespace has IPv6 (a
+    client told `localhost` or `[::1]` may try it first)."""
+    servers = []
+    for family, host in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
+        try:
+            server = socket.socket(family, socket.SOCK_STREAM)
+        except OSError:  # no IPv6 in this kernel
+            continue
+        try:
+            server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                server.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            server.bind((host, port))
+            server.listen(64)
+        except OSError:
+            server.close()
+            if family == socket.AF_INET:
+                raise
+            continue
+        servers.append(server)
+    return servers
 
 
 def _outside(path: str) -> socket.socket:
@@ -66,9 +83,9 @@ def main() -> None:
     args, program = parser.parse_args(given[:split]), given[split + 1 :]
     if not program:
         parser.error("no program to run (after --)")
-    servers = [(_listen(args.proxy_port), None)]
-    for target in args.forward:
-        servers.append((_listen(int(target.rsplit(":", 1)[1])), target))
+    servers = [(server, None) for server in _listen(args.proxy_port)]
+    for target in args.forward:  # HOST:PORT, an IPv6 host in brackets
+        servers += [(server, target) for server in _listen(int(target.rsplit(":", 1)[1]))]
     for server, target in servers:
         threading.Thread(target=_accept, args=(server, args.socket, target), daemon=True).start()
     try:

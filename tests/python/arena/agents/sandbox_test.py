@@ -17,6 +17,7 @@ import re
 import socket
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
@@ -26,6 +27,7 @@ import pytest
 from arena.agents import sandbox
 from arena.agents.adapter import AgentRun, Launch, scrubbed_env
 from arena.agents.adapters import ADAPTERS
+from arena.agents.egress import Egress, destination
 from arena.agents.usage import Usage
 from arena.cli import main as cli
 from arena.client.client import Client
@@ -269,3 +271,58 @@ def test_the_network_is_chosen_by_the_operator_and_recorded(monkeypatch: pytest.
     monkeypatch.setenv(sandbox.NETWORK_VARIABLE, "open")
     with pytest.raises(ArenaError, match="expected one of filtered, closed, shared"):
         sandbox.agent_sandbox(())
+
+
+# Inside its own network: a runner named on either loopback answers at the address the agent was given.
+ECHO_CLIENT = r"""
+import json, socket, sys
+seen = {}
+for family, host in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as connection:
+            connection.settimeout(10)
+            connection.connect((host, int(sys.argv[1])))
+            connection.sendall(b"ping")
+            seen[host] = connection.recv(4).decode()
+    except OSError as error:
+        seen[host] = f"refused: {error}"
+print(json.dumps(seen))
+"""
+
+
+@contextlib.contextmanager
+def echo_service(host: str) -> Iterator[int]:
+    """A service on the machine's `host` loopback that says back what it is sent: its port."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    server = socket.create_server((host, 0), family=family)
+
+    def serve() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                connection, _ = server.accept()
+                with connection:
+                    connection.sendall(connection.recv(4))
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield server.getsockname()[1]
+    finally:
+        server.close()
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "::1"])
+def test_a_runner_on_either_loopback_is_reached_at_both_inside(tmp_path: Path, host: str) -> None:
+    if not sandbox.sandbox_tool():
+        pytest.skip("no agent sandbox on this machine (bubblewrap missing or user namespaces refused)")
+    if host == "::1" and not socket.has_ipv6:
+        pytest.skip("no IPv6 on this machine")
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    env = {"PATH": os.environ.get("PATH", os.defpath)}
+    with echo_service(host) as port:
+        runner = destination(f"[{host}]:{port}" if ":" in host else f"{host}:{port}")
+        assert runner == (host, port)
+        with Egress((runner,), public=False) as egress:
+            argv = sandbox.sandboxed((sys.executable, "-c", ECHO_CLIENT, str(port)), env, [workspace], egress=egress)
+            done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
+    assert json.loads(done.stdout) == {"127.0.0.1": "ping", "::1": "ping"}, done.stderr[-2000:]
