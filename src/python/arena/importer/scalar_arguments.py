@@ -31,7 +31,13 @@ is None in some cases (`b = torch.randn(N) if has_bias else None`, the loop's on
 name), drawn in every case and given where a 0/1 flag of the case says so (`bias=b if b_given else
 None`; the reference gets None alike). A bool or string the case loop unpacks from each TEST_SHAPES
 value is read so without following, and so, for a launch the test makes itself
-(arena.importer.launch), is one a `parametrize` parameter holds (`type=type`).
+(arena.importer.launch), is one a `parametrize` parameter holds (`type=type`). Also read from the
+cases followed (session 25): None in every case, passed as written (vLLM's `triton_fused_moe_lora`
+passes `sorted_token_ids=None`); and a list of tensors held by a name the loop binds once, to a list
+or tuple display without `*` of that many tensors in every case (`lora_a = [torch.randn(...) * 0.1]`):
+the statement is read as one assignment per element (`lora_a_0 = torch.randn(...) * 0.1`, then
+`lora_a = [lora_a_0]`, the same values), each element an input the function takes by position, and
+the function builds the list again (`[lora_a_stacked_0]`); the reference still reads `lora_a`.
 """
 
 from __future__ import annotations
@@ -88,7 +94,16 @@ def as_separate_scalars(
         id(node): _dtype(node) or (_followed_dtype(per_case[k]) if per_case else None)
         for k, (_, node, _) in enumerate(arguments)
     }
+    stored = _stored(loop)
+    tensor_lists = {
+        id(node): _tensor_list(per_case[k], node, loop, stored) if per_case else None
+        for k, (_, node, _) in enumerate(arguments)
+    }
+    nones = {  # None in every case followed
+        id(node): all(v is None for v in per_case[k]) if per_case else False for k, (_, node, _) in enumerate(arguments)
+    }
     given = {id(node): by_keyword and tensors[id(node)] is not None for _, node, by_keyword in arguments}
+    given |= {id(node): tensor_lists[id(node)] is not None or nones[id(node)] for _, node, _ in arguments}
     given |= {id(node): True for _, node, _ in arguments if isinstance(tensors[id(node)], ast.Assign)}
     if not any(
         spread[id(node)] is not None or dtypes[id(node)] is not None or chosen[id(node)] is not None or given[id(node)]
@@ -104,9 +119,33 @@ def as_separate_scalars(
     passed_keywords: list[ast.keyword] = []
     choices: list[tuple[str, str, tuple[bool | str, ...]]] = []
     optional: list[tuple[str, str]] = []  # (the test's name of a tensor None in some cases, its flag)
-    drawn: dict[int, ast.Assign] = {}  # id of `b = <draw> if has_bias else None` -> `b = <draw>`
+    drawn: dict[int, list[ast.stmt]] = {}  # id of `b = <draw> if has_bias else None` -> `b = <draw>`, ...
     for param, node, by_keyword in arguments:
         listed, dtype, choice, tensor = spread[id(node)], dtypes[id(node)], chosen[id(node)], tensors[id(node)]
+        if nones[id(node)]:  # None in every case: passed as written
+            if by_keyword:
+                passed_keywords.append(ast.keyword(param, ast.Constant(None)))
+            else:
+                passed_args.append(ast.Constant(None))
+            continue
+        tensor_list = tensor_lists[id(node)]
+        if tensor_list is not None:  # `xs = [<draw>, ...]`: each element an input, the list built again
+            assert isinstance(node, ast.Name)
+            assignment, elements = tensor_list
+            element_params = [f"{param}_{j}" for j in range(len(elements))]
+            named = [f"{node.id}_{j}" for j in range(len(elements))]
+            if (set(element_params) | set(named)) & (taken | stored):
+                return loop
+            taken |= set(element_params)
+            drawn[id(assignment)] = _named_elements(assignment, named)
+            positional += element_params
+            given_args += [ast.Name(name, ast.Load()) for name in named]
+            display = type(assignment.value)([ast.Name(name, ast.Load()) for name in element_params], ast.Load())
+            if by_keyword:
+                passed_keywords.append(ast.keyword(param, display))
+            else:
+                passed_args.append(display)
+            continue
         if tensor is not None:  # a tensor: by position (the entry's inputs come first), as the test passes it
             assert isinstance(node, ast.Name)
             passed_param: ast.expr = ast.Name(param, ast.Load())
@@ -120,9 +159,9 @@ def as_separate_scalars(
                 optional_draw = _optional_draw(tensor)
                 assert optional_draw is not None  # _tensor_kind found it so
                 draw, test = optional_draw
-                drawn[id(tensor)] = ast.fix_missing_locations(
-                    ast.copy_location(ast.Assign(tensor.targets, draw), tensor)
-                )
+                drawn[id(tensor)] = [
+                    ast.fix_missing_locations(ast.copy_location(ast.Assign(tensor.targets, draw), tensor))
+                ]
                 keyword_only.append(flag)
                 given_keywords.append(ast.keyword(flag, ast.IfExp(test, ast.Constant(1), ast.Constant(0))))
                 passed_param = ast.IfExp(ast.Name(flag, ast.Load()), passed_param, ast.Constant(None))
@@ -161,8 +200,17 @@ def as_separate_scalars(
             given_args += values
             passed_args.append(passed)
     read_more = bool(choices or optional or any(given.values()))  # beyond lists and dtypes: say so
+    lists_of_tensors = any(tensor_lists[id(node)] is not None or nones[id(node)] for _, node, _ in arguments)
     adapter = _adapter(
-        function, kernel_file, kernel_tree, positional, keyword_only, passed_args, passed_keywords, read_more
+        function,
+        kernel_file,
+        kernel_tree,
+        positional,
+        keyword_only,
+        passed_args,
+        passed_keywords,
+        read_more,
+        lists_of_tensors,
     )
     if earlier is not None:  # both appended, that one first
         adapter = dataclasses.replace(adapter, text=earlier.text + adapter.text)
@@ -172,7 +220,9 @@ def as_separate_scalars(
     statement.value = value
     statement = ast.fix_missing_locations(statement)
     statements = tuple(
-        statement if node is loop.call else drawn[id(node)] if id(node) in drawn else node for node in loop.statements
+        replaced
+        for node in loop.statements
+        for replaced in ([statement] if node is loop.call else drawn.get(id(node), [node]))
     )
     return dataclasses.replace(
         loop,
@@ -314,6 +364,48 @@ def _tensor_kind(values: Sequence[Any], node: ast.expr, loop: TestLoop) -> bool 
     return assignments[0]
 
 
+def _tensor_list(
+    values: Sequence[Any], node: ast.expr, loop: TestLoop, stored: set[str]
+) -> tuple[ast.Assign, list[ast.expr]] | None:
+    """For an argument held by a name that the loop binds once, to a list or tuple display without
+    `*` (`lora_a = [torch.randn(...) * 0.1]`), a sequence of that many tensors in every case: the
+    assignment and its elements; None for anything else."""
+    if not isinstance(node, ast.Name) or not values or node.id not in stored:
+        return None
+    assignments = [
+        s
+        for s in (*loop.setup, *loop.statements)
+        if any(isinstance(n, ast.Name) and n.id == node.id and isinstance(n.ctx, ast.Store) for n in ast.walk(s))
+    ]
+    if len(assignments) != 1 or assignments[0] not in loop.statements:
+        return None
+    statement = assignments[0]
+    if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+        return None
+    listed = _listed(statement.value)
+    if not isinstance(statement.targets[0], ast.Name) or listed is None:
+        return None
+    elements = listed[1]
+    if all(
+        isinstance(v, (tuple, list)) and len(v) == len(elements) and all(isinstance(e, Tensor) for e in v)
+        for v in values
+    ):
+        return statement, elements
+    return None
+
+
+def _named_elements(statement: ast.Assign, names: list[str]) -> list[ast.stmt]:
+    """`xs = [a, b]` as `xs_0 = a`, `xs_1 = b`, `xs = [xs_0, xs_1]`: the same values, each element
+    a name the kernel's call can give (and the reference still reads `xs`)."""
+    assert isinstance(statement.value, (ast.List, ast.Tuple))
+    each: list[ast.stmt] = [
+        ast.Assign([ast.Name(name, ast.Store())], element) for name, element in zip(names, statement.value.elts)
+    ]
+    display = type(statement.value)([ast.Name(name, ast.Load()) for name in names], ast.Load())
+    each.append(ast.Assign(statement.targets, display))
+    return [ast.fix_missing_locations(ast.copy_location(node, statement)) for node in each]
+
+
 def _optional_draw(statement: ast.Assign) -> tuple[ast.expr, ast.expr] | None:
     """(the draw, the test that gives it) of `name = <draw> if <test> else None`; `None if <test>
     else <draw>` gives `not <test>`."""
@@ -409,6 +501,7 @@ def _adapter(
     passed_args: list[ast.expr],
     passed_keywords: list[ast.keyword],
     read_more: bool = False,
+    lists_of_tensors: bool = False,
 ) -> Adapter:
     name = f"{function.name}_scalars"
     while name in top_level_names(kernel_tree):
@@ -439,4 +532,9 @@ def _adapter(
             "# a bool or string that differs between cases as the index of the case's value; the task's entry."
         )
     )
+    if lists_of_tensors:
+        comment += (
+            "\n# A list of tensors is given as its elements, each an input, and built again; a None the test\n"
+            "# gives in every case is passed as written."
+        )
     return Adapter(file=kernel_file, function=adapter, text=f"\n\n{comment}\n{ast.unparse(adapter)}\n")
