@@ -65,3 +65,32 @@ def test_a_command_started_confined_is_that_command_with_the_backstop_set():
     assert int(tasks) == int(argv[argv.index("--") - 1]) and int(oom) == OOM_FIRST
     missing = subprocess.run(confined(["no-such-program"], LIMITS), capture_output=True, text=True)
     assert missing.returncode != 0 and "cannot start 'no-such-program'" in missing.stderr
+
+
+def test_the_watch_reads_every_half_second_or_less_often_when_a_reading_is_slow(monkeypatch):
+    from arena.limits import limits
+
+    clock = {"now": 0.0, "readings": 0, "cost": 0.0}
+
+    def reading(root, folders, stop_at_files):  # the watch's reading: it takes `cost` seconds
+        clock["readings"] += 1
+        clock["now"] += clock["cost"]
+        return Usage(1, 0, 0, 0)
+
+    monkeypatch.setattr(limits, "usage", reading)
+    monkeypatch.setattr(limits.time, "monotonic", lambda: clock["now"])
+    watch = limits.Watch(1, [], LIMITS)
+
+    def readings_at(times):
+        for at in times:
+            clock["now"] = at
+            watch.check()
+        return clock["readings"]
+
+    assert readings_at([0.0, 0.2, 0.49, 0.5, 0.9, 1.0]) == 3  # at 0, 0.5 and 1.0
+    clock["cost"] = 0.1  # a tenth of a second a reading: then one a second (a tenth of a core)
+    assert readings_at([2.0, 2.5, 2.9, 3.0, 3.5]) == 5  # at 2.0 and 3.0
+    monkeypatch.setattr(limits, "usage", lambda *args, **kwargs: Usage(99, 0, 0, 0))
+    assert readings_at([9.0]) == 5 and watch.breached == "ran 99 processes, over the limit of 10"
+    monkeypatch.setattr(limits, "usage", reading)
+    assert readings_at([20.0]) == 5 and watch.check() == watch.breached  # the first breach stays, read no more
