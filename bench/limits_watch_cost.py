@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from arena.limits.usage import folder_usage, held_deleted, private_memory, process_tree, usage
+from arena.limits.usage import folder_usage, held_deleted, memory_and_threads, process_tree, usage
 
 PROCESSES = 20
 PER_FOLDER = 100
@@ -50,7 +50,7 @@ def measure(root: int, folder: Path, repeats: int) -> dict[str, float]:
     return {
         "tree": len(pids),
         "usage_ms": median_ms(lambda: usage(root, [folder]), repeats),
-        "processes_ms": median_ms(lambda: (private_memory(process_tree(root)), held_deleted(pids)), repeats),
+        "processes_ms": median_ms(lambda: (memory_and_threads(process_tree(root)), held_deleted(pids)), repeats),
         "walk_ms": median_ms(lambda: folder_usage([folder]), repeats),
     }
 

@@ -5,14 +5,15 @@ are hostile until proved otherwise. Without bounds one of them could fork until 
 process ids left, write until its disk is full, or take memory until the kernel's OOM killer
 picks some other process (the runner). So every sandbox gets, from its parent:
 - a watch (`Watch`, read from outside every half second: usage.py) that stops it at the first
-  reading over a limit: processes, private memory, disk and files below its writable folders
+  reading over a limit: processes, threads, private memory, disk and files below its writable folders
   (its /tmp included: a folder on disk, not a tmpfs in memory that no one is charged for);
 - a backstop in the kernel for what half a second could still do (confine.py): the OOM killer
   takes its processes first, a file is at most 1 GiB, and the user's tasks are capped below the
   host's process ids so that a fork bomb that outruns the watch cannot take them all.
 
 The limits are the operator's: ARENA_JOB_LIMITS (harness children) and ARENA_AGENT_LIMITS (agents),
-e.g. "processes=1024,memory=16G,disk=8G,files=100000"; a key left out keeps its default.
+e.g. "processes=1024,threads=16384,memory=16G,disk=8G,files=100000"; a key left out keeps its
+default.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 @dataclass(frozen=True)
 class Limits:
     processes: int
+    threads: int  # of all its processes: RLIMIT_NPROC counts these too
     memory: int  # bytes
     disk: int  # bytes
     files: int
@@ -50,6 +52,8 @@ class Limits:
         """What `seen` holds over these limits, as the end of a sentence ("" when nothing)."""
         if seen.processes > self.processes:
             return f"ran {seen.processes} processes, over the limit of {self.processes}"
+        if seen.threads > self.threads:
+            return f"ran {seen.threads} threads, over the limit of {self.threads}"
         if seen.memory > self.memory:
             return f"held {_size(seen.memory)} of memory, over the limit of {_size(self.memory)}"
         if seen.disk > self.disk:
@@ -61,13 +65,13 @@ class Limits:
 
 def job_limits(env: Mapping[str, str] = os.environ) -> Limits:
     """A harness child's: its compilers and a repository's build may run a few hundred processes."""
-    default = Limits(processes=1024, memory=_half_the_memory(), disk=8 << 30, files=100_000)
+    default = Limits(processes=1024, threads=16384, memory=_half_the_memory(), disk=8 << 30, files=100_000)
     return _configured(default, JOB_VARIABLE, env)
 
 
 def agent_limits(env: Mapping[str, str] = os.environ) -> Limits:
     """An agent's: a CLI, its tools and their caches (an npm or pip install) in its workspace and HOME."""
-    default = Limits(processes=1024, memory=_half_the_memory(), disk=16 << 30, files=500_000)
+    default = Limits(processes=1024, threads=16384, memory=_half_the_memory(), disk=16 << 30, files=500_000)
     return _configured(default, AGENT_VARIABLE, env)
 
 
@@ -138,9 +142,9 @@ def wait_watched(process: subprocess.Popen[bytes], deadline: float, watch: Watch
 
 
 def tasks(limits: Limits) -> int:
-    """RLIMIT_NPROC's value for a sandbox with `limits`: well above the watch's process limit
-    (it counts threads too), and a quarter of the host's process ids at most."""
-    return min(max(16 * limits.processes, 4096), _process_ids() // 4)
+    """RLIMIT_NPROC's value for a sandbox with `limits` (it counts threads): the thread limit, and a
+    quarter of the host's process ids at most."""
+    return min(limits.threads, _process_ids() // 4)
 
 
 def confine_self(limits: Limits) -> None:

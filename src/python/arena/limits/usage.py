@@ -1,5 +1,5 @@
-"""What a sandbox holds on its host, measured from outside it: its processes, their private memory,
-and the disk below its writable folders (with the files it deleted but keeps open).
+"""What a sandbox holds on its host, measured from outside it: its processes and their threads, their
+private memory, and the disk below its writable folders (with the files it deleted but keeps open).
 
 Everything is read from /proc and the folders themselves, never asked of the sandbox: its own
 processes could lie. The readings are cheap enough to repeat every half second (a few ms for a
@@ -21,6 +21,7 @@ BLOCK = 512  # st_blocks' unit
 @dataclass(frozen=True)
 class Usage:
     processes: int  # the root process and everything below it
+    threads: int  # theirs, all told (a process is one thread or more)
     memory: int  # bytes of their private memory (anonymous and shared-memory pages resident)
     disk: int  # bytes allocated below the folders, and to deleted files the processes hold open
     files: int  # entries below the folders
@@ -57,10 +58,10 @@ def _parent(folder: str) -> int | None:
     return int(fields[1]) if len(fields) > 1 else None
 
 
-def private_memory(pids: Iterable[int]) -> int:
-    """Bytes of the processes' resident anonymous and shared-memory pages (RssAnon + RssShmem): what
-    they took themselves, not the libraries they share with every other process."""
-    total = 0
+def memory_and_threads(pids: Iterable[int]) -> tuple[int, int]:
+    """Bytes of the processes' resident anonymous and shared-memory pages (RssAnon + RssShmem: what
+    they took themselves, not the libraries they share with every other process), and their threads."""
+    memory = threads = 0
     for pid in pids:
         try:
             with open(PROC / str(pid) / "status", "rb") as file:
@@ -69,8 +70,10 @@ def private_memory(pids: Iterable[int]) -> int:
             continue
         for line in lines:
             if line.startswith((b"RssAnon:", b"RssShmem:")):
-                total += int(line.split()[1]) * 1024  # kB
-    return total
+                memory += int(line.split()[1]) * 1024  # kB
+            elif line.startswith(b"Threads:"):
+                threads += int(line.split()[1])
+    return memory, threads
 
 
 def held_deleted(pids: Iterable[int]) -> int:
@@ -139,5 +142,6 @@ def _listing(folder: str) -> list[os.DirEntry[str]]:
 def usage(root: int, folders: Iterable[Path], stop_at_files: int | None = None) -> Usage:
     """The whole reading for the process tree under `root` and its writable `folders`."""
     pids = process_tree(root)
+    memory, threads = memory_and_threads(pids)
     allocated, entries = folder_usage(folders, stop_at_files)
-    return Usage(len(pids), private_memory(pids), allocated + held_deleted(pids), entries)
+    return Usage(len(pids), threads, memory, allocated + held_deleted(pids), entries)

@@ -20,30 +20,38 @@ TAKERS = {
         "processes=40",
         "import os\nimport time\n\ndef add(x, y):\n    for _ in range(100):\n        if getattr(os, 'fo' + 'rk')() == 0:\n"
         "            time.sleep(60)\n            getattr(os, '_ex' + 'it')(0)" + WAIT,
-        "ran ",
+        ("processes, over the limit of 40",),
+    ),
+    "threads": (
+        "threads=150",
+        "import os\nfrom time import sleep\nthreading = getattr(os, 'sy' + 's').modules['thread' + 'ing']\n\n"
+        "def add(x, y):\n    for _ in range(300):\n"
+        "        threading.Thread(target=sleep, args=(60,), daemon=True).start()" + WAIT,
+        # the kernel's backstop (RLIMIT_NPROC is the thread limit) may refuse a thread first
+        ("threads, over the limit of 150", "can't start new thread"),
     ),
     "a file in /tmp": (
         "disk=64M",
         OPEN + "def add(x, y):\n    with opened('/tmp/fill', 'wb') as file:\n        for _ in range(200):\n"
         "            file.write(b'x' * (1 << 20))" + WAIT,
-        "to disk, over the limit of 64.0 MiB",
+        ("to disk, over the limit of 64.0 MiB",),
     ),
     "a deleted file held open": (
         "disk=64M",
         OPEN
         + "def add(x, y):\n    file = opened('/dev/shm/gone', 'wb')\n    getattr(os, 'un' + 'link')('/dev/shm/gone')\n"
         "    for _ in range(200):\n        file.write(b'x' * (1 << 20))\n    file.flush()" + WAIT,
-        "to disk, over the limit of 64.0 MiB",
+        ("to disk, over the limit of 64.0 MiB",),
     ),
     "memory": (
         "memory=512M",
         "held = []\n\ndef add(x, y):\n    held.append(b'x' * (1 << 30))" + WAIT,
-        "of memory, over the limit of 512.0 MiB",
+        ("of memory, over the limit of 512.0 MiB",),
     ),
     "files": (
         "files=2000",
         OPEN + "def add(x, y):\n    for n in range(5000):\n        opened(f'empty{n}', 'wb').close()" + WAIT,
-        "made more than 2000 files",
+        ("made more than 2000 files",),
     ),
 }
 
@@ -55,7 +63,8 @@ def test_a_candidate_over_a_limit_is_stopped_and_charged(run_candidate, monkeypa
     begin = time.monotonic()
     result = run_candidate(source, timeout_s=40)
     assert result.status == "RUNTIME_ERROR", result.errors
-    assert said in result.errors[0] and "while the candidate's code was running" in result.errors[0]
+    assert any(text in result.errors[0] for text in said), result.errors
+    assert "can't start" in result.errors[0] or "while the candidate's code was running" in result.errors[0]
     assert not result.harness_fault  # charged: not retried, not refunded
     assert time.monotonic() - begin < 30  # stopped by the watch, not the deadline
 

@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from arena.limits.usage import folder_usage, held_deleted, private_memory, process_tree, usage
+from arena.limits.usage import folder_usage, held_deleted, memory_and_threads, process_tree, usage
 
 HOLD = "import sys, time\n{setup}\nsys.stdout.write('ready\\n'); sys.stdout.flush(); time.sleep(60)\n"
 
@@ -45,11 +45,14 @@ def test_the_tree_holds_every_descendant_and_nothing_else():
     assert process_tree(process.pid) == []
 
 
-def test_private_memory_counts_what_a_process_wrote():
+def test_memory_and_threads_count_what_a_process_made():
     small = _hold("")
-    big = _hold("block = b'x' * (256 << 20)")
+    big = _hold("import threading\nblock = b'x' * (256 << 20)\nfor _ in range(8):\n"
+                "    threading.Thread(target=time.sleep, args=(60,), daemon=True).start()")  # fmt: skip
     try:
-        assert private_memory([big.pid]) - private_memory([small.pid]) > 200 << 20
+        (small_memory, small_threads), (big_memory, big_threads) = map(memory_and_threads, ([small.pid], [big.pid]))
+        assert big_memory - small_memory > 200 << 20
+        assert big_threads - small_threads == 8
     finally:
         _end(small)
         _end(big)
