@@ -13,7 +13,9 @@ What is brought to the runner's shape, each exactly equivalent to the harness:
 - the case list is evaluated from the harness's (and the kernel file's) top-level constants: a
   comprehension over literal lists, slices, `list(range(len(...)))`, a list literal that
   top-level loops then fill (`for a in A: for b in B: CONFIGS.append((a, b))`: the same as
-  `[(a, b) for a in A for b in B]`); a list built by a function is not read;
+  `[(a, b) for a in A for b in B]`), a call of a function of no parameters whose body only binds
+  names and returns (`get_target_shapes()`, rocmbench's parametrize): what it returns; a list
+  built by any other function is not read;
 - run_correctness's parameters (`shapes`, `atol=...`) get the values main() passes for
   `--correctness` (`args.atol`: the argparse default), else their own defaults;
 - a dict case (`cfg`) becomes one name per key: `cfg["M"]` is `M`, `f(**cfg)` is `f(M=M, ...)`;
@@ -101,6 +103,7 @@ class Constants:
                         self.nodes[name] = f"{name} is built by top-level code (line {node.lineno})"
         self.values: dict[str, Any] = {}
         self.pending: set[str] = set()
+        self.functions = _literal_functions(tree, set(self.nodes) | set(self.imported))
 
     def value(self, name: str) -> Any:
         if name in self.values:
@@ -170,11 +173,33 @@ class Constants:
             if node.func.id in builtin and node.func.id not in self.nodes:
                 result = builtin[node.func.id](*(self.evaluate(arg, local) for arg in node.args))
                 return list(result) if isinstance(result, range) else result
+            if node.func.id in self.functions and not node.args and node.func.id not in local:
+                return self._returned(self.functions[node.func.id])
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "torch":
             value = Interpreter().evaluate(node, Scope({}, {"torch": _torch_module()}))
             if isinstance(value, DType):
                 return value
         raise CannotRead(f"`{ast.unparse(node)[:60]}` (line {getattr(node, 'lineno', '?')})")
+
+    def _returned(self, function: ast.FunctionDef) -> Any:
+        """What a function of no parameters returns (`get_target_shapes()`), its body assignments
+        of its own names (`x += [...]` too) and one `return` at the end (_literal_functions)."""
+        if function.name in self.pending:
+            raise CannotRead(f"{function.name}() calls itself")
+        self.pending.add(function.name)
+        local: dict[str, Any] = {}
+        try:
+            for statement in function.body:
+                if isinstance(statement, ast.Assign):
+                    _bind_static(statement.targets[0], self.evaluate(statement.value, local), local)
+                elif isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Name):
+                    addition = ast.BinOp(ast.Name(statement.target.id, ast.Load()), statement.op, statement.value)
+                    local[statement.target.id] = self.evaluate(ast.copy_location(addition, statement), local)
+                elif isinstance(statement, ast.Return) and statement.value is not None:
+                    return self.evaluate(statement.value, local)
+        finally:
+            self.pending.discard(function.name)
+        raise CannotRead(f"{function.name}() returns nothing")
 
     def _comprehension(
         self, element: ast.expr, generators: list[ast.comprehension], local: dict[str, Any]
@@ -207,6 +232,31 @@ def _bind_static(target: ast.expr, value: Any, local: dict[str, Any]) -> None:
             _bind_static(element, item, local)
     else:
         raise CannotRead(f"a comprehension target `{ast.unparse(target)}`")
+
+
+def _literal_functions(tree: ast.Module, constants: set[str]) -> dict[str, ast.FunctionDef]:
+    """The top-level functions of no parameters and no decorators whose body (less a docstring) is
+    assignments to names, `+=` of a name and one `return` at its end (`def get_target_shapes():
+    return [(1, 8192, 28672), ...]`): a call of one is the value it returns, evaluated as the
+    constants are. Not one whose name is bound again at the top level."""
+    found: dict[str, ast.FunctionDef] = {}
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef) or node.decorator_list or node.name in constants:
+            continue
+        arguments = node.args
+        if arguments.posonlyargs or arguments.args or arguments.vararg or arguments.kwonlyargs or arguments.kwarg:
+            continue
+        body = node.body[1:] if ast.get_docstring(node) is not None else node.body
+        last_returns = bool(body) and isinstance(body[-1], ast.Return) and body[-1].value is not None
+        plain = all(
+            (isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], (ast.Name, ast.Tuple)))
+            or (isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name) and isinstance(s.op, ast.Add))
+            for s in body[:-1]
+        )
+        if last_returns and plain:
+            found[node.name] = node
+    names = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))]
+    return {name: node for name, node in found.items() if names.count(name) == 1}
 
 
 def _top_assignments(tree: ast.Module) -> dict[str, ast.expr]:

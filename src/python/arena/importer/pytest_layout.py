@@ -27,6 +27,7 @@ from arena.importer.correctness import TestLoop, read_loop_body
 from arena.importer.harness import Constants, assignment, is_literal_value
 from arena.importer.launch import launched, wrap_launch
 from arena.importer.outcome import CasesByCode, LaunchNotWritten, LayoutNotRead
+from arena.importer.returned_calls import inline_returned_calls
 from arena.importer.rewrites import call_on_module, flatten, inline_helpers
 from arena.importer.values import CannotRead, DType
 
@@ -90,7 +91,7 @@ def read_pytest_loop(tree: ast.Module, shown: str, excluded: list[str]) -> TestL
     module = "kernel_module"
     while any(isinstance(n, ast.Name) and n.id == module for n in ast.walk(tree)):
         module = f"_{module}"
-    body = _without_request(flatten(test.body), tree)
+    body = inline_returned_calls(_without_request(flatten(test.body), tree), functions)
     adapter = None
     if launches:  # the test's launch made into a function (arena.importer.launch)
         given = set(parameters) | set(defaults)

@@ -19,11 +19,16 @@ _DROPPED_CALLS = frozenset(("print", "torch.cuda.empty_cache", "torch.cuda.synch
 
 
 def flatten(body: list[ast.stmt]) -> list[ast.stmt]:
-    """The loop body with `try:` bodies in place of the try and without printing or clean-up."""
+    """The loop body with `try:` bodies in place of the try and without printing or clean-up; a
+    name's annotation is left out (`a: Tensor` declares, `c: Tensor = f(a)` is `c = f(a)`: the same
+    values)."""
     flat: list[ast.stmt] = []
     for node in body:
         if isinstance(node, ast.Try):
             flat += flatten(node.body)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.simple:
+            if node.value is not None:
+                flat.append(ast.copy_location(ast.Assign([node.target], node.value), node))
         elif isinstance(node, ast.Delete) or _dropped_call(node):
             continue
         else:
