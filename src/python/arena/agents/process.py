@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import IO, Iterable, Mapping
 
 from arena.errors import ArenaError
+from arena.limits.ipc import bound_ipc
 from arena.limits.limits import Limits, Watch, confined, wait_watched
 
 TERM_WAIT_S = 2.0  # between SIGTERM and SIGKILL
@@ -36,9 +37,11 @@ def run_agent_process(
     stderr_path: Path,
     limits: Limits | None = None,
     watched: Iterable[Path] = (),
+    sandboxed: bool = False,
 ) -> Finished:
     """Run `argv` in `cwd` with exactly `env` until it exits or time.time() reaches `stop_at`; with
-    `limits`, confined (the kernel's backstop) and watched with the folders it writes, `watched`."""
+    `limits`, confined (the kernel's backstop) and watched with the folders it writes, `watched`,
+    and when `sandboxed` (an IPC namespace of its own) its shared memory bounded too."""
     started = time.monotonic()
     # Confined by a first process of its own (confine.py), not a preexec_fn: this process runs
     # gRPC threads, whose fork handlers a forked child could stop in before its exec.
@@ -59,6 +62,8 @@ def run_agent_process(
         reader.start()
         deadline = time.monotonic() + stop_at - time.time()
         watch = None if limits is None else Watch(process.pid, watched, limits)
+        if limits is not None and sandboxed:  # as soon as bubblewrap has made the namespace
+            bound_ipc(process.pid, limits.memory)
         returncode = wait_watched(process, deadline, watch)
         if returncode is None:
             _kill_group(process.pid, signal.SIGKILL if watch is not None and watch.breached else signal.SIGTERM)

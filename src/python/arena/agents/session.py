@@ -99,7 +99,9 @@ def run_agent(
         argv = launch.argv if sandbox is None else sandbox.wrap(replace(launch, env=env), workspace, home, egress)
         watched = (workspace, home)  # its /tmp too: a folder of its HOME (sandbox.py)
         stderr = folder / "agent.stderr.log"
-        finished = run_agent_process(argv, workspace, env, stop_at, stderr, agent_limits(), watched)
+        finished = run_agent_process(
+            argv, workspace, env, stop_at, stderr, agent_limits(), watched, sandbox is not None
+        )
     except ArenaError:  # e.g. the CLI is not installed: close the attempt, then say so
         connection.operator.finalize(attempt.id, workspace / CANDIDATE_FOLDER)
         raise

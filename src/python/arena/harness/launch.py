@@ -50,6 +50,7 @@ from arena.harness.sandbox import SCRATCH_MOUNTS, hand_over, read_only_folders, 
 from arena.harness.settings import HarnessSettings
 from arena.harness.trusted_builds import promote as promote_builds
 from arena.harness.version import trusted_digest
+from arena.limits.ipc import bound_ipc
 from arena.limits.limits import JOB_VARIABLE, Watch, job_limits
 from arena.task.task import Task
 
@@ -167,6 +168,9 @@ class Child:
     def run(self, job: Job, timeout_s: float) -> HarnessResult:
         """Hand over `job`, wait for the result signed with its key until `timeout_s` from now."""
         assert self.process.stdin is not None
+        limits = job_limits()
+        if self.sandbox:  # its IPC namespace's shared memory too, before any candidate code (limits/ipc.py)
+            bound_ipc(self.process.pid, limits.memory)
         try:
             self.process.stdin.write(job.to_json())
             self.process.stdin.close()
@@ -174,7 +178,7 @@ class Child:
             pass
         # Read from outside while it runs: its processes, their memory, and its job folder on disk
         # (its /tmp and /dev/shm are folders there when sandboxed: sandbox.py).
-        watch = Watch(self.process.pid, [self.work], job_limits())
+        watch = Watch(self.process.pid, [self.work], limits)
         streams, timed_out = _drain(self.process, self.result_fd, time.monotonic() + timeout_s, watch)
         log = log_tail(bytes(streams["stdout"]), bytes(streams["stderr"]))
         if timed_out:

@@ -35,6 +35,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
+from arena.limits.ipc import bound_ipc
 from arena.limits.limits import Watch, confined, job_limits, wait_watched
 from arena.reapi.cas import Cas, digest_of, reapi_protos
 
@@ -301,8 +302,8 @@ class Worker:
     def _run_command(self, run: Run, command: Any, inputs: Path, root: Path, limit: float) -> tuple[int, bool]:
         environment = {v.name: v.value for v in command.environment_variables}
         environment.update(self.settings.device_environment())
-        limits = job_limits()
-        argv = confined([*pid_namespace(), *command.arguments], limits)  # the kernel's backstop (arena.limits)
+        limits, apart = job_limits(), pid_namespace()
+        argv = confined([*apart, *command.arguments], limits)  # the kernel's backstop (arena.limits)
         if shutil.which("setpriv"):  # the command dies with this worker (and, in its namespace, all it started)
             argv = ["setpriv", "--pdeathsig", "KILL", "--", *argv]
         # No preexec_fn: this process runs gRPC threads, and a child forked from it could stop
@@ -320,8 +321,11 @@ class Worker:
             run.process = process
             if run.cancelled:
                 run.cancel()
-            # Read from outside while it runs, its lease folder with it (the job's scratch).
+            # Read from outside while it runs, its lease folder with it (the job's scratch), and
+            # the shared memory of its own IPC namespace bounded as soon as unshare has made it.
             watch = Watch(process.pid, [root], limits)
+            if apart:
+                bound_ipc(process.pid, limits.memory)
             code = wait_watched(process, time.monotonic() + limit, watch)
             timed_out = code is None and not watch.breached
             code = -signal.SIGKILL if code is None else code  # killed next

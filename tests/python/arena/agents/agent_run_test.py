@@ -193,6 +193,13 @@ def test_an_agent_running_at_the_deadline_is_killed_and_its_files_finalized(
 TAKERS = {
     # /tmp: in the sandbox a folder of its HOME on disk, where the watch reads it (not an uncounted tmpfs)
     "disk": ("disk=16M", "head -c 67108864 /dev/zero > /tmp/fill; sleep 600", "to disk, over the limit of 16.0 MiB"),
+    # Its IPC namespace's shared memory bounded from outside (limits/ipc.py; a root runner only),
+    # read once it is set: then the agent writes a file past its disk limit to be stopped.
+    "shared memory": (
+        "memory=1G,disk=16M",
+        "sleep 1; cat /proc/sys/kernel/shmall > shmall; head -c 67108864 /dev/zero > /tmp/fill; sleep 600",
+        "to disk, over the limit of 16.0 MiB",
+    ),
     "processes": (
         "processes=20",
         "for n in $(seq 40); do sleep 600 & done; sleep 600",
@@ -227,6 +234,9 @@ def test_an_agent_over_a_limit_is_stopped_and_says_so(
     refused = os.geteuid() != 0 and "can't start new thread" in stderr  # the backstop, before the watch
     assert refused or said in record["stopped_over_limit"], (record, stderr[-2000:])
     assert not record["killed_at_deadline"] and record["finalized"]  # what it wrote is still evaluated
+    if name == "shared memory" and os.geteuid() == 0:
+        workspace = out / ".work" / "run-1" / "triton2triton" / TASK_NAME / "workspace"
+        assert int((workspace / "shmall").read_text()) == (1 << 30) // os.sysconf("SC_PAGE_SIZE")
 
 
 def test_the_agent_sees_its_attempt_token_and_nothing_of_the_runner(

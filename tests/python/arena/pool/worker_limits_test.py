@@ -3,6 +3,7 @@ stopped at once, and its stderr says why; an honest one runs to its end, confine
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import pytest
 
 from arena.limits.confine import OOM_FIRST
 from arena.limits.limits import JOB_VARIABLE
-from arena.pool.worker import Run, Worker, WorkerSettings
+from arena.pool.worker import Run, Worker, WorkerSettings, pid_namespace
 from arena.reapi.cas import reapi_protos
 
 
@@ -39,3 +40,12 @@ def test_an_honest_command_runs_confined(tmp_path: Path, monkeypatch: pytest.Mon
     code, timed_out, _, _ = run_command(tmp_path, "cat /proc/self/oom_score_adj > oom")  # in the input root
     assert (code, timed_out) == (0, False)
     assert int((tmp_path / "root" / "oom").read_text()) == OOM_FIRST
+
+
+def test_the_commands_ipc_namespace_gets_a_shared_memory_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    if os.geteuid() != 0 or not pid_namespace():
+        pytest.skip("only a root worker with namespaces of its own bounds them (limits/ipc.py)")
+    monkeypatch.setenv(JOB_VARIABLE, "memory=1G")
+    code, _, stderr, _ = run_command(tmp_path, "sleep 1; cat /proc/sys/kernel/shmall > shmall")  # once it is set
+    assert code == 0, stderr
+    assert int((tmp_path / "root" / "shmall").read_text()) == (1 << 30) // os.sysconf("SC_PAGE_SIZE")
