@@ -27,7 +27,7 @@ from arena.importer.correctness import TestLoop, read_loop_body
 from arena.importer.harness import Constants, assignment, is_literal_value
 from arena.importer.launch import launched, wrap_launch
 from arena.importer.outcome import CasesByCode, LaunchNotWritten, LayoutNotRead
-from arena.importer.returned_calls import inline_returned_calls
+from arena.importer.returned_calls import inline_returned_calls, refuse_own_comparisons
 from arena.importer.rewrites import call_on_module, flatten, inline_helpers
 from arena.importer.values import CannotRead, DType
 
@@ -92,6 +92,7 @@ def read_pytest_loop(tree: ast.Module, shown: str, excluded: list[str]) -> TestL
     while any(isinstance(n, ast.Name) and n.id == module for n in ast.walk(tree)):
         module = f"_{module}"
     body = inline_returned_calls(_without_request(flatten(test.body), tree), functions)
+    refuse_own_comparisons(body, functions, shown)
     adapter = None
     if launches:  # the test's launch made into a function (arena.importer.launch)
         given = set(parameters) | set(defaults)

@@ -23,6 +23,8 @@ import ast
 import copy
 from typing import Literal
 
+from arena.importer.outcome import LayoutNotRead
+
 _COMPARED = frozenset(("allclose", "equal", "assert_close"))
 
 
@@ -31,6 +33,23 @@ def inline_returned_calls(body: list[ast.stmt], functions: dict[str, ast.Functio
     where that expression reads a name `body` binds: there it would read the test's)."""
     stored = {n.id for node in body for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     return [_Inliner(functions, stored).visit(copy.deepcopy(node)) for node in body]
+
+
+def refuse_own_comparisons(body: list[ast.stmt], functions: dict[str, ast.FunctionDef], shown: str) -> None:
+    """LayoutNotRead where the test still calls a function of its file named as a torch comparison
+    (`allclose(x, y)` not read as its return above): its own tolerance would be read as torch's."""
+    own = [
+        (call.lineno, call.func.id)
+        for node in body
+        for call in ast.walk(node)
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in functions
+    ]
+    for line, name in own:
+        if name in _COMPARED:
+            raise LayoutNotRead(
+                f"line {line}: the test compares through {name}(), a function of {shown} "
+                "that is not one return of a comparison"
+            )
 
 
 class _Inliner(ast.NodeTransformer):

@@ -92,6 +92,27 @@ def test_a_branch_picked_by_a_string_and_a_comparison_through_a_function_are_rea
     assert tolerance_for(task, "float32").atol == 1e-6  # allclose()'s torch.allclose
 
 
+def test_a_comparison_function_not_read_as_its_return_is_refused(checkout: Path) -> None:
+    """Read by its name alone, the file's allclose() would be torch.allclose with torch's defaults."""
+    _edit(
+        checkout,
+        [
+            ("\n\nSHAPES =", f"{PICKED}\n\nSHAPES ="),
+            (
+                "    return torch.allclose(a, b, atol=1e-6)\n",
+                "    a = a.float()\n    return torch.allclose(a, b, atol=1e-6)\n",
+            ),
+            (
+                "    assert torch.allclose(y_triton, y_torch, atol=1e-6), (y_triton, y_torch)\n",
+                '    assert allclose(y_triton, y_torch), "mismatch"\n',
+            ),
+        ],
+    )
+    assert refusal(checkout, TASK).endswith(
+        "the test compares through allclose(), a function of fake_softmax.py that is not one return of a comparison"
+    )
+
+
 @pytest.mark.parametrize(
     ("old", "new"),
     [
