@@ -24,7 +24,7 @@ from arena.executors.docker import DockerExecutor
 from arena.executors.local import LocalExecutor
 from arena.executors.remote import DEFAULT_PATH, RemoteExecutor
 from arena.runner.auth import load_tokens
-from arena.runner.devices import discover_lanes, parse_lanes
+from arena.runner.devices import discover_lanes, lane_cpus, parse_lanes
 from arena.runner.folders import runner_state
 from arena.runner.run_folders import sweep_run_folders
 from arena.runner.runner import MAX_ATTEMPTS, MAX_CHECKS, MAX_PENDING_PER_AGENT, MAX_REFUNDS, MAX_TRIES, open_runner
@@ -131,8 +131,8 @@ def positive(value: int, flag: str) -> int:
     return value
 
 
-def build_executor(args: argparse.Namespace) -> Executor:
-    """The executor --executor names."""
+def build_executor(args: argparse.Namespace, lanes: tuple[str, ...]) -> Executor:
+    """The executor --executor names (a local one keeps each of `lanes` to CPUs of its own)."""
     if args.executor == "docker":
         return DockerExecutor.from_repo(args.repo_root)
     if args.executor == "remote":
@@ -146,7 +146,7 @@ def build_executor(args: argparse.Namespace) -> Executor:
             backend=args.remote_backend,
             path=args.remote_path,
         )
-    return LocalExecutor()
+    return LocalExecutor(cpu_sets=lane_cpus(lanes))
 
 
 def build_store(args: argparse.Namespace, state: Path) -> Store | None:
@@ -190,11 +190,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         tokens = load_tokens(args.tokens)
         lanes = parse_lanes(args.devices) if args.devices else discover_lanes()
+        executor = build_executor(args, lanes)
     except (OSError, ValueError) as error:
         raise ArenaError(f"cannot configure the runner: {error}") from None
     if not len(tokens):
         raise ArenaError("no tokens: give --tokens FILE or set ARENA_TOKENS=agent:token,...")
-    executor = build_executor(args)
     # Imported here: the server needs the generated arena.v1 modules, which exist only after
     # codegen; every other `arena` command (and --help) must work without them.
     from arena.api.server import create_server, serve

@@ -41,7 +41,7 @@ from arena.harness.settings import HarnessSettings
 from arena.report.progress import Progress as LiveProgress
 from arena.report.table import format_suite, task_outcome
 from arena.runner.auth import Identity
-from arena.runner.devices import discover_lanes
+from arena.runner.devices import discover_lanes, lane_cpus
 from arena.runner.records import Progress
 from arena.runner.runner import Evaluate, Runner
 from arena.scoring.stats import summarize_suite
@@ -178,16 +178,18 @@ def local_runner(tasks: list[Task], count: int, args: argparse.Namespace) -> Ite
     """
     settings = {task.address: settings_from_args(args, task) for task in tasks}
     store = open_store(args.no_cache)
+    lanes = discover_lanes()
     with tempfile.TemporaryDirectory(prefix="arena-suite-") as state:
         runner = Runner(
             args.repo_root,
             Path(state),
             evaluate=evaluate_with(settings),
-            # Each lane keeps its next harness child started: a job does not wait for its imports.
-            executor=LocalExecutor(),
+            # Each lane keeps its next harness child started (a job does not wait for its imports),
+            # on CPUs of its own (lanes do not slow each other's timing).
+            executor=LocalExecutor(cpu_sets=lane_cpus(lanes)),
             settings=HarnessSettings(),  # only its device is used: the lane's (see evaluate_with)
             store=store,
-            lanes=discover_lanes(),
+            lanes=lanes,
             tasks=tuple(tasks),
             max_pending=max(MIN_PENDING, count),
             durable=False,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from arena.candidate.candidate import Candidate
 from arena.environment.environment import Environment
@@ -24,6 +24,9 @@ from arena.task.task import Task
 class LocalExecutor:
     device: int | None = None  # the GPU index every run is pinned to; None: settings.device (the lane's)
     standby: bool = True  # keep a child started ahead of each thread's next job
+    # Each GPU's own CPUs (arena.runner.devices.lane_cpus): a run on that GPU is kept to them, so
+    # lanes do not slow each other's timing. Empty: children run wherever this process may.
+    cpu_sets: Mapping[int, frozenset[int]] = field(default_factory=dict)
     _standbys: dict[int, Any] = field(default_factory=dict, compare=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
 
@@ -32,7 +35,8 @@ class LocalExecutor:
 
         if self.device is not None:
             settings = replace(settings, device=self.device)
-        return run_harness(task, candidate, repo_root, settings, standby=self._standby())
+        cpus = self.cpu_sets.get(settings.device) if settings.backend != "cpu" else None
+        return run_harness(task, candidate, repo_root, settings, standby=self._standby(), cpus=cpus)
 
     def prepare(self, lane: str) -> None:
         """Start the calling lane thread's first child now, so its first job does not wait for it."""

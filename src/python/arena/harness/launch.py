@@ -50,8 +50,10 @@ from arena.harness.sandbox import SCRATCH_MOUNTS, hand_over, read_only_folders, 
 from arena.harness.settings import HarnessSettings
 from arena.harness.trusted_builds import promote as promote_builds
 from arena.harness.version import trusted_digest
+from arena.limits.cpus import pin
 from arena.limits.ipc import bound_ipc
 from arena.limits.limits import JOB_VARIABLE, Watch, job_limits
+from arena.limits.usage import process_tree
 from arena.task.task import Task
 
 _PASS_ENV = (
@@ -77,10 +79,12 @@ def run_harness(
     repo_root: Path,
     settings: HarnessSettings,
     standby: Standby | None = None,
+    cpus: frozenset[int] | None = None,
 ) -> HarnessResult:
     """Compile, check and time `candidate` (None: the baseline, a no-op) in a fresh process,
     the one `standby` has ready when given, else one started now; only the cases settings.cases
-    names, when it names any (a ValueError for one the task lacks: job.new_job)."""
+    names, when it names any (a ValueError for one the task lacks: job.new_job). `cpus`: its
+    lane's CPUs, which the child is kept to (limits/cpus.py; None: wherever this process may run)."""
     select_cases(task, settings)  # an unknown case refused before a child is taken
     chosen, refused = screen_candidate(task, candidate, repo_root)
     if refused is not None:
@@ -93,7 +97,7 @@ def run_harness(
         key = secrets.token_bytes(32)
         dirs = {name: str(child.work / name) for name in FOLDERS}
         job = new_job(task, settings, dirs, key, child.result_fd_in_child)
-        result = child.run(job, settings.timeout_s)
+        result = child.run(job, settings.timeout_s, cpus)
         if candidate is None and result.status in ("PASSED", "NEEDS_DEVICE"):
             # Only trusted code ran (the baseline as its own candidate): its kernels and its HIP
             # build may be reused.
@@ -165,12 +169,15 @@ class Child:
         """Still waiting for a job, and started from the harness sources on disk now."""
         return self.process.poll() is None and self.trusted_digest == trusted_digest()
 
-    def run(self, job: Job, timeout_s: float) -> HarnessResult:
-        """Hand over `job`, wait for the result signed with its key until `timeout_s` from now."""
+    def run(self, job: Job, timeout_s: float, cpus: frozenset[int] | None = None) -> HarnessResult:
+        """Hand over `job`, wait for the result signed with its key until `timeout_s` from now;
+        the child kept to `cpus` (its lane's) when given."""
         assert self.process.stdin is not None
         limits = job_limits()
         if self.sandbox:  # its IPC namespace's shared memory too, before any candidate code (limits/ipc.py)
             bound_ipc(self.process.pid, limits.memory)
+        if cpus is not None:  # every thread it has now; what starts later inherits it
+            pin(process_tree(self.process.pid), cpus)
         try:
             self.process.stdin.write(job.to_json())
             self.process.stdin.close()
@@ -178,7 +185,7 @@ class Child:
             pass
         # Read from outside while it runs: its processes, their memory, and its job folder on disk
         # (its /tmp and /dev/shm are folders there when sandboxed: sandbox.py).
-        watch = Watch(self.process.pid, [self.work], limits)
+        watch = Watch(self.process.pid, [self.work], limits, cpus)
         streams, timed_out = _drain(self.process, self.result_fd, time.monotonic() + timeout_s, watch)
         log = log_tail(bytes(streams["stdout"]), bytes(streams["stderr"]))
         if timed_out:

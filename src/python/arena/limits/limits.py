@@ -30,6 +30,7 @@ from typing import Iterable, Mapping, Sequence
 from arena.errors import ArenaError
 from arena.limits import confine as confine_script
 from arena.limits.confine import confine
+from arena.limits.cpus import spelled
 from arena.limits.usage import Usage, usage
 
 JOB_VARIABLE = "ARENA_JOB_LIMITS"
@@ -110,22 +111,29 @@ class Watch:
     check() reads again once EVERY_S (or ten times the last reading's cost) has passed and says
     what the first breach was ("" for none)."""
 
-    def __init__(self, root: int, folders: Iterable[Path], limits: Limits) -> None:
+    def __init__(self, root: int, folders: Iterable[Path], limits: Limits, cpus: frozenset[int] | None = None) -> None:
         self.root = root
         self.folders = tuple(folders)
         self.limits = limits
+        self.cpus = cpus  # its lane's (cpus.py): a thread that may run elsewhere is a breach
         self.breached = ""
         self._next = 0.0
 
     def check(self) -> str:
         now = time.monotonic()
         if not self.breached and now >= self._next:
-            self.breached = self.limits.breach(usage(self.root, self.folders, stop_at_files=self.limits.files))
+            seen = usage(self.root, self.folders, stop_at_files=self.limits.files, cpus=self.cpus)
+            self.breached = self.limits.breach(seen) or self._strayed(seen)
             took = time.monotonic() - now
             # A slow reading (a folder of 100,000 files: 0.25 s) is made less often: the watch
             # keeps to a tenth of one core, beside a judge that may be timing.
             self._next = now + max(EVERY_S, DUTY * took)
         return self.breached
+
+    def _strayed(self, seen: Usage) -> str:
+        if not seen.strays or self.cpus is None:
+            return ""
+        return f"let threads run on CPUs {spelled(seen.strays)}, outside its lane's ({spelled(self.cpus)})"
 
 
 def wait_watched(process: subprocess.Popen[bytes], deadline: float, watch: Watch | None) -> int | None:

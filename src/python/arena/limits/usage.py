@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
+from arena.limits.cpus import strays
+
 PROC = Path("/proc")
 BLOCK = 512  # st_blocks' unit
 
@@ -25,6 +27,7 @@ class Usage:
     memory: int  # bytes of their private memory (anonymous and shared-memory pages resident)
     disk: int  # bytes allocated below the folders, and to deleted files the processes hold open
     files: int  # entries below the folders
+    strays: frozenset[int] = frozenset()  # CPUs outside its lane's that a thread may run on (cpus.py)
 
 
 def process_tree(root: int) -> list[int]:
@@ -139,9 +142,13 @@ def _listing(folder: str) -> list[os.DirEntry[str]]:
             return list(listing)
 
 
-def usage(root: int, folders: Iterable[Path], stop_at_files: int | None = None) -> Usage:
-    """The whole reading for the process tree under `root` and its writable `folders`."""
+def usage(
+    root: int, folders: Iterable[Path], stop_at_files: int | None = None, cpus: frozenset[int] | None = None
+) -> Usage:
+    """The whole reading for the process tree under `root` and its writable `folders`; with `cpus`
+    (its lane's), which other CPUs its threads may run on."""
     pids = process_tree(root)
     memory, threads = memory_and_threads(pids)
     allocated, entries = folder_usage(folders, stop_at_files)
-    return Usage(len(pids), threads, memory, allocated + held_deleted(pids), entries)
+    outside = strays(pids, cpus) if cpus is not None else frozenset()
+    return Usage(len(pids), threads, memory, allocated + held_deleted(pids), entries, outside)

@@ -14,9 +14,11 @@ from pathlib import Path
 from typing import Mapping
 
 from arena.harness.settings import HarnessSettings
+from arena.limits.cpus import parsed, split
 
 CPU_LANE = "cpu"
 KFD_NODES = Path("/sys/class/kfd/kfd/topology/nodes")
+CPUS_VARIABLE = "ARENA_LANE_CPUS"  # "auto" (default), "off", or "GPU:CPUS;..." e.g. "0:0-47;1:48-95"
 
 
 def discover_lanes(environ: Mapping[str, str] = os.environ) -> tuple[str, ...]:
@@ -74,3 +76,29 @@ def count_rocm_gpus() -> int:
             if key == "simd_count" and value.strip().isdigit() and int(value) > 0:
                 count += 1
     return count
+
+
+def lane_cpus(lanes: tuple[str, ...], environ: Mapping[str, str] = os.environ) -> dict[int, frozenset[int]]:
+    """Each GPU lane's own CPUs (arena/limits/cpus.py), where there are two GPU lanes or more: this
+    process's CPUs in even contiguous shares, in lane order, unless ARENA_LANE_CPUS says otherwise
+    ("off": none kept; "0:0-47;1:48-95": each GPU's, say those near it). With one lane, nothing."""
+    gpus = [int(lane) for lane in lanes if lane != CPU_LANE]
+    given = environ.get(CPUS_VARIABLE, "").strip().lower()
+    if given == "off" or (given in ("", "auto") and len(gpus) < 2):
+        return {}
+    if given in ("", "auto"):
+        return dict(zip(gpus, split(os.sched_getaffinity(0), len(gpus))))
+    chosen: dict[int, frozenset[int]] = {}
+    for item in given.split(";"):
+        gpu, _, cpus = item.partition(":")
+        try:
+            chosen[int(gpu)] = parsed(cpus)
+        except ValueError:
+            chosen.clear()
+            break
+        if not chosen[int(gpu)]:
+            chosen.clear()
+            break
+    if not chosen or set(chosen) != set(gpus):
+        raise ValueError(f"{CPUS_VARIABLE}={given!r}: expected auto, off or GPU:CPUS;... naming each lane's GPU {gpus}")
+    return chosen

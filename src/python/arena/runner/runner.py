@@ -41,7 +41,7 @@ from arena.harness.version import pin_sources
 from arena.runner import accounting, attempts
 from arena.runner.auth import Identity
 from arena.runner.database import Database
-from arena.runner.devices import CPU_LANE, discover_lanes, lane_settings
+from arena.runner.devices import CPU_LANE, discover_lanes, lane_cpus, lane_settings
 from arena.runner.leaderboard import rank_submissions, read_submissions
 from arena.runner.queue import Job, JobQueue, error_of
 from arena.runner.quoting import quote
@@ -539,7 +539,8 @@ def open_runner(
     started ahead on each lane)."""
     from arena.executors.local import LocalExecutor
 
-    options["executor"] = options.get("executor") or LocalExecutor()
+    lanes = lanes or discover_lanes()
+    options["executor"] = options.get("executor") or LocalExecutor(cpu_sets=lane_cpus(lanes))
     options.setdefault("require_isolation", True)
     return Runner(
         repo_root,
@@ -547,6 +548,6 @@ def open_runner(
         evaluate=evaluate,
         settings=options.pop("settings", HarnessSettings()),
         store=options.pop("store", None) or SqliteStore(store_path or state_dir / "scores.sqlite"),
-        lanes=lanes or discover_lanes(),
+        lanes=lanes,
         **options,
     ).start()

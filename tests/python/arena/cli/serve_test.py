@@ -120,14 +120,14 @@ def _serve_args(repo_root: Path, *extra: str) -> argparse.Namespace:
 
 
 def test_the_executor_flag_picks_where_evaluations_run(tmp_path: Path) -> None:
-    assert isinstance(serve.build_executor(_serve_args(tmp_path)), LocalExecutor)
+    assert isinstance(serve.build_executor(_serve_args(tmp_path), ("0",)), LocalExecutor)
     remote = serve.build_executor(
-        _serve_args(tmp_path, "--executor", "remote", "--remote", "pool:8980", "--remote-image", "r@sha256:ab")
+        _serve_args(tmp_path, "--executor", "remote", "--remote", "pool:8980", "--remote-image", "r@sha256:ab"), ("0",)
     )
     assert isinstance(remote, RemoteExecutor)
     assert (remote.endpoint, remote.gpu, remote.image) == ("pool:8980", "MI300X", "r@sha256:ab")
     with pytest.raises(ArenaError, match="--remote HOST:PORT"):
-        serve.build_executor(_serve_args(tmp_path, "--executor", "remote"))
+        serve.build_executor(_serve_args(tmp_path, "--executor", "remote"), ("0",))
 
 
 def test_the_docker_executor_refuses_an_image_not_locked_by_digest(
@@ -140,5 +140,5 @@ def test_the_docker_executor_refuses_an_image_not_locked_by_digest(
     lock.write_text(json.dumps(UNRESOLVED_LOCK))
     monkeypatch.setattr(docker, "host_vendor", lambda: "rocm")  # an MI300X host: the ROCm lock is the one read
     with pytest.raises(ArenaError) as refused:
-        serve.build_executor(_serve_args(tmp_path, "--executor", "docker"))
+        serve.build_executor(_serve_args(tmp_path, "--executor", "docker"), ("0",))
     assert "third_party/rocm/image.lock" in str(refused.value) and "no GPU" not in str(refused.value)

@@ -21,9 +21,9 @@ def test_the_device_is_pinned_and_the_rest_of_the_settings_kept(
     seen: list[Any] = []
 
     def fake(
-        task: Task, candidate: Candidate | None, repo_root: Path, settings: HarnessSettings, standby: Any
+        task: Task, candidate: Candidate | None, repo_root: Path, settings: HarnessSettings, standby: Any, cpus: Any
     ) -> HarnessResult:
-        seen.append((task, candidate, repo_root, settings))
+        seen.append((task, candidate, repo_root, settings, cpus))
         return HarnessResult(status="PASSED", compiled=True, correct=True)
 
     monkeypatch.setattr("arena.harness.launch.run_harness", fake)
@@ -31,7 +31,13 @@ def test_the_device_is_pinned_and_the_rest_of_the_settings_kept(
     assert LocalExecutor(device=2).run(scale_task, None, scale_repo, settings).status == "PASSED"
     assert seen[-1][3] == HarnessSettings(device=2, trials=7)
     LocalExecutor().run(scale_task, None, scale_repo, settings)
-    assert seen[-1][3] is settings  # no pin: the lane's device stands
+    assert seen[-1][3] is settings and seen[-1][4] is None  # no pin: the lane's device stands, any CPU
+    # Each GPU's own CPUs (runner/devices.py lane_cpus) go with a run on it; a CPU-backend run has none.
+    lanes = LocalExecutor(cpu_sets={0: frozenset({0, 1}), 1: frozenset({2, 3})})
+    lanes.run(scale_task, None, scale_repo, HarnessSettings(device=1))
+    assert seen[-1][4] == {2, 3}
+    lanes.run(scale_task, None, scale_repo, HarnessSettings(device=1, backend="cpu"))
+    assert seen[-1][4] is None
 
 
 def test_a_real_run_on_cpu(scale_repo: Path, scale_task: Task, wrong_candidate: Candidate) -> None:

@@ -20,15 +20,23 @@ Runner = Callable[..., HarnessResult]
 
 @pytest.fixture
 def run_candidate(tmp_path: Path) -> Runner:
-    """run_candidate(source | None, timeout_s=60, **settings): the harness's verdict on kernel.py."""
+    """run_candidate(source | None, timeout_s=60, cpus=None, **settings): the harness's verdict on
+    kernel.py (`cpus`: the lane's CPUs the child is kept to)."""
 
-    def run(source: str | None, *, hip: bool = False, task: Task | None = None, **settings: object) -> HarnessResult:
+    def run(
+        source: str | None,
+        *,
+        hip: bool = False,
+        task: Task | None = None,
+        cpus: frozenset[int] | None = None,
+        **settings: object,
+    ) -> HarnessResult:
         task = task or build_task(tmp_path, hip=hip)
         candidate = (
             None if source is None else Candidate(task.address, {task.entry.file: textwrap.dedent(source).encode()})
         )
         options = {"backend": "cpu", "timeout_s": 120, **settings}
-        return run_harness(task, candidate, tmp_path, HarnessSettings(**options))  # type: ignore[arg-type]
+        return run_harness(task, candidate, tmp_path, HarnessSettings(**options), cpus=cpus)  # type: ignore[arg-type]
 
     return run
 

@@ -88,3 +88,18 @@ def test_a_candidate_over_a_limit_is_stopped_and_charged(run_candidate, monkeypa
 def test_the_default_limits_leave_an_honest_candidate_alone(run_candidate, monkeypatch):
     monkeypatch.delenv(JOB_VARIABLE, raising=False)
     assert run_candidate(TRITON_ADD).status == "PASSED"
+
+
+CPUS = "import os\nshow = getattr(os, 'sched_get' + 'affinity')\nmove = getattr(os, 'sched_set' + 'affinity')\n\n"
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs: one for the lane, one outside it")
+def test_a_lanes_child_is_kept_to_its_cpus_and_one_that_leaves_them_is_stopped(run_candidate):
+    lane = frozenset({min(os.sched_getaffinity(0))})
+    shown = run_candidate(CPUS + "def add(x, y):\n    raise ValueError(f'cpus {sorted(show(0))}')\n", cpus=lane)
+    assert f"cpus {sorted(lane)}" in shown.errors[0]  # pinned before the job: the candidate's thread inherits it
+    begin = time.monotonic()
+    every = "set(range(getattr(os, 'cpu_' + 'count')()))"
+    moved = run_candidate(CPUS + f"def add(x, y):\n    move(0, {every})" + WAIT, cpus=lane, timeout_s=40)
+    assert moved.status == "RUNTIME_ERROR" and "outside its lane's" in moved.errors[0], moved.errors
+    assert time.monotonic() - begin < 30

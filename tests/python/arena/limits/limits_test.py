@@ -73,7 +73,7 @@ def test_the_watch_reads_every_half_second_or_less_often_when_a_reading_is_slow(
 
     clock = {"now": 0.0, "readings": 0, "cost": 0.0}
 
-    def reading(root, folders, stop_at_files):  # the watch's reading: it takes `cost` seconds
+    def reading(root, folders, stop_at_files, cpus):  # the watch's reading: it takes `cost` seconds
         clock["readings"] += 1
         clock["now"] += clock["cost"]
         return Usage(1, 1, 0, 0, 0)

@@ -72,3 +72,19 @@ def test_a_cpu_lane_job_runs_under_the_address_space_limit() -> None:
     assert address_space_limit_in_a_child("auto") == resource.getrlimit(resource.RLIMIT_AS)[0]
     limited = address_space_limit_in_a_child(lane_settings(HarnessSettings(), "cpu").backend)
     assert 0 < limited <= 64 << 30
+
+
+def test_two_gpu_lanes_or_more_get_cpus_of_their_own_unless_the_operator_says(monkeypatch):
+    import os
+
+    from arena.limits.cpus import split
+    from arena.runner.devices import CPUS_VARIABLE, lane_cpus
+
+    mine = os.sched_getaffinity(0)
+    assert lane_cpus(("0",), {}) == {} and lane_cpus(("cpu",), {}) == {}  # one lane: it has every CPU
+    assert lane_cpus(("0", "1"), {}) == dict(zip((0, 1), split(mine, 2)))
+    assert lane_cpus(("0", "1"), {CPUS_VARIABLE: "off"}) == {}
+    assert lane_cpus(("0", "1"), {CPUS_VARIABLE: "0:0-47;1:48-95"}) == {0: set(range(48)), 1: set(range(48, 96))}
+    for wrong in ("0:0-47", "0:0-47;2:48-95", "0:;1:3", "zero:1;1:2", "0:1-x;1:2"):
+        with pytest.raises(ValueError, match=CPUS_VARIABLE):
+            lane_cpus(("0", "1"), {CPUS_VARIABLE: wrong})
