@@ -18,6 +18,7 @@ default.
 
 from __future__ import annotations
 
+import inspect
 import os
 import re
 import subprocess
@@ -161,8 +162,10 @@ def confine_self(limits: Limits) -> None:
 
 
 def confined(argv: Sequence[str], limits: Limits) -> list[str]:
-    """`argv` started through confine.py, which sets the backstop on itself and becomes `argv`."""
-    return [sys.executable, "-I", "-S", CONFINE_SCRIPT, str(tasks(limits)), "--", *argv]
+    """`argv` started through confine.py, which sets the backstop on itself and becomes `argv`: by
+    its path, or, run from a zip (a PEX that is no venv), as its source text."""
+    script = [CONFINE_SCRIPT] if os.path.isfile(CONFINE_SCRIPT) else ["-c", inspect.getsource(confine_script)]
+    return [sys.executable, "-I", "-S", *script, str(tasks(limits)), "--", *argv]
 
 
 def _process_ids() -> int:

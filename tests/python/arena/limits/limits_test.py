@@ -68,6 +68,15 @@ def test_a_command_started_confined_is_that_command_with_the_backstop_set():
     assert missing.returncode != 0 and "cannot start 'no-such-program'" in missing.stderr
 
 
+def test_from_a_zip_confine_runs_as_its_source(monkeypatch):
+    from arena.limits import limits
+
+    monkeypatch.setattr(limits, "CONFINE_SCRIPT", "/nowhere/arena.pex/arena/limits/confine.py")
+    argv = confined([sys.executable, "-c", "print(open('/proc/self/oom_score_adj').read())"], LIMITS)
+    assert argv[3] == "-c" and "def confine(" in argv[4]
+    assert int(subprocess.run(argv, capture_output=True, text=True, check=True).stdout) == OOM_FIRST
+
+
 def test_the_watch_reads_every_half_second_or_less_often_when_a_reading_is_slow(monkeypatch):
     from arena.limits import limits
 
