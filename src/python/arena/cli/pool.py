@@ -6,12 +6,14 @@ taking the pool's jobs through the Remote Workers API. docs/executors.md, "The p
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import threading
 from pathlib import Path
 
 from arena.errors import ArenaError
+from arena.limits.cpus import parsed
 from arena.runner.folders import state_root
 
 HELP = "the GPU pool: its server (BuildGrid with its scheduler) and its workers (one per GPU)"
@@ -80,6 +82,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     worker.add_argument(
         "--work", type=Path, metavar="DIR", help="where jobs' input roots are laid out (default: the temporary folder)"
     )
+    worker.add_argument(
+        "--cpus",
+        metavar="LIST",
+        help="keep its jobs to these CPUs, e.g. 0-47 (those near its GPU), so workers on one host do not slow "
+        "each other's timing; a job that leaves them is stopped (default: any)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -146,6 +154,12 @@ def run_worker(args: argparse.Namespace) -> int:
             f"cannot read GPU {args.gpu}'s model (nvidia-smi, rocm-smi): "
             "give --arena-gpu NAME, the runner's --remote-gpu"
         )
+    try:
+        cpus = parsed(args.cpus) if args.cpus else None
+    except ValueError:
+        cpus = frozenset()
+    if cpus is not None and (not cpus or not cpus <= os.sched_getaffinity(0)):
+        raise ArenaError(f"--cpus {args.cpus!r} is not a list of this machine's CPUs, such as 0-47 or 0-23,48-71")
     settings = WorkerSettings(
         server=args.server,
         gpu=args.gpu,
@@ -154,6 +168,7 @@ def run_worker(args: argparse.Namespace) -> int:
         instance=args.instance,
         image=args.image,
         work=args.work,
+        cpus=cpus,
     )
     worker = Worker(settings, log=lambda line: print(line, flush=True))
     stop = _stop_on_signals()

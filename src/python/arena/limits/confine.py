@@ -1,8 +1,9 @@
 """The kernel's backstop behind the watch (limits.py), for one process and all it starts.
 
-    python confine.py TASKS -- PROGRAM ARGS...
+    python confine.py TASKS [--cpus LIST] -- PROGRAM ARGS...
 
-sets the limits below on itself and becomes PROGRAM: the way a parent that runs gRPC threads
+sets the limits below on itself (and with --cpus, "0-47,96", keeps itself to those CPUs) and
+becomes PROGRAM: the way a parent that runs gRPC threads
 confines a child (a preexec_fn would fork the whole process, which gRPC's fork handlers may stop;
 this starts by vfork and execs). It imports nothing of arena, so it needs no import path.
 """
@@ -39,14 +40,29 @@ def _lowered(kind: int, wanted: int) -> tuple[int, int]:
     return value, value
 
 
+def cpu_list(text: str) -> set[int]:
+    """ "0-2,5" -> {0, 1, 2, 5} (as the kernel lists CPUs)."""
+    cpus: set[int] = set()
+    for item in text.strip().split(","):
+        if item:
+            low, _, high = item.partition("-")
+            cpus.update(range(int(low), int(high or low) + 1))
+    return cpus
+
+
 def main() -> None:
     given = sys.argv[1:]
+    cpus = None
+    if len(given) > 2 and given[1] == "--cpus":
+        cpus, given = given[2], given[:1] + given[3:]
     if len(given) < 3 or given[1] != "--" or not given[0].isdigit():
-        sys.exit("usage: confine.py TASKS -- PROGRAM ARGS...")
+        sys.exit("usage: confine.py TASKS [--cpus LIST] -- PROGRAM ARGS...")
     confine(int(given[0]))
     try:
+        if cpus is not None:
+            os.sched_setaffinity(0, cpu_list(cpus))
         os.execvp(given[2], given[2:])
-    except OSError as error:
+    except (OSError, ValueError) as error:
         sys.exit(f"cannot start {given[2]!r}: {error}")
 
 

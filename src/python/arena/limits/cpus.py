@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 from typing import Iterable, Sequence
 
+from arena.limits.confine import cpu_list
+
 PROC = "/proc"
 
 
@@ -45,12 +47,7 @@ def spelled(cpus: Iterable[int]) -> str:
 
 def parsed(text: str) -> frozenset[int]:
     """ "0-2,5" -> {0, 1, 2, 5}."""
-    cpus: set[int] = set()
-    for item in text.strip().split(","):
-        if item:
-            low, _, high = item.partition("-")
-            cpus.update(range(int(low), int(high or low) + 1))
-    return frozenset(cpus)
+    return frozenset(cpu_list(text))
 
 
 def threads_of(pids: Sequence[int]) -> list[int]:

@@ -161,11 +161,13 @@ def confine_self(limits: Limits) -> None:
     confine(tasks(limits))
 
 
-def confined(argv: Sequence[str], limits: Limits) -> list[str]:
-    """`argv` started through confine.py, which sets the backstop on itself and becomes `argv`: by
-    its path, or, run from a zip (a PEX that is no venv), as its source text."""
+def confined(argv: Sequence[str], limits: Limits, cpus: frozenset[int] | None = None) -> list[str]:
+    """`argv` started through confine.py, which sets the backstop on itself (kept to `cpus` when
+    given) and becomes `argv`: by its path, or, run from a zip (a PEX that is no venv), as its
+    source text."""
     script = [CONFINE_SCRIPT] if os.path.isfile(CONFINE_SCRIPT) else ["-c", inspect.getsource(confine_script)]
-    return [sys.executable, "-I", "-S", *script, str(tasks(limits)), "--", *argv]
+    kept = [] if cpus is None else ["--cpus", spelled(cpus)]
+    return [sys.executable, "-I", "-S", *script, str(tasks(limits)), *kept, "--", *argv]
 
 
 def _process_ids() -> int:

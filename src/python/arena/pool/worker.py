@@ -63,6 +63,7 @@ class WorkerSettings:
     work: Path | None = None  # where input roots are laid out (default: the temporary folder)
     poll_s: float = 30.0  # long-poll for a lease
     max_timeout_s: float = 7200.0  # an action without a timeout, or with a longer one, stops here
+    cpus: frozenset[int] | None = None  # its commands' CPUs (the GPU's own), None: any (limits/cpus.py)
 
     @property
     def name(self) -> str:
@@ -303,7 +304,8 @@ class Worker:
         environment = {v.name: v.value for v in command.environment_variables}
         environment.update(self.settings.device_environment())
         limits, apart = job_limits(), pid_namespace()
-        argv = confined([*apart, *command.arguments], limits)  # the kernel's backstop (arena.limits)
+        # The kernel's backstop (arena.limits), and the worker's CPUs kept from its first instruction.
+        argv = confined([*apart, *command.arguments], limits, self.settings.cpus)
         if shutil.which("setpriv"):  # the command dies with this worker (and, in its namespace, all it started)
             argv = ["setpriv", "--pdeathsig", "KILL", "--", *argv]
         # No preexec_fn: this process runs gRPC threads, and a child forked from it could stop
@@ -323,7 +325,7 @@ class Worker:
                 run.cancel()
             # Read from outside while it runs, its lease folder with it (the job's scratch), and
             # the shared memory of its own IPC namespace bounded as soon as unshare has made it.
-            watch = Watch(process.pid, [root], limits)
+            watch = Watch(process.pid, [root], limits, self.settings.cpus)
             if apart:
                 bound_ipc(process.pid, limits.memory)
             code = wait_watched(process, time.monotonic() + limit, watch)

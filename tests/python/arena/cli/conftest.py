@@ -48,7 +48,7 @@ def fake_harness(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     in arena.harness.launch when they call it); returns the (candidate, settings) it was called with."""
     calls: list[Any] = []
 
-    def runner(task, candidate, repo_root, settings, standby=None):  # type: ignore[no-untyped-def]
+    def runner(task, candidate, repo_root, settings, standby=None, cpus=None):  # type: ignore[no-untyped-def]
         calls.append((candidate, settings))
         return fake_result(task, candidate, repo_root, settings)
 

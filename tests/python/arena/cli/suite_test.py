@@ -266,7 +266,7 @@ def test_a_harness_fault_is_not_scored_and_the_suite_goes_on(
     import arena.harness.launch as launch
     from arena.harness.job import failure
 
-    def killed(task, candidate, repo_root, settings, standby=None):  # type: ignore[no-untyped-def]
+    def killed(task, candidate, repo_root, settings, standby=None, cpus=None):  # type: ignore[no-untyped-def]
         fake_harness.append((candidate, settings))
         return failure("RUNTIME_ERROR", "the child was killed by SIGKILL without a result", fault=True)
 

@@ -19,7 +19,7 @@ def _use_harness(monkeypatch: pytest.MonkeyPatch, runner: Any) -> list[Any]:
     each call was given (validation runs through a local executor: a child started ahead)."""
     standbys: list[Any] = []
 
-    def run_harness(task, candidate, repo_root, settings, standby=None):  # type: ignore[no-untyped-def]
+    def run_harness(task, candidate, repo_root, settings, standby=None, cpus=None):  # type: ignore[no-untyped-def]
         standbys.append(standby)
         return runner(task, candidate, repo_root, settings)
 

@@ -61,3 +61,18 @@ def test_serve_keeps_scores_in_the_pools_cas_with_store_reapi(tmp_path: Path) ->
     assert isinstance(store, ReapiStore) and store.endpoint == "127.0.0.1:9"
     assert (tmp_path / "scores.key").stat().st_mode & 0o077 == 0  # the key beside the runner's state
     store.close()
+
+
+@pytest.mark.parametrize("cpus", ["99999", "3-1", "zero", ","])
+def test_a_worker_refuses_cpus_this_machine_does_not_give_it(cpus: str) -> None:
+    import argparse
+
+    from arena.cli import pool
+
+    parser = argparse.ArgumentParser()
+    pool.add_arguments(parser)
+    args = parser.parse_args(
+        ["worker", "--server", "127.0.0.1:1", "--gpu", "cpu", "--arena-gpu", "cpu", "--cpus", cpus]
+    )
+    with pytest.raises(ArenaError, match="--cpus .* is not a list of this machine's CPUs"):
+        pool.run(args)  # before it reaches for its server

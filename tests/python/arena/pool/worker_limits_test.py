@@ -15,11 +15,12 @@ from arena.pool.worker import Run, Worker, WorkerSettings, pid_namespace
 from arena.reapi.cas import reapi_protos
 
 
-def run_command(tmp_path: Path, script: str) -> tuple[int, bool, str, float]:
-    worker = Worker(WorkerSettings(server="127.0.0.1:1", gpu="cpu", gpu_name="cpu"))  # no call reaches it
+def run_command(tmp_path: Path, script: str, cpus: frozenset[int] | None = None) -> tuple[int, bool, str, float]:
+    settings = WorkerSettings(server="127.0.0.1:1", gpu="cpu", gpu_name="cpu", cpus=cpus)
+    worker = Worker(settings)  # no call reaches its server
     command = reapi_protos()[0].Command(arguments=["sh", "-c", script])
     inputs = tmp_path / "root"
-    inputs.mkdir()
+    inputs.mkdir(parents=True)
     begin = time.monotonic()
     try:
         code, timed_out = worker._run_command(Run("lease", None), command, inputs, tmp_path, limit=60)
@@ -49,3 +50,15 @@ def test_the_commands_ipc_namespace_gets_a_shared_memory_limit(tmp_path: Path, m
     code, _, stderr, _ = run_command(tmp_path, "sleep 1; cat /proc/sys/kernel/shmall > shmall")  # once it is set
     assert code == 0, stderr
     assert int((tmp_path / "root" / "shmall").read_text()) == (1 << 30) // os.sysconf("SC_PAGE_SIZE")
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs: one for the worker, one outside")
+def test_a_workers_command_keeps_to_its_cpus_and_is_stopped_when_it_leaves(tmp_path: Path) -> None:
+    mine = frozenset({min(os.sched_getaffinity(0))})
+    code, _, stderr, _ = run_command(tmp_path / "a", "grep Cpus_allowed_list /proc/self/status > cpus", cpus=mine)
+    assert code == 0, stderr
+    assert (tmp_path / "a" / "root" / "cpus").read_text().split()[-1] == str(min(mine))  # from its first instruction
+    every = ",".join(map(str, sorted(os.sched_getaffinity(0))))
+    leave = f"python3 -c 'import os, time; os.sched_setaffinity(0, {{{every}}}); time.sleep(60)'"
+    code, timed_out, stderr, took = run_command(tmp_path / "b", leave, cpus=mine)
+    assert code == -9 and not timed_out and took < 30 and "outside its lane's" in stderr
