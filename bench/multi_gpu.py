@@ -6,7 +6,8 @@
     PYTHONPATH=src/python python3 bench/multi_gpu.py --summarize OUT --work DIR   (bench/device_check.sh)
 
 Every task of the category is evaluated as a no-op (its baseline as the candidate) through the
-runner's own queue (arena.runner.runner.Runner, one worker lane per GPU, the local executor, a
+runner's own queue (arena.runner.runner.Runner, one worker lane per GPU, the local executor with
+each lane on CPUs of its own unless ARENA_LANE_CPUS=off, a
 fresh non-durable state and a fresh score cache per run, so nothing is served from a cache):
 first on GPU 0 alone, then on every GPU at once, both runs with one secret seed (the same hidden
 inputs; --fresh-seeds draws new ones per evaluation), each after its lanes had 6 s to start their
@@ -43,7 +44,7 @@ from arena.evaluation.evaluation import Evaluation
 from arena.executors.local import LocalExecutor
 from arena.harness.settings import HarnessSettings
 from arena.runner.auth import Identity
-from arena.runner.devices import CPU_LANE
+from arena.runner.devices import CPU_LANE, lane_cpus
 from arena.runner.runner import Runner
 from arena.task.load import TASKS_FOLDER, find_repo_root, load_task, read_build_file
 from arena.task.task import Task
@@ -131,7 +132,9 @@ def run_once(
             lanes=lanes,
             tasks=tuple(tasks),
             durable=False,
-            executor=LocalExecutor(),
+            executor=LocalExecutor(
+                cpu_sets=lane_cpus(lanes)
+            ),  # each GPU lane on CPUs of its own, as serve and suite run
         ).start()
         # A serving runner's lanes have their first harness child ready long before jobs come;
         # give them that, so neither run is charged one cold start per lane.
