@@ -41,7 +41,7 @@ from arena.harness.settings import HarnessSettings
 from arena.report.progress import Progress as LiveProgress
 from arena.report.table import format_suite, task_outcome
 from arena.runner.auth import Identity
-from arena.runner.devices import discover_lanes, lane_cpus
+from arena.runner.devices import discover_lanes, lane_cpus, parse_lanes
 from arena.runner.records import Progress
 from arena.runner.runner import Evaluate, Runner
 from arena.scoring.stats import summarize_suite
@@ -89,6 +89,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--token", metavar="TOKEN", help=f"an operator's bearer token for --runner (default: {TOKEN_VARIABLE})"
+    )
+    parser.add_argument(
+        "--devices",
+        metavar="all|0,1|cpu",
+        help="the lanes of the runner in this process: every GPU (all, the default: ARENA_DEVICES or discovered), "
+        "these GPUs, or the CPU interpreter; a --runner has its own",
     )
     add_run_arguments(parser)
 
@@ -178,7 +184,7 @@ def local_runner(tasks: list[Task], count: int, args: argparse.Namespace) -> Ite
     """
     settings = {task.address: settings_from_args(args, task) for task in tasks}
     store = open_store(args.no_cache)
-    lanes = discover_lanes()
+    lanes = discover_lanes() if args.devices in (None, "all") else parse_lanes(args.devices)  # checked in run()
     with tempfile.TemporaryDirectory(prefix="arena-suite-") as state:
         runner = Runner(
             args.repo_root,
@@ -274,6 +280,13 @@ def run(args: argparse.Namespace) -> int:
         return caller_error(str(error))
     if args.submissions is not None and not args.submissions.is_dir():
         return caller_error(f"submissions folder {str(args.submissions)!r} does not exist or is not a folder")
+    if args.devices not in (None, "all"):
+        if args.runner or os.environ.get(RUNNER_VARIABLE, ""):
+            return caller_error("--devices chooses the lanes of a runner in this process; a --runner has its own")
+        try:
+            parse_lanes(args.devices)
+        except ValueError as error:
+            return caller_error(f"--devices: {error}")
     done: list[tuple[str, Evaluation]] = []
     # With JSON on stdout, the human report goes to stderr so the JSON stays parseable.
     report = sys.stderr if args.json == "-" else sys.stdout

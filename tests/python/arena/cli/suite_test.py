@@ -85,6 +85,10 @@ def test_caller_errors_exit_2(
 ) -> None:
     assert _suite(add_repo, "--tasks", "tasks/triton2triton/nope") == 2
     assert "not triton2triton tasks" in capsys.readouterr().err
+    assert _suite(add_repo, "--devices", "0,x") == 2
+    assert "--devices: device lane 'x'" in capsys.readouterr().err
+    assert _suite(add_repo, "--devices", "0", "--runner", "127.0.0.1:1") == 2
+    assert "a --runner has its own" in capsys.readouterr().err
     assert _suite(add_repo, "--submissions", str(tmp_path / "missing")) == 2
     assert fake_harness == []
 
@@ -199,19 +203,20 @@ def test_the_suite_evaluates_through_an_in_process_runner_without_grpc(
 
     monkeypatch.setattr(Runner, "_run_job", counted)
     monkeypatch.delenv("ARENA_RUNNER", raising=False)
-    monkeypatch.setenv("ARENA_DEVICES", "cpu")
+    monkeypatch.setenv("ARENA_DEVICES", "0")  # --devices cpu below chooses instead
     # Neither grpc nor the client may be imported on this path (the GPU machine has neither).
     monkeypatch.setitem(sys.modules, "grpc", None)
     monkeypatch.setitem(sys.modules, "arena.client.client", None)
-    assert _suite(add_repo, "--json", "-") == 0
+    assert _suite(add_repo, "--json", "-", "--devices", "cpu") == 0
     evaluations = json.loads(capsys.readouterr().out)["evaluations"]
     assert sorted(jobs) == [(ADD, "", "cpu"), (TWIN, "", "cpu")]  # one operator job per task, no attempt
     assert len(fake_harness) == 2
     # The ids are the score cache's (what `arena reproduce` finds), not the runner's job ids.
     store = SqliteStore(cache_dir / "scores.sqlite")
     assert [store.get(item["cache_key"]).id for item in evaluations] == [item["id"] for item in evaluations]  # type: ignore[union-attr]
-    assert _suite(add_repo, "--no-cache") == 0
-    assert len(jobs) == 4 and len(fake_harness) == 4
+    monkeypatch.setenv("ARENA_DEVICES", "cpu")
+    assert _suite(add_repo, "--no-cache", "--devices", "all") == 0  # all: ARENA_DEVICES or discovered
+    assert len(jobs) == 4 and len(fake_harness) == 4 and jobs[-1][2] == "cpu"
 
 
 def test_a_remote_runner_over_grpc(
