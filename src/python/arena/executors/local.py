@@ -39,10 +39,11 @@ class LocalExecutor:
         return run_harness(task, candidate, repo_root, settings, standby=self._standby(), cpus=cpus)
 
     def prepare(self, lane: str) -> None:
-        """Start the calling lane thread's first child now, so its first job does not wait for it."""
+        """Start the calling lane thread's first child now (on the lane's CPUs), so its first job
+        does not wait for it."""
         standby = self._standby()
         if standby is not None:
-            standby.warm()
+            standby.warm(self.cpu_sets.get(int(lane)) if lane.isdigit() else None)
 
     def close(self) -> None:
         """Stop every thread's waiting child (they also die with the thread that started them)."""

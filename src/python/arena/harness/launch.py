@@ -52,7 +52,7 @@ from arena.harness.trusted_builds import promote as promote_builds
 from arena.harness.version import trusted_digest
 from arena.limits.cpus import pin
 from arena.limits.ipc import bound_ipc
-from arena.limits.limits import JOB_VARIABLE, Watch, job_limits
+from arena.limits.limits import JOB_VARIABLE, Watch, confined, job_limits
 from arena.limits.usage import process_tree
 from arena.task.task import Task
 
@@ -89,7 +89,7 @@ def run_harness(
     chosen, refused = screen_candidate(task, candidate, repo_root)
     if refused is not None:
         return refused
-    child = standby.take() if standby is not None else Child(hidden=(repo_root,))
+    child = standby.take(cpus) if standby is not None else Child(hidden=(repo_root,), cpus=cpus)
     try:
         refuse_exposed(child.shown, hidden=(repo_root,))  # a child started ahead: before its job
         lay_out(task, chosen, repo_root, child.work)
@@ -114,8 +114,9 @@ class Child:
     """One started `python -m arena.harness.child`, in its own session and temporary folder,
     waiting for its job on stdin. Used for one job, then closed."""
 
-    def __init__(self, hidden: tuple[Path, ...] = ()) -> None:
-        """`hidden`: folders the child must not be shown (the repository the tasks come from)."""
+    def __init__(self, hidden: tuple[Path, ...] = (), cpus: frozenset[int] | None = None) -> None:
+        """`hidden`: folders the child must not be shown (the repository the tasks come from).
+        `cpus`: its lane's, from its start (its `import torch` does not run on other lanes' CPUs)."""
         # The parent's pid in the name: a runner started later sweeps the folders of dead parents
         # (arena.runner.run_folders) and leaves a live one's alone.
         self._folder = tempfile.TemporaryDirectory(prefix=f"arena-run-{os.getpid()}-")
@@ -139,6 +140,9 @@ class Child:
                 argv = sandboxed(argv, self.work, read_only=shown, user=self.user, hidden=hidden)
                 self.shown = tuple(read_only_folders(tuple(map(str, shown))))
                 hand_over(self.work, self.user)
+            # Started through confine.py: the kernel's backstop, and the lane's CPUs, from the first
+            # instruction of bubblewrap on (its import of torch runs on no other lane's CPUs).
+            argv = confined(argv, job_limits(), cpus)
         except BaseException:
             os.close(self.result_fd)
             os.close(write_fd)
@@ -176,7 +180,7 @@ class Child:
         limits = job_limits()
         if self.sandbox:  # its IPC namespace's shared memory too, before any candidate code (limits/ipc.py)
             bound_ipc(self.process.pid, limits.memory)
-        if cpus is not None:  # every thread it has now; what starts later inherits it
+        if cpus is not None:  # a child started for no lane (or another): every thread it has now
             pin(process_tree(self.process.pid), cpus)
         try:
             self.process.stdin.write(job.to_json())
@@ -234,19 +238,20 @@ class Standby:
         self._next: Child | None = None
         self._again = again
 
-    def warm(self) -> None:
-        """Start the waiting child now, if none is waiting (a lane about to take jobs)."""
+    def warm(self, cpus: frozenset[int] | None = None) -> None:
+        """Start the waiting child now, if none is waiting (a lane about to take jobs), on `cpus`."""
         if self._next is None:
-            self._next = Child()
+            self._next = Child(cpus=cpus)
 
-    def take(self) -> Child:
+    def take(self, cpus: frozenset[int] | None = None) -> Child:
+        """The waiting child (or a new one), and the next started on `cpus`, the lane's."""
         child, self._next = self._next, None
         if child is None or not child.ready():
             if child is not None:
                 child.close()
-            child = Child()
+            child = Child(cpus=cpus)
         if self._again:
-            self._next = Child()
+            self._next = Child(cpus=cpus)
         return child
 
     def close(self) -> None:

@@ -66,7 +66,7 @@ class NoChild:
     def __init__(self, again: bool = True) -> None:
         self.events.append(f"made again={again}")
 
-    def warm(self) -> None:
+    def warm(self, cpus: frozenset[int] | None = None) -> None:
         self.events.append("warm")
 
     def close(self) -> None:

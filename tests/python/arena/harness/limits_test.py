@@ -103,3 +103,21 @@ def test_a_lanes_child_is_kept_to_its_cpus_and_one_that_leaves_them_is_stopped(r
     moved = run_candidate(CPUS + f"def add(x, y):\n    move(0, {every})" + WAIT, cpus=lane, timeout_s=40)
     assert moved.status == "RUNTIME_ERROR" and "outside its lane's" in moved.errors[0], moved.errors
     assert time.monotonic() - begin < 30
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs: one for the lane")
+def test_a_lanes_waiting_child_starts_on_its_cpus():
+    from arena.harness.launch import Standby
+    from arena.limits.cpus import strays
+    from arena.limits.usage import process_tree
+
+    lane = frozenset({min(os.sched_getaffinity(0))})
+    standby = Standby()
+    try:
+        standby.warm(lane)
+        child = standby._next
+        assert child is not None
+        time.sleep(2)  # its interpreter imports torch meanwhile, in threads of its own
+        assert strays(process_tree(child.process.pid), lane) == frozenset()  # its import ran on the lane alone
+    finally:
+        standby.close()
