@@ -23,6 +23,7 @@ from arena.executors.base import Executor
 from arena.executors.docker import DockerExecutor
 from arena.executors.local import LocalExecutor
 from arena.executors.remote import DEFAULT_PATH, RemoteExecutor
+from arena.limits.cpus import spelled
 from arena.runner.auth import load_tokens
 from arena.runner.devices import discover_lanes, lane_cpus, parse_lanes
 from arena.runner.folders import runner_state
@@ -131,6 +132,14 @@ def positive(value: int, flag: str) -> int:
     return value
 
 
+def described_lanes(lanes: tuple[str, ...], executor: Executor) -> str:
+    """ "0,1" or, where each lane keeps to CPUs of its own, "0 (CPUs 0-7),1 (CPUs 8-15)"."""
+    cpus = executor.cpu_sets if isinstance(executor, LocalExecutor) else {}
+    return ",".join(
+        f"{lane} (CPUs {spelled(cpus[int(lane)])})" if lane.isdigit() and int(lane) in cpus else lane for lane in lanes
+    )
+
+
 def build_executor(args: argparse.Namespace, lanes: tuple[str, ...]) -> Executor:
     """The executor --executor names (a local one keeps each of `lanes` to CPUs of its own)."""
     if args.executor == "docker":
@@ -233,7 +242,7 @@ def run(args: argparse.Namespace) -> int:
         )
         host = args.listen.rsplit(":", 1)[0]
         print(
-            f"arena runner on {host}:{port}: lanes {','.join(lanes)}, executor {args.executor}, "
+            f"arena runner on {host}:{port}: lanes {described_lanes(lanes, executor)}, executor {args.executor}, "
             f"isolation {runner.isolation() or 'NONE'}, {len(tokens)} token(s), state {state}, "
             f"scores {'REAPI ' + store.endpoint if isinstance(store, ReapiStore) else 'sqlite'}, "
             f"{'TLS' if credentials is not None else 'plaintext'}",

@@ -128,6 +128,10 @@ def test_the_executor_flag_picks_where_evaluations_run(tmp_path: Path) -> None:
     assert (remote.endpoint, remote.gpu, remote.image) == ("pool:8980", "MI300X", "r@sha256:ab")
     with pytest.raises(ArenaError, match="--remote HOST:PORT"):
         serve.build_executor(_serve_args(tmp_path, "--executor", "remote"), ("0",))
+    # What the runner prints of its lanes: with their CPUs where each keeps to its own.
+    local = LocalExecutor(cpu_sets={0: frozenset(range(8)), 1: frozenset(range(8, 16))})
+    assert serve.described_lanes(("0", "1"), local) == "0 (CPUs 0-7),1 (CPUs 8-15)"
+    assert serve.described_lanes(("0", "1"), remote) == serve.described_lanes(("0", "1"), LocalExecutor()) == "0,1"
 
 
 def test_the_docker_executor_refuses_an_image_not_locked_by_digest(
