@@ -22,6 +22,7 @@ from arena.agents.session import GRACE_S, Connection, run_agent
 from arena.agents.submissions import write_agent, write_result
 from arena.client.client import RUNNER_VARIABLE, TOKEN_VARIABLE, Client
 from arena.errors import ArenaError, Unisolated, UnknownTask
+from arena.limits.limits import agent_limits
 from arena.runner.auth import AGENT_NAME, Identity, new_token
 from arena.runner.folders import agent_workspaces, cache_root, score_cache_folder, state_root
 from arena.runner.records import TaskView
@@ -157,6 +158,7 @@ def run_plan(plan: Plan) -> int:
     """Run it; prints a line per task and run. 0 when every run ended (whatever it scored)."""
     if plan.runs < 1:
         raise ArenaError("--runs must be at least 1")
+    agent_limits()  # a malformed ARENA_AGENT_LIMITS is refused before any attempt is opened
     config = load_config(plan.config)
     template = read_template(config, plan.repo_root)
     digest = config_digest(config, template)

@@ -24,6 +24,7 @@ from arena.executors.docker import DockerExecutor
 from arena.executors.local import LocalExecutor
 from arena.executors.remote import DEFAULT_PATH, RemoteExecutor
 from arena.limits.cpus import spelled
+from arena.limits.limits import job_limits
 from arena.runner.auth import load_tokens
 from arena.runner.devices import discover_lanes, lane_cpus, parse_lanes
 from arena.runner.folders import runner_state
@@ -200,6 +201,7 @@ def run(args: argparse.Namespace) -> int:
         tokens = load_tokens(args.tokens)
         lanes = parse_lanes(args.devices) if args.devices else discover_lanes()
         executor = build_executor(args, lanes)
+        job_limits()  # a malformed ARENA_JOB_LIMITS is refused now, not at every job
     except (OSError, ValueError) as error:
         raise ArenaError(f"cannot configure the runner: {error}") from None
     if not len(tokens):

@@ -239,6 +239,17 @@ def test_an_agent_over_a_limit_is_stopped_and_says_so(
         assert int((workspace / "shmall").read_text()) == (1 << 30) // os.sysconf("SC_PAGE_SIZE")
 
 
+def test_malformed_agent_limits_are_refused_before_any_attempt(
+    repo: Path, address: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(AGENT_VARIABLE, "memory=much")
+    out = tmp_path / "out"
+    assert agent_run(repo, address, out, config(tmp_path, "script", flags=["--versions", str(tmp_path)])) != 0
+    assert not out.exists()  # nothing was run, no attempt opened
+    with Client(address, "ops-token") as operator:
+        assert all(row.agent != "alice" for row in operator.leaderboard())
+
+
 def test_the_agent_sees_its_attempt_token_and_nothing_of_the_runner(
     kit: Any, repo: Path, address: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

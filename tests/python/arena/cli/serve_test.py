@@ -111,6 +111,13 @@ def test_serve_refuses_to_start_without_tokens(repo: Path, tmp_path: Path, capsy
     assert code != 0 and "no tokens" in capsys.readouterr().err
 
 
+def test_serve_refuses_malformed_limits_at_start(repo: Path, tmp_path: Path, capsys, monkeypatch) -> None:
+    monkeypatch.setenv("ARENA_TOKENS", "alice:alice-token")
+    monkeypatch.setenv("ARENA_JOB_LIMITS", "disk=lots")
+    code = main(["--repo-root", str(repo), "serve", "--listen", "127.0.0.1:0", "--state", str(tmp_path / "s")])
+    assert code != 0 and "ARENA_JOB_LIMITS='disk=lots'" in capsys.readouterr().err  # not at every job
+
+
 def _serve_args(repo_root: Path, *extra: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser()
     serve.add_arguments(parser)
