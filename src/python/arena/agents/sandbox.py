@@ -87,7 +87,7 @@ class AgentSandbox:
         """The agent's command in the sandbox; its /tmp is its HOME's tmp folder (TMPDIR there too)."""
         tmp = home / "tmp"
         tmp.mkdir(parents=True, exist_ok=True)
-        return sandboxed(launch.argv, launch.env, (workspace, home), launch.read_only, self.hidden, egress, tmp)
+        return sandboxed(launch.argv, launch.env, (workspace, home), launch.read_only, self.hidden, egress, tmp=tmp)
 
     def egress(self, runner: str, endpoint: str) -> Egress | None:
         """The egress proxy a run goes out through, opened to its `runner` and model `endpoint`
@@ -124,12 +124,13 @@ def sandboxed(
     read_only: Iterable[Path | str] = (),
     hidden: Iterable[Path | str] = (),
     egress: Egress | None = None,
-    tmp: Path | None = None,
+    *,
+    tmp: Path,
 ) -> tuple[str, ...]:
     """`argv` inside bubblewrap, in the first of `writable` (the workspace), with `env` as its
     environment (bubblewrap passes its own on). `hidden`: folders no folder shown may hold.
     `egress`: a network namespace of its own, `argv` run behind the bridge to that proxy. `tmp`:
-    a folder on disk shown as /tmp (None: an empty tmpfs, in memory no process is charged for)."""
+    a folder on disk shown as /tmp (never a tmpfs: memory no process is charged for)."""
     writable = [Path(os.path.abspath(path)) for path in writable]
     program = shutil.which(argv[0], path=env.get("PATH", os.defpath))
     if program is None:
@@ -150,7 +151,7 @@ def sandboxed(
     command = ["bwrap", *NAMESPACES, "--uid", NOBODY, "--gid", NOBODY, "--die-with-parent"]
     command += ["--unshare-net"] if egress is not None else []
     command += ["--proc", "/proc", "--dev", "/dev"]
-    command += ["--tmpfs", "/tmp"] if tmp is None else ["--bind", os.path.abspath(tmp), "/tmp"]
+    command += ["--bind", os.path.abspath(tmp), "/tmp"]
     for folder in SYSTEM:
         if os.path.islink(folder):  # a merged /usr: /bin -> usr/bin
             command += ["--symlink", os.readlink(folder), folder]

@@ -231,19 +231,19 @@ def test_a_folder_to_show_that_holds_a_hidden_one_is_refused_or_left_out(
     workspace.mkdir()
     env = {"PATH": os.environ["PATH"]}
     monkeypatch.setattr(sys, "path", [*sys.path, str(tmp_path)])  # as `python -m` puts its directory first
-    argv = sandbox.sandboxed(("true",), env, [workspace], read_only=[repo / "src"], hidden=[repo])
+    argv = sandbox.sandboxed(("true",), env, [workspace], read_only=[repo / "src"], hidden=[repo], tmp=workspace)
     assert str(repo / "src") in argv and str(repo) not in argv  # a folder inside the repository: shown
     assert str(tmp_path) not in argv  # the import path entry that holds the repository: left out
     # One inside a system folder is an empty folder there.
-    shown = subprocess.run(sandbox.sandboxed(("ls", "/etc/ssl"), env, [workspace], hidden=["/etc/ssl"]),
+    shown = subprocess.run(sandbox.sandboxed(("ls", "/etc/ssl"), env, [workspace], hidden=["/etc/ssl"], tmp=workspace),
                            env=env, capture_output=True, text=True)  # fmt: skip
     assert shown.returncode == 0 and shown.stdout == "" and os.listdir("/etc/ssl")
     with pytest.raises(ArenaError, match=re.escape(f"would show {repo}, which holds {repo}")):
-        sandbox.sandboxed(("true",), env, [workspace], read_only=[repo], hidden=[repo])
+        sandbox.sandboxed(("true",), env, [workspace], read_only=[repo], hidden=[repo], tmp=workspace)
     with pytest.raises(ArenaError, match=re.escape(f"would show {tmp_path}, which holds {repo}")):
-        sandbox.sandboxed(("true",), env, [tmp_path], hidden=[repo])
+        sandbox.sandboxed(("true",), env, [tmp_path], hidden=[repo], tmp=tmp_path)
     with pytest.raises(ArenaError, match="not found on its PATH"):
-        sandbox.sandboxed(("no-such-agent-cli",), env, [workspace])
+        sandbox.sandboxed(("no-such-agent-cli",), env, [workspace], tmp=workspace)
 
 
 def test_a_network_file_linking_out_of_etc_is_shown_at_its_target(tmp_path: Path) -> None:
@@ -323,6 +323,8 @@ def test_a_runner_on_either_loopback_is_reached_at_both_inside(tmp_path: Path, h
         runner = destination(f"[{host}]:{port}" if ":" in host else f"{host}:{port}")
         assert runner == (host, port)
         with Egress((runner,), public=False) as egress:
-            argv = sandbox.sandboxed((sys.executable, "-c", ECHO_CLIENT, str(port)), env, [workspace], egress=egress)
+            argv = sandbox.sandboxed(
+                (sys.executable, "-c", ECHO_CLIENT, str(port)), env, [workspace], egress=egress, tmp=workspace
+            )
             done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
     assert json.loads(done.stdout) == {"127.0.0.1": "ping", "::1": "ping"}, done.stderr[-2000:]
