@@ -143,6 +143,7 @@ class Child:
             # Started through confine.py: the kernel's backstop, and the lane's CPUs, from the first
             # instruction of bubblewrap on (its import of torch runs on no other lane's CPUs).
             argv = confined(argv, job_limits(), cpus)
+            self.cpus = cpus
         except BaseException:
             os.close(self.result_fd)
             os.close(write_fd)
@@ -180,7 +181,7 @@ class Child:
         limits = job_limits()
         if self.sandbox:  # its IPC namespace's shared memory too, before any candidate code (limits/ipc.py)
             bound_ipc(self.process.pid, limits.memory)
-        if cpus is not None:  # a child started for no lane (or another): every thread it has now
+        if cpus is not None and cpus != self.cpus:  # started for no lane (or another): every thread now
             pin(process_tree(self.process.pid), cpus)
         try:
             self.process.stdin.write(job.to_json())

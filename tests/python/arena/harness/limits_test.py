@@ -121,3 +121,25 @@ def test_a_lanes_waiting_child_starts_on_its_cpus():
         assert strays(process_tree(child.process.pid), lane) == frozenset()  # its import ran on the lane alone
     finally:
         standby.close()
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs: one for the lane")
+def test_a_child_started_for_no_lane_is_pinned_before_its_job(tmp_path):
+    from arena.candidate.candidate import Candidate
+    from arena.harness.launch import Standby, run_harness
+    from arena.harness.settings import HarnessSettings
+    from arena_testing.harness_tasks import build_task
+
+    lane = frozenset({min(os.sched_getaffinity(0))})
+    task = build_task(tmp_path)
+    source = CPUS + "def add(x, y):\n    raise ValueError(f'cpus {sorted(show(0))}')\n"
+    standby = Standby(again=False)
+    standby.warm()  # on every CPU, as `arena evaluate` starts its child before it knows a lane
+    try:
+        shown = run_harness(
+            task, Candidate(task.address, {task.entry.file: source.encode()}), tmp_path,
+            HarnessSettings(backend="cpu", timeout_s=120), standby=standby, cpus=lane,
+        )  # fmt: skip
+    finally:
+        standby.close()
+    assert f"cpus {sorted(lane)}" in shown.errors[0], shown.errors
