@@ -16,7 +16,7 @@ from typing import IO, Iterable, Mapping
 
 from arena.errors import ArenaError
 from arena.limits.ipc import bound_ipc
-from arena.limits.limits import Limits, Watch, confined, wait_watched
+from arena.limits.limits import Limits, Watch, confined, grouped, wait_watched
 
 TERM_WAIT_S = 2.0  # between SIGTERM and SIGKILL
 
@@ -47,8 +47,9 @@ def run_agent_process(
     # gRPC threads, whose fork handlers a forked child could stop in before its exec.
     if shutil.which(argv[0], path=env.get("PATH", os.defpath)) is None:  # said here, not by confine.py
         raise ArenaError(f"cannot start the agent {argv[0]!r}: not found on its PATH")
-    command = list(argv) if limits is None else confined(argv, limits)
-    with open(stderr_path, "wb") as stderr:
+    # Its own control group where the host allows one: closed at the end, with what still runs in it.
+    with grouped(limits) as group, open(stderr_path, "wb") as stderr:
+        command = list(argv) if limits is None else confined(argv, limits, group=group)
         try:
             process = subprocess.Popen(
                 command, cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=stderr,
@@ -61,7 +62,7 @@ def run_agent_process(
         reader = threading.Thread(target=_drain, args=(process.stdout, chunks), daemon=True)
         reader.start()
         deadline = time.monotonic() + stop_at - time.time()
-        watch = None if limits is None else Watch(process.pid, watched, limits)
+        watch = None if limits is None else Watch(process.pid, watched, limits, group=group)
         if limits is not None and sandboxed:  # as soon as bubblewrap has made the namespace
             bound_ipc(process.pid, limits.memory)
         returncode = wait_watched(process, deadline, watch)
@@ -74,7 +75,8 @@ def run_agent_process(
         _kill_group(process.pid, signal.SIGKILL)  # what it left running (or ignored SIGTERM)
         process.wait()
         reader.join(timeout=TERM_WAIT_S)
-    return Finished(b"".join(chunks), returncode, time.monotonic() - started, watch.breached if watch else "")
+        stopped = watch.settle() if watch else ""  # with what its group's limits did
+    return Finished(b"".join(chunks), returncode, time.monotonic() - started, stopped)
 
 
 def _drain(stream: IO[bytes], chunks: list[bytes]) -> None:

@@ -23,6 +23,7 @@ from arena.executors.base import Executor
 from arena.executors.docker import DockerExecutor
 from arena.executors.local import LocalExecutor
 from arena.executors.remote import DEFAULT_PATH, RemoteExecutor
+from arena.limits.cgroups import Found, found
 from arena.limits.cpus import spelled
 from arena.limits.limits import job_limits
 from arena.runner.auth import load_tokens
@@ -141,6 +142,11 @@ def described_lanes(lanes: tuple[str, ...], executor: Executor) -> str:
     )
 
 
+def described_groups(groups: Found) -> str:
+    """Where each job's control group is made (arena.limits.cgroups), or why none is."""
+    return groups.hierarchy.describe() if groups.hierarchy is not None else f"none ({groups.reason})"
+
+
 def build_executor(args: argparse.Namespace, lanes: tuple[str, ...]) -> Executor:
     """The executor --executor names (a local one keeps each of `lanes` to CPUs of its own)."""
     if args.executor == "docker":
@@ -202,6 +208,7 @@ def run(args: argparse.Namespace) -> int:
         lanes = parse_lanes(args.devices) if args.devices else discover_lanes()
         executor = build_executor(args, lanes)
         job_limits()  # a malformed ARENA_JOB_LIMITS is refused now, not at every job
+        groups = found()  # as is an ARENA_CGROUPS folder where no group can be made
     except (OSError, ValueError) as error:
         raise ArenaError(f"cannot configure the runner: {error}") from None
     if not len(tokens):
@@ -245,7 +252,8 @@ def run(args: argparse.Namespace) -> int:
         host = args.listen.rsplit(":", 1)[0]
         print(
             f"arena runner on {host}:{port}: lanes {described_lanes(lanes, executor)}, executor {args.executor}, "
-            f"isolation {runner.isolation() or 'NONE'}, {len(tokens)} token(s), state {state}, "
+            f"isolation {runner.isolation() or 'NONE'}, control groups {described_groups(groups)}, "
+            f"{len(tokens)} token(s), state {state}, "
             f"scores {'REAPI ' + store.endpoint if isinstance(store, ReapiStore) else 'sqlite'}, "
             f"{'TLS' if credentials is not None else 'plaintext'}",
             flush=True,

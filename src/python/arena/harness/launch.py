@@ -50,9 +50,10 @@ from arena.harness.sandbox import SCRATCH_MOUNTS, hand_over, read_only_folders, 
 from arena.harness.settings import HarnessSettings
 from arena.harness.trusted_builds import promote as promote_builds
 from arena.harness.version import trusted_digest
+from arena.limits.cgroups import Group
 from arena.limits.cpus import pin
 from arena.limits.ipc import bound_ipc
-from arena.limits.limits import JOB_VARIABLE, Watch, confined, job_limits
+from arena.limits.limits import JOB_VARIABLE, Watch, confined, group_for, job_limits
 from arena.limits.usage import process_tree
 from arena.task.task import Task
 
@@ -133,6 +134,7 @@ class Child:
         self.shown: tuple[str, ...] = ()  # the folders the child sees read-only
         # Compiled once by this trusted parent where the environment ships no byte code (bytecode.py).
         self.bytecode = bytecode_folder(measurement)
+        self.group: Group | None = None  # its control group (arena.limits.cgroups), where the host allows one
         try:
             if self.sandbox:
                 make_folders(self.work, tuple(SCRATCH_MOUNTS))  # its /tmp and /dev/shm
@@ -140,14 +142,16 @@ class Child:
                 argv = sandboxed(argv, self.work, read_only=shown, user=self.user, hidden=hidden)
                 self.shown = tuple(read_only_folders(tuple(map(str, shown))))
                 hand_over(self.work, self.user)
-            # Started through confine.py: the kernel's backstop, and the lane's CPUs, from the first
-            # instruction of bubblewrap on (its import of torch runs on no other lane's CPUs).
-            argv = confined(argv, job_limits(), cpus)
+            # Started through confine.py: the kernel's backstop, its control group where the host
+            # allows one, and the lane's CPUs, from the first instruction of bubblewrap on (its
+            # import of torch runs on no other lane's CPUs).
+            self.group = group_for(job_limits(), cpus)
+            argv = confined(argv, job_limits(), cpus, self.group)
             self.cpus = cpus
         except BaseException:
             os.close(self.result_fd)
             os.close(write_fd)
-            self._folder.cleanup()
+            self._remove()
             raise
         try:
             self.process = subprocess.Popen(
@@ -164,7 +168,7 @@ class Child:
             )
         except BaseException:
             os.close(self.result_fd)
-            self._folder.cleanup()
+            self._remove()
             raise
         finally:
             os.close(write_fd)  # the child holds the only write end now
@@ -182,6 +186,8 @@ class Child:
         if self.sandbox:  # its IPC namespace's shared memory too, before any candidate code (limits/ipc.py)
             bound_ipc(self.process.pid, limits.memory)
         if cpus is not None and cpus != self.cpus:  # started for no lane (or another): every thread now
+            if self.group is not None:
+                self.group.keep_to(cpus)
             pin(process_tree(self.process.pid), cpus)
         try:
             self.process.stdin.write(job.to_json())
@@ -190,8 +196,9 @@ class Child:
             pass
         # Read from outside while it runs: its processes, their memory, and its job folder on disk
         # (its /tmp and /dev/shm are folders there when sandboxed: sandbox.py).
-        watch = Watch(self.process.pid, [self.work], limits, cpus)
+        watch = Watch(self.process.pid, [self.work], limits, cpus, self.group)
         streams, timed_out = _drain(self.process, self.result_fd, time.monotonic() + timeout_s, watch)
+        watch.settle()  # what its group's limits did since the last reading
         log = log_tail(bytes(streams["stdout"]), bytes(streams["stderr"]))
         if timed_out:
             return failure("TIMEOUT", f"no result within {timeout_s:g} s; the process group was killed", log)
@@ -219,7 +226,13 @@ class Child:
                 with contextlib.suppress(OSError):
                     stream.close()
         os.close(self.result_fd)
+        self._remove()
+
+    def _remove(self) -> None:
+        """Its folder and its control group (the child has ended: close(), or it never started)."""
         self._folder.cleanup()
+        if self.group is not None:
+            self.group.close()
 
 
 class Standby:

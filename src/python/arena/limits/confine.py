@@ -1,9 +1,10 @@
 """The kernel's backstop behind the watch (limits.py), for one process and all it starts.
 
-    python confine.py TASKS [--cpus LIST] -- PROGRAM ARGS...
+    python confine.py TASKS [--cpus LIST] [--join FILE]... -- PROGRAM ARGS...
 
-sets the limits below on itself (and with --cpus, "0-47,96", keeps itself to those CPUs) and
-becomes PROGRAM: the way a parent that runs gRPC threads
+sets the limits below on itself (with --cpus, "0-47,96", keeps itself to those CPUs; with --join,
+writes itself into a control group's cgroup.procs FILE: cgroups.py) and becomes PROGRAM: the way
+a parent that runs gRPC threads
 confines a child (a preexec_fn would fork the whole process, which gRPC's fork handlers may stop;
 this starts by vfork and execs). It imports nothing of arena, so it needs no import path.
 """
@@ -51,12 +52,21 @@ def cpu_list(text: str) -> set[int]:
 
 
 def main() -> None:
-    given = sys.argv[1:]
-    cpus = None
-    if len(given) > 2 and given[1] == "--cpus":
-        cpus, given = given[2], given[:1] + given[3:]
+    given, cpus, joins = sys.argv[1:], None, []
+    while len(given) > 2 and given[1] in ("--cpus", "--join"):
+        if given[1] == "--cpus":
+            cpus = given[2]
+        else:
+            joins.append(given[2])
+        given = given[:1] + given[3:]
     if len(given) < 3 or given[1] != "--" or not given[0].isdigit():
-        sys.exit("usage: confine.py TASKS [--cpus LIST] -- PROGRAM ARGS...")
+        sys.exit("usage: confine.py TASKS [--cpus LIST] [--join FILE]... -- PROGRAM ARGS...")
+    for join in joins:  # first: all it starts is born in the group
+        try:
+            with open(join, "w") as file:
+                file.write(str(os.getpid()))
+        except OSError as error:
+            sys.exit(f"cannot join the control group {join!r}: {error}")
     confine(int(given[0]))
     try:
         if cpus is not None:

@@ -9,7 +9,10 @@ picks some other process (the runner). So every sandbox gets, from its parent:
   (its /tmp included: a folder on disk, not a tmpfs in memory that no one is charged for);
 - a backstop in the kernel for what half a second could still do (confine.py): the OOM killer
   takes its processes first, a file is at most 1 GiB, and the user's tasks are capped below the
-  host's process ids so that a fork bomb that outruns the watch cannot take them all.
+  host's process ids so that a fork bomb that outruns the watch cannot take them all;
+- where the host lets the runner make them, a control group of its own (cgroups.py): the kernel
+  keeps its threads to its lane's CPUs, kills it at its memory limit (its tmpfs and shared memory
+  pages included) and refuses its tasks past the limit, whoever it runs as.
 
 The limits are the operator's: ARENA_JOB_LIMITS (harness children) and ARENA_AGENT_LIMITS (agents),
 e.g. "processes=1024,threads=16384,memory=16G,disk=8G,files=100000"; a key left out keeps its
@@ -18,6 +21,7 @@ default.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import os
 import re
@@ -26,20 +30,20 @@ import sys
 import time
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Iterator, Mapping, Sequence
 
 from arena.errors import ArenaError
 from arena.limits import confine as confine_script
+from arena.limits.cgroups import Group, found
 from arena.limits.confine import confine
 from arena.limits.cpus import spelled
-from arena.limits.usage import Usage, usage
+from arena.limits.usage import UNITS, Usage, size_text, usage
 
 JOB_VARIABLE = "ARENA_JOB_LIMITS"
 AGENT_VARIABLE = "ARENA_AGENT_LIMITS"
 EVERY_S = 0.5  # between two readings
 DUTY = 10  # at least this many times a reading's own cost between two readings
 CONFINE_SCRIPT = os.path.abspath(confine_script.__file__)
-UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
 @dataclass(frozen=True)
@@ -57,9 +61,9 @@ class Limits:
         if seen.threads > self.threads:
             return f"ran {seen.threads} threads, over the limit of {self.threads}"
         if seen.memory > self.memory:
-            return f"held {_size(seen.memory)} of memory, over the limit of {_size(self.memory)}"
+            return f"held {size_text(seen.memory)} of memory, over the limit of {size_text(self.memory)}"
         if seen.disk > self.disk:
-            return f"wrote {_size(seen.disk)} to disk, over the limit of {_size(self.disk)}"
+            return f"wrote {size_text(seen.disk)} to disk, over the limit of {size_text(self.disk)}"
         if seen.files > self.files:
             return f"made more than {self.files} files, the limit"
         return ""
@@ -100,23 +104,24 @@ def _configured(default: Limits, variable: str, env: Mapping[str, str]) -> Limit
     return replace(default, **given)
 
 
-def _size(count: int) -> str:
-    for unit in ("T", "G", "M", "K"):
-        if count >= UNITS[unit]:
-            return f"{count / UNITS[unit]:.1f} {unit}iB"
-    return f"{count} bytes"
-
-
 class Watch:
     """The readings of one sandbox: the process `root` started for it and its writable `folders`.
     check() reads again once EVERY_S (or ten times the last reading's cost) has passed and says
     what the first breach was ("" for none)."""
 
-    def __init__(self, root: int, folders: Iterable[Path], limits: Limits, cpus: frozenset[int] | None = None) -> None:
+    def __init__(
+        self,
+        root: int,
+        folders: Iterable[Path],
+        limits: Limits,
+        cpus: frozenset[int] | None = None,
+        group: Group | None = None,
+    ) -> None:
         self.root = root
         self.folders = tuple(folders)
         self.limits = limits
         self.cpus = cpus  # its lane's (cpus.py): a thread that may run elsewhere is a breach
+        self.group = group  # its control group, when it has one: what the kernel did at its limits
         self.breached = ""
         self._next = 0.0
 
@@ -124,12 +129,21 @@ class Watch:
         now = time.monotonic()
         if not self.breached and now >= self._next:
             seen = usage(self.root, self.folders, stop_at_files=self.limits.files, cpus=self.cpus)
-            self.breached = self.limits.breach(seen) or self._strayed(seen)
+            self.breached = self.limits.breach(seen) or self._strayed(seen) or self._kernel()
             took = time.monotonic() - now
             # A slow reading (a folder of 100,000 files: 0.25 s) is made less often: the watch
             # keeps to a tenth of one core, beside a judge that may be timing.
             self._next = now + max(EVERY_S, DUTY * took)
         return self.breached
+
+    def settle(self) -> str:
+        """The breach, read once more from the kernel's events after the sandbox ended (a process
+        its group's memory limit killed between two readings)."""
+        self.breached = self.breached or self._kernel()
+        return self.breached
+
+    def _kernel(self) -> str:
+        return "" if self.group is None else self.group.breach()
 
     def _strayed(self, seen: Usage) -> str:
         if not seen.strays or self.cpus is None:
@@ -161,13 +175,35 @@ def confine_self(limits: Limits) -> None:
     confine(tasks(limits))
 
 
-def confined(argv: Sequence[str], limits: Limits, cpus: frozenset[int] | None = None) -> list[str]:
-    """`argv` started through confine.py, which sets the backstop on itself (kept to `cpus` when
-    given) and becomes `argv`: by its path, or, run from a zip (a PEX that is no venv), as its
-    source text."""
+def group_for(limits: Limits, cpus: frozenset[int] | None = None) -> Group | None:
+    """A control group of its own for a sandbox with `limits`, kept to `cpus` (cgroups.py), where
+    this host lets the runner make one; its caller closes it once the sandbox has ended."""
+    hierarchy = found().hierarchy
+    return None if hierarchy is None else Group(hierarchy, limits.memory, tasks(limits), cpus)
+
+
+@contextlib.contextmanager
+def grouped(limits: Limits | None, cpus: frozenset[int] | None = None) -> Iterator[Group | None]:
+    """group_for(limits, cpus) (None without limits) for the block, closed after it: what of the
+    sandbox still runs is killed and the group removed."""
+    group = None if limits is None else group_for(limits, cpus)
+    try:
+        yield group
+    finally:
+        if group is not None:
+            group.close()
+
+
+def confined(
+    argv: Sequence[str], limits: Limits, cpus: frozenset[int] | None = None, group: Group | None = None
+) -> list[str]:
+    """`argv` started through confine.py, which joins `group` (when given), sets the backstop on
+    itself (kept to `cpus` when given) and becomes `argv`: by its path, or, run from a zip (a PEX
+    that is no venv), as its source text."""
     script = [CONFINE_SCRIPT] if os.path.isfile(CONFINE_SCRIPT) else ["-c", inspect.getsource(confine_script)]
     kept = [] if cpus is None else ["--cpus", spelled(cpus)]
-    return [sys.executable, "-I", "-S", *script, str(tasks(limits)), *kept, "--", *argv]
+    joins = [] if group is None else [item for join in group.joins for item in ("--join", str(join))]
+    return [sys.executable, "-I", "-S", *script, str(tasks(limits)), *kept, *joins, "--", *argv]
 
 
 def _process_ids() -> int:

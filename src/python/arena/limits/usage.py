@@ -18,6 +18,7 @@ from arena.limits.cpus import strays
 
 PROC = Path("/proc")
 BLOCK = 512  # st_blocks' unit
+UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
 @dataclass(frozen=True)
@@ -152,3 +153,11 @@ def usage(
     allocated, entries = folder_usage(folders, stop_at_files)
     outside = strays(pids, cpus) if cpus is not None else frozenset()
     return Usage(len(pids), threads, memory, allocated + held_deleted(pids), entries, outside)
+
+
+def size_text(count: int) -> str:
+    """1536 -> "1.5 KiB", as the limits' messages say sizes."""
+    for unit in ("T", "G", "M", "K"):
+        if count >= UNITS[unit]:
+            return f"{count / UNITS[unit]:.1f} {unit}iB"
+    return f"{count} bytes"

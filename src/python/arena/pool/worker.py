@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from arena.limits.ipc import bound_ipc
-from arena.limits.limits import Watch, confined, job_limits, wait_watched
+from arena.limits.limits import Watch, confined, grouped, job_limits, wait_watched
 from arena.reapi.cas import Cas, digest_of, reapi_protos
 
 OUTPUT_LIMIT = 256 << 20  # bytes of output files one action may return
@@ -304,13 +304,17 @@ class Worker:
         environment = {v.name: v.value for v in command.environment_variables}
         environment.update(self.settings.device_environment())
         limits, apart = job_limits(), pid_namespace()
-        # The kernel's backstop (arena.limits), and the worker's CPUs kept from its first instruction.
-        argv = confined([*apart, *command.arguments], limits, self.settings.cpus)
-        if shutil.which("setpriv"):  # the command dies with this worker (and, in its namespace, all it started)
-            argv = ["setpriv", "--pdeathsig", "KILL", "--", *argv]
         # No preexec_fn: this process runs gRPC threads, and a child forked from it could stop
         # in gRPC's fork handlers before exec; without one the child is started by vfork.
-        with (root / "stdout").open("wb") as out, (root / "stderr").open("wb") as err:
+        with (
+            grouped(limits, self.settings.cpus) as group,  # the kernel's bounds, where the host allows
+            (root / "stdout").open("wb") as out,
+            (root / "stderr").open("wb") as err,
+        ):
+            # The kernel's backstop (arena.limits), and the worker's CPUs kept from its first instruction.
+            argv = confined([*apart, *command.arguments], limits, self.settings.cpus, group)
+            if shutil.which("setpriv"):  # the command dies with this worker (and, in its namespace, all it started)
+                argv = ["setpriv", "--pdeathsig", "KILL", "--", *argv]
             process = subprocess.Popen(
                 argv,
                 cwd=inputs / safe_path(command.working_directory) if command.working_directory else inputs,
@@ -325,10 +329,11 @@ class Worker:
                 run.cancel()
             # Read from outside while it runs, its lease folder with it (the job's scratch), and
             # the shared memory of its own IPC namespace bounded as soon as unshare has made it.
-            watch = Watch(process.pid, [root], limits, self.settings.cpus)
+            watch = Watch(process.pid, [root], limits, self.settings.cpus, group)
             if apart:
                 bound_ipc(process.pid, limits.memory)
             code = wait_watched(process, time.monotonic() + limit, watch)
+            watch.settle()  # with what its group's limits did
             timed_out = code is None and not watch.breached
             code = -signal.SIGKILL if code is None else code  # killed next
             if watch.breached:  # said where the job's log is read (the remote executor's failure)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -73,6 +74,7 @@ def test_serve_answers_clients_and_stops_on_sigterm(repo: Path, tmp_path: Path, 
     try:
         line = child.stdout.readline()  # type: ignore[union-attr]
         assert line.startswith("arena runner on 127.0.0.1:"), child.stderr.read()  # type: ignore[union-attr]
+        assert re.search(r"control groups (cgroup v[12] \(memory, pids, cpuset\) in /|none \(.+\))", line), line
         address = line.split()[3].rstrip(":")
         with Client(address, "a-token", timeout_s=10) as client:
             assert [task.address for task in client.list_tasks()] == ["tasks/triton2triton/softmax:softmax"]
@@ -116,6 +118,19 @@ def test_serve_refuses_malformed_limits_at_start(repo: Path, tmp_path: Path, cap
     monkeypatch.setenv("ARENA_JOB_LIMITS", "disk=lots")
     code = main(["--repo-root", str(repo), "serve", "--listen", "127.0.0.1:0", "--state", str(tmp_path / "s")])
     assert code != 0 and "ARENA_JOB_LIMITS='disk=lots'" in capsys.readouterr().err  # not at every job
+
+
+def test_serve_refuses_a_control_group_folder_it_cannot_use_at_start(repo: Path, tmp_path: Path, capsys, monkeypatch):
+    from arena.limits import cgroups
+
+    monkeypatch.setenv("ARENA_TOKENS", "alice:alice-token")
+    monkeypatch.setenv(cgroups.VARIABLE, str(tmp_path))  # a folder, but no cgroup v2 group
+    cgroups.found.cache_clear()
+    try:
+        code = main(["--repo-root", str(repo), "serve", "--listen", "127.0.0.1:0", "--state", str(tmp_path / "s")])
+    finally:
+        cgroups.found.cache_clear()
+    assert code != 0 and "not a cgroup v2 group" in capsys.readouterr().err
 
 
 def _serve_args(repo_root: Path, *extra: str) -> argparse.Namespace:

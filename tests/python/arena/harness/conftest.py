@@ -13,6 +13,7 @@ from arena.harness.launch import run_harness
 from arena.harness.result import HarnessResult
 from arena.harness.settings import HarnessSettings
 from arena.task.task import Task
+from arena_testing.control_groups import groups  # noqa: F401 (a fixture: limits_test)
 from arena_testing.harness_tasks import build_task
 
 Runner = Callable[..., HarnessResult]

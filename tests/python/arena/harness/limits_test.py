@@ -1,8 +1,10 @@
 """A candidate that takes the host's resources is stopped by its parent's watch (arena.limits),
-charged as the candidate's RUNTIME_ERROR, within a few seconds: each candidate below would
-otherwise hold on until its 40 s deadline (TIMEOUT), its /tmp in memory no process is charged for.
+or by the kernel at its control group's limits where the host allows groups, charged as the
+candidate's RUNTIME_ERROR, within a few seconds: each candidate below would otherwise hold on
+until its 40 s deadline (TIMEOUT), its /tmp in memory no process is charged for.
 
-Names are built at run time where the static check would stop them first: these test the watch."""
+Names are built at run time where the static check would stop them first: these test the watch
+and the kernel, not the static check."""
 
 from __future__ import annotations
 
@@ -28,8 +30,8 @@ TAKERS = {
         "import os\nfrom time import sleep\nthreading = getattr(os, 'sy' + 's').modules['thread' + 'ing']\n\n"
         "def add(x, y):\n    for _ in range(300):\n"
         "        threading.Thread(target=sleep, args=(60,), daemon=True).start()" + WAIT,
-        # the kernel's backstop (RLIMIT_NPROC is the thread limit) may refuse a thread first
-        ("threads, over the limit of 150", "can't start new thread"),
+        # the kernel's backstop (RLIMIT_NPROC, the group's pids.max: the thread limit) may refuse a thread first
+        ("threads, over the limit of 150", "can't start new thread", "over its limit of 150 tasks"),
     ),
     "a file in /tmp": (
         "disk=64M",
@@ -54,12 +56,14 @@ TAKERS = {
         "        if segment < 0:\n            raise MemoryError('shared memory refused')\n"
         "        address = libc.shmat(segment, None, 0)\n        ctypes.memset(address, 1, 64 << 20)\n"
         "        libc.shmdt(ctypes.c_void_p(address))" + WAIT,
-        ("shared memory refused",),  # 2 GiB in 64 MiB pieces, each held only while it is filled
+        # 2 GiB in 64 MiB pieces, each held only while it is filled; a control group is charged for them
+        ("shared memory refused", "killed by the kernel at its memory limit of 512.0 MiB"),
     ),
     "memory": (
         "memory=512M",
         "held = []\n\ndef add(x, y):\n    held.append(b'x' * (1 << 30))" + WAIT,
-        ("of memory, over the limit of 512.0 MiB",),
+        # or the kernel, at its group's limit, first
+        ("of memory, over the limit of 512.0 MiB", "was killed by the kernel at its memory limit of 512.0 MiB"),
     ),
     "files": (
         "files=2000",
@@ -94,15 +98,33 @@ CPUS = "import os\nshow = getattr(os, 'sched_get' + 'affinity')\nmove = getattr(
 
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs: one for the lane, one outside it")
-def test_a_lanes_child_is_kept_to_its_cpus_and_one_that_leaves_them_is_stopped(run_candidate):
+def test_a_lanes_child_is_kept_to_its_cpus_and_one_that_leaves_them_is_stopped(run_candidate, groups):
     lane = frozenset({min(os.sched_getaffinity(0))})
     shown = run_candidate(CPUS + "def add(x, y):\n    raise ValueError(f'cpus {sorted(show(0))}')\n", cpus=lane)
     assert f"cpus {sorted(lane)}" in shown.errors[0]  # pinned before the job: the candidate's thread inherits it
     begin = time.monotonic()
     every = "set(range(getattr(os, 'cpu_' + 'count')()))"
+    if groups == "auto":  # its cpuset: asked for every CPU, the kernel gives it its lane's
+        kept = run_candidate(
+            CPUS + f"def add(x, y):\n    move(0, {every})\n    raise ValueError(f'cpus {{sorted(show(0))}}')\n",
+            cpus=lane,
+        )
+        assert f"cpus {sorted(lane)}" in kept.errors[0], kept.errors
+        return
     moved = run_candidate(CPUS + f"def add(x, y):\n    move(0, {every})" + WAIT, cpus=lane, timeout_s=40)
     assert moved.status == "RUNTIME_ERROR" and "outside its lane's" in moved.errors[0], moved.errors
     assert time.monotonic() - begin < 30
+
+
+def test_a_memory_spike_between_two_readings_is_stopped_by_the_kernel(run_candidate, monkeypatch, groups):
+    if groups == "off":
+        pytest.skip("only a control group's limit sees memory taken and let go between two readings")
+    monkeypatch.setenv(JOB_VARIABLE, "memory=1G")
+    spike = "def add(x, y):\n    block = bytearray(3 << 30)\n    del block\n    return x + y\n"
+    result = run_candidate(spike, timeout_s=40)
+    assert result.status == "RUNTIME_ERROR", result.errors
+    assert "was killed by the kernel at its memory limit of 1.0 GiB" in result.errors[0], result.errors
+    assert not result.harness_fault
 
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs: one for the lane")

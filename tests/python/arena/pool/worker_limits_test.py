@@ -53,12 +53,17 @@ def test_the_commands_ipc_namespace_gets_a_shared_memory_limit(tmp_path: Path, m
 
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs: one for the worker, one outside")
-def test_a_workers_command_keeps_to_its_cpus_and_is_stopped_when_it_leaves(tmp_path: Path) -> None:
+def test_a_workers_command_keeps_to_its_cpus_and_is_stopped_when_it_leaves(tmp_path: Path, groups: str) -> None:
     mine = frozenset({min(os.sched_getaffinity(0))})
     code, _, stderr, _ = run_command(tmp_path / "a", "grep Cpus_allowed_list /proc/self/status > cpus", cpus=mine)
     assert code == 0, stderr
     assert (tmp_path / "a" / "root" / "cpus").read_text().split()[-1] == str(min(mine))  # from its first instruction
     every = ",".join(map(str, sorted(os.sched_getaffinity(0))))
-    leave = f"python3 -c 'import os, time; os.sched_setaffinity(0, {{{every}}}); time.sleep(60)'"
-    code, timed_out, stderr, took = run_command(tmp_path / "b", leave, cpus=mine)
+    move = f"python3 -c 'import os, time; os.sched_setaffinity(0, {{{every}}}); print(min(os.sched_getaffinity(0)), max(os.sched_getaffinity(0)))"
+    if groups == "auto":  # its cpuset: asked for every CPU, the kernel gives it the worker's
+        code, _, stderr, _ = run_command(tmp_path / "b", move + "' > cpus", cpus=mine)
+        assert code == 0, stderr
+        assert (tmp_path / "b" / "root" / "cpus").read_text().split() == [str(min(mine))] * 2
+        return
+    code, timed_out, stderr, took = run_command(tmp_path / "b", move + "; time.sleep(60)'", cpus=mine)
     assert code == -9 and not timed_out and took < 30 and "outside its lane's" in stderr
