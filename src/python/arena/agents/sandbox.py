@@ -16,9 +16,14 @@ caches). A folder to be shown that holds one of those (an interpreter inside the
 root, a CLI installed at the top of HOME) is refused, never shown; an import path entry that
 holds one is left out; one of those inside a system folder is covered by an empty one.
 
-The user namespace maps the runner's user to uid and gid 65534 inside, so the agent owns its
-workspace; files of /etc that user could read but others could not (/etc/shadow when the
-runner is root) are masked. The PID namespace has bubblewrap as its init: when the CLI exits or
+A runner that is not root: a user namespace maps its user to uid and gid 65534 inside, so the
+agent owns its workspace, and files of /etc that user could read but others could not are
+masked. A runner that is root: bubblewrap makes the namespaces as root and the agent is started
+through setpriv as a real unprivileged user of the host, uid and gid 65533 (ARENA_AGENT_USER
+names another), with no capabilities and no groups, its workspace and HOME handed to it: never
+root outside (files only root may touch stay closed to it, and the kernel's limit on its user's
+tasks applies), and not the harness children's user, so an agent's tasks never count against
+the children that evaluate its work. The PID namespace has bubblewrap as its init: when the CLI exits or
 is killed, every process it left dies with it. IPC, UTS and cgroup namespaces are its own too.
 The network namespace is its own, with loopback alone: arena.agents.netbridge, run first inside,
 carries the agent's connections to an egress proxy outside (arena.agents.egress), which opens
@@ -42,14 +47,19 @@ from typing import Iterable, Mapping
 from arena.agents import netbridge
 from arena.agents.adapter import Launch
 from arena.agents.egress import Egress, destination
+from arena.environment.probe import ChildUser, unprivileged_user
 from arena.errors import ArenaError
+from arena.harness.sandbox import parent_folders
 
+USER_VARIABLE = "ARENA_AGENT_USER"  # "uid[:gid]": whom a root runner's agents run as (65533:65533)
+AGENT_UID = 65533  # not the harness children's 65534 (arena.environment.probe)
 SANDBOX_VARIABLE = "ARENA_AGENT_SANDBOX"  # "off": no sandbox (arena agent run then needs --allow-unisolated)
 NETWORK_VARIABLE = "ARENA_AGENT_NETWORK"  # filtered (default), closed (runner and model alone) or shared
 NETWORKS = ("filtered", "closed", "shared")
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
-NAMESPACES = ("--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try")
+NAMESPACES = ("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try")
 NOBODY = "65534"
+USER_NAMESPACE = ("--unshare-user", "--uid", NOBODY, "--gid", NOBODY)  # a runner that is not root
 # Files of /etc the network needs that may link out of it (systemd-resolved's resolv.conf links to
 # /run/systemd/resolve/stub-resolv.conf): their targets are shown too, or names do not resolve.
 NETWORK_FILES = ("/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf")
@@ -64,7 +74,7 @@ def sandbox_tool() -> str:
         return ""
     if shutil.which("bwrap") is None:
         return ""
-    trial = ["bwrap", *NAMESPACES, "--uid", NOBODY, "--gid", NOBODY, "--die-with-parent", "--ro-bind", "/", "/"]
+    trial = ["bwrap", *USER_NAMESPACE, *NAMESPACES, "--die-with-parent", "--ro-bind", "/", "/"]
     try:
         if subprocess.run([*trial, "true"], capture_output=True, timeout=PROBE_TIMEOUT_S).returncode != 0:
             return ""
@@ -82,12 +92,18 @@ class AgentSandbox:
     tool: str  # "bwrap 0.8.0, network filtered": recorded with the submissions
     hidden: tuple[str, ...]  # folders no folder shown to the agent may hold
     network: str = "filtered"  # one of NETWORKS: its own namespace out through an Egress, or the machine's
+    user: ChildUser | None = None  # whom a root runner's agent runs as (None: a user namespace of its own)
 
     def wrap(self, launch: Launch, workspace: Path, home: Path, egress: Egress | None = None) -> tuple[str, ...]:
-        """The agent's command in the sandbox; its /tmp is its HOME's tmp folder (TMPDIR there too)."""
+        """The agent's command in the sandbox; its /tmp is its HOME's tmp folder (TMPDIR there too).
+        Under a root runner its workspace, HOME and proxy socket are handed to its user first."""
         tmp = home / "tmp"
         tmp.mkdir(parents=True, exist_ok=True)
-        return sandboxed(launch.argv, launch.env, (workspace, home), launch.read_only, self.hidden, egress, tmp=tmp)
+        if self.user is not None:
+            hand_over((workspace, home, *([egress.socket] if egress is not None else [])), self.user)
+        return sandboxed(
+            launch.argv, launch.env, (workspace, home), launch.read_only, self.hidden, egress, tmp=tmp, user=self.user
+        )
 
     def egress(self, runner: str, endpoint: str) -> Egress | None:
         """The egress proxy a run goes out through, opened to its `runner` and model `endpoint`
@@ -106,7 +122,18 @@ def agent_sandbox(hidden: Iterable[Path | str | None]) -> AgentSandbox | None:
     network = os.environ.get(NETWORK_VARIABLE, "").strip().lower() or "filtered"
     if network not in NETWORKS:
         raise ArenaError(f"{NETWORK_VARIABLE}={network!r}: expected one of {', '.join(NETWORKS)}")
-    return AgentSandbox(f"{tool}, network {network}", tuple(os.path.abspath(p) for p in hidden if p), network)
+    user = unprivileged_user(USER_VARIABLE, AGENT_UID)
+    tool += "" if user is None else f", as uid {user.uid}"
+    return AgentSandbox(f"{tool}, network {network}", tuple(os.path.abspath(p) for p in hidden if p), network, user)
+
+
+def hand_over(places: Iterable[Path], user: ChildUser) -> None:
+    """`places` and all they hold owned by `user` (links themselves, never what they point to)."""
+    for place in places:
+        os.chown(place, user.uid, user.gid, follow_symlinks=False)
+        for folder, names, files in os.walk(place):
+            for name in (*names, *files):
+                os.chown(os.path.join(folder, name), user.uid, user.gid, follow_symlinks=False)
 
 
 def proxied(env: Mapping[str, str], egress: Egress) -> dict[str, str]:
@@ -126,11 +153,13 @@ def sandboxed(
     egress: Egress | None = None,
     *,
     tmp: Path,
+    user: ChildUser | None = None,
 ) -> tuple[str, ...]:
     """`argv` inside bubblewrap, in the first of `writable` (the workspace), with `env` as its
     environment (bubblewrap passes its own on). `hidden`: folders no folder shown may hold.
     `egress`: a network namespace of its own, `argv` run behind the bridge to that proxy. `tmp`:
-    a folder on disk shown as /tmp (never a tmpfs: memory no process is charged for)."""
+    a folder on disk shown as /tmp (never a tmpfs: memory no process is charged for). `user`: whom
+    a root runner starts it as (setpriv), instead of a user namespace's 65534."""
     writable = [Path(os.path.abspath(path)) for path in writable]
     program = shutil.which(argv[0], path=env.get("PATH", os.defpath))
     if program is None:
@@ -148,8 +177,9 @@ def sandboxed(
     shown += [*interpreter_folders(), *(os.path.abspath(path) for path in read_only)]
     folders = _outermost([*shown, *imports])
     _refuse_holders([*folders, *map(str, writable)], secret)
-    command = ["bwrap", *NAMESPACES, "--uid", NOBODY, "--gid", NOBODY, "--die-with-parent"]
+    command = ["bwrap", *(USER_NAMESPACE if user is None else ()), *NAMESPACES, "--die-with-parent"]
     command += ["--unshare-net"] if egress is not None else []
+    made = {"/", "/tmp"}  # the folders made inside to hold what is shown: enterable by the agent's user
     command += ["--proc", "/proc", "--dev", "/dev"]
     command += ["--bind", os.path.abspath(tmp), "/tmp"]
     for folder in SYSTEM:
@@ -165,16 +195,21 @@ def sandboxed(
             command += ["--tmpfs", path, "--remount-ro", path]
     for folder in folders:
         if not _covered(folder, SYSTEM):
-            command += ["--ro-bind", folder, folder]
+            command += [*parent_folders(folder, made), "--ro-bind", folder, folder]
     for target, link in links:
         if not _covered(link, [*folders, *SYSTEM]):  # a link on PATH to the installation (~/.local/bin/x)
-            command += ["--symlink", target, link]
+            command += [*parent_folders(link, made), "--symlink", target, link]
     for place in writable:
-        command += ["--bind", str(place), str(place)]
-    if egress is None:
-        return (*command, "--chdir", str(writable[0]), "--", program, *argv[1:])
-    command += ["--bind", str(egress.socket), str(egress.socket)]
-    return (*command, "--chdir", str(writable[0]), "--", *bridge(egress, imports), program, *argv[1:])
+        command += [*parent_folders(str(place), made), "--bind", str(place), str(place)]
+    command += ["--chdir", str(writable[0])]
+    if egress is not None:
+        command += [*parent_folders(str(egress.socket), made), "--bind", str(egress.socket), str(egress.socket)]
+    if user is not None:  # root made the namespaces; the agent is a real unprivileged user
+        command += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--", "setpriv"]
+        command += [f"--reuid={user.uid}", f"--regid={user.gid}", "--clear-groups", "--inh-caps=-all"]
+        command += ["--bounding-set=-all"]
+    front = [] if egress is None else bridge(egress, imports)
+    return (*command, "--", *front, program, *argv[1:])
 
 
 def bridge(egress: Egress, imports: list[str]) -> list[str]:

@@ -94,16 +94,22 @@ def child_user() -> ChildUser | None:
     """Whom harness children run as when this process is root: uid and gid 65534, or the
     "uid[:gid]" ARENA_SANDBOX_USER names (a dedicated user is better than one that daemons
     share); never root. None when this process is not root: children run as its own user."""
+    return unprivileged_user(USER_VARIABLE, NOBODY)
+
+
+def unprivileged_user(variable: str, default: int) -> ChildUser | None:
+    """The "uid[:gid]" `variable` names (`default` for both when unset), when this process is
+    root; never root. None when this process is not root."""
     if os.geteuid() != 0:
         return None
-    text = os.environ.get(USER_VARIABLE, "").strip()
+    text = os.environ.get(variable, "").strip()
     uid, _, gid = text.partition(":")
     try:
-        user = ChildUser(int(uid) if uid else NOBODY, int(gid) if gid else int(uid) if uid else NOBODY)
+        user = ChildUser(int(uid) if uid else default, int(gid) if gid else int(uid) if uid else default)
     except ValueError:
         user = None
     if user is None or user.uid <= 0 or user.gid <= 0:
-        raise UnusableEnvironment(f"{USER_VARIABLE}={text!r} does not name an unprivileged uid[:gid]")
+        raise UnusableEnvironment(f"{variable}={text!r} does not name an unprivileged uid[:gid]")
     return user
 
 

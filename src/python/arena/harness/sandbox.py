@@ -82,8 +82,8 @@ def sandboxed(
         command += ["--dev-bind", str(device), str(device)]
     made: set[str] = {"/", "/tmp"}
     for folder in folders:
-        command += _parents(folder, made) + ["--ro-bind", folder, folder]
-    command += _parents(str(work), made) + ["--bind", str(work), str(work)]
+        command += parent_folders(folder, made) + ["--ro-bind", folder, folder]
+    command += parent_folders(str(work), made) + ["--bind", str(work), str(work)]
     for name in TRUSTED_FOLDERS:
         command += ["--ro-bind", str(work / name), str(work / name)]
     command += ["--chdir", str(work / "work")]
@@ -221,7 +221,7 @@ def device_groups() -> list[int]:
     return sorted(groups)
 
 
-def _parents(folder: str, made: set[str]) -> list[str]:
+def parent_folders(folder: str, made: set[str]) -> list[str]:
     """bubblewrap ops making `folder`'s missing parents enterable by every user (bubblewrap makes
     them 0700, which a child running as another user than root could not pass through)."""
     ops: list[str] = []

@@ -232,8 +232,9 @@ def test_a_folder_to_show_that_holds_a_hidden_one_is_refused_or_left_out(
     env = {"PATH": os.environ["PATH"]}
     monkeypatch.setattr(sys, "path", [*sys.path, str(tmp_path)])  # as `python -m` puts its directory first
     argv = sandbox.sandboxed(("true",), env, [workspace], read_only=[repo / "src"], hidden=[repo], tmp=workspace)
-    assert str(repo / "src") in argv and str(repo) not in argv  # a folder inside the repository: shown
-    assert str(tmp_path) not in argv  # the import path entry that holds the repository: left out
+    bound = {argv[index + 1] for index, word in enumerate(argv) if word in ("--bind", "--ro-bind")}
+    assert str(repo / "src") in bound and str(repo) not in bound  # a folder inside the repository: shown
+    assert str(tmp_path) not in bound  # the import path entry that holds the repository: left out
     # One inside a system folder is an empty folder there.
     shown = subprocess.run(sandbox.sandboxed(("ls", "/etc/ssl"), env, [workspace], hidden=["/etc/ssl"], tmp=workspace),
                            env=env, capture_output=True, text=True)  # fmt: skip
@@ -328,3 +329,54 @@ def test_a_runner_on_either_loopback_is_reached_at_both_inside(tmp_path: Path, h
             )
             done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
     assert json.loads(done.stdout) == {"127.0.0.1": "ping", "::1": "ping"}, done.stderr[-2000:]
+
+
+# Run by a root runner: whom the agent is outside its sandbox, and what that lets it touch.
+WHO = r"""
+import json, os, sys
+from pathlib import Path
+try:
+    secret = "read: " + Path(sys.argv[1]).read_text()
+except OSError as error:
+    secret = f"refused: {error.strerror}"
+caps = [line.split()[1] for line in open("/proc/self/status") if line.startswith("CapEff")]
+Path("mine.txt").write_text("written")
+print(json.dumps({"uid": os.getuid(), "caps": caps[0], "secret": secret}))
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a runner that is not root gives its agents a user namespace")
+def test_a_root_runners_agent_is_an_unprivileged_user_outside_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not sandbox.sandbox_tool():
+        pytest.skip("no agent sandbox on this machine (bubblewrap missing or user namespaces refused)")
+    monkeypatch.delenv(sandbox.USER_VARIABLE, raising=False)
+    made = sandbox.agent_sandbox(())
+    assert made is not None and made.user is not None and (made.user.uid, made.user.gid) == (65533, 65533)
+    assert "as uid 65533" in made.tool  # recorded with the submissions
+    shown, workspace, home = tmp_path / "shown", tmp_path / "workspace", tmp_path / "home"
+    for folder in (shown, workspace, home):
+        folder.mkdir()
+    (shown / "root-only").write_text("ROOT-SECRET")
+    (shown / "root-only").chmod(0o600)
+    env = {"PATH": os.environ.get("PATH", os.defpath)}
+    launch = Launch((sys.executable, "-c", WHO, str(shown / "root-only")), env, {}, read_only=(str(shown),))
+    done = subprocess.run(made.wrap(launch, workspace, home), env=env, capture_output=True, text=True, timeout=60)
+    assert json.loads(done.stdout) == {"uid": 65533, "caps": "0000000000000000", "secret": "refused: Permission denied"}
+    assert (workspace / "mine.txt").stat().st_uid == 65533  # its files are its user's on the host
+    # A user namespace of its own, as before under a root runner: 65534 inside, but root outside.
+    (tmp_path / "before").mkdir()
+    argv = sandbox.sandboxed(launch.argv, env, [tmp_path / "before"], read_only=[shown], tmp=tmp_path / "before")
+    before = json.loads(subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60).stdout)
+    assert before["uid"] == 65534 and before["secret"] == "read: ROOT-SECRET"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only a root runner picks its agents' user")
+@pytest.mark.parametrize("given", ["0", "0:0", "agent", "65533:-1"])
+def test_an_agent_user_that_is_root_or_malformed_is_refused(monkeypatch: pytest.MonkeyPatch, given: str) -> None:
+    if not sandbox.sandbox_tool():
+        pytest.skip("no agent sandbox on this machine (bubblewrap missing or user namespaces refused)")
+    monkeypatch.setenv(sandbox.USER_VARIABLE, given)
+    with pytest.raises(ArenaError, match=f"{sandbox.USER_VARIABLE}=.*does not name an unprivileged uid"):
+        sandbox.agent_sandbox(())
