@@ -8,8 +8,9 @@ What the agent sees, at the paths they have outside (the configuration files nam
   installation (an npm package's whole node_modules folder, else the program's own folder) and
   that of the interpreter its `#!` line names (node), the Python that runs `arena mcp` (its
   prefixes and import path), and the folders the adapter names (the script agent's versions);
-- its own /proc, a minimal /dev, and as /tmp the tmp folder of its HOME (on disk, where the
-  runner's watch counts it: arena.limits).
+- its own /proc, a minimal /dev with a /dev/shm of its own (a tmpfs of at most 1 GiB any user
+  may write: bubblewrap's /dev alone held an unbounded one), and as /tmp the tmp folder of its
+  HOME (on disk, where the runner's watch counts it: arena.limits).
 Nothing else: not the repository (tasks, exemplars, wrong candidates, references), the runner's
 state, the score cache and its key, other workspaces, nor the runner user's HOME (its keys and
 caches). A folder to be shown that holds one of those (an interpreter inside the repository
@@ -49,7 +50,7 @@ from arena.agents.adapter import Launch
 from arena.agents.egress import Egress, destination
 from arena.environment.probe import ChildUser, unprivileged_user
 from arena.errors import ArenaError
-from arena.harness.sandbox import parent_folders
+from arena.harness.sandbox import parent_folders, shared_memory_folder
 
 USER_VARIABLE = "ARENA_AGENT_USER"  # "uid[:gid]": whom a root runner's agents run as (65533:65533)
 AGENT_UID = 65533  # not the harness children's 65534 (arena.environment.probe)
@@ -180,7 +181,7 @@ def sandboxed(
     command = ["bwrap", *(USER_NAMESPACE if user is None else ()), *NAMESPACES, "--die-with-parent"]
     command += ["--unshare-net"] if egress is not None else []
     made = {"/", "/tmp"}  # the folders made inside to hold what is shown: enterable by the agent's user
-    command += ["--proc", "/proc", "--dev", "/dev"]
+    command += ["--proc", "/proc", "--dev", "/dev", *shared_memory_folder()]  # bounded, writable
     command += ["--bind", os.path.abspath(tmp), "/tmp"]
     for folder in SYSTEM:
         if os.path.islink(folder):  # a merged /usr: /bin -> usr/bin

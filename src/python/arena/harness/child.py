@@ -15,6 +15,7 @@ is the only place that catches broad exceptions: whatever the candidate does bec
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import resource
@@ -22,9 +23,13 @@ import signal
 import sys
 import traceback
 import types
+from typing import TYPE_CHECKING, NoReturn
 
 # A killed runner must not leave children holding a GPU: Linux kills us when the parent goes.
 from arena.harness.apart import die_with_parent
+
+if TYPE_CHECKING:
+    from arena.harness.run import Run
 
 # Signals a process may catch that only a process of this sandbox could send the judge (the parent
 # kills with SIGKILL; the judge has a session of its own): while the candidate's code runs, the
@@ -81,6 +86,8 @@ def main() -> None:
     except Verdict as verdict:
         result = run.finish(verdict.status, [str(verdict)])
     except BaseException as error:  # noqa: BLE001 - the process edge: any failure is a result
+        if run.stage == "setup" and not run.candidate_touched:
+            _no_verdict(run)  # the judge's own failure, before anything of the candidate's ran
         status = (
             "COMPILE_ERROR"
             if run.stage == "compile" or (run.stage == "first call" and "Compil" in type(error).__name__)
@@ -109,6 +116,19 @@ def main() -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)  # no candidate atexit hook or finalizer runs after the result
+
+
+def _no_verdict(run: Run) -> NoReturn:
+    """End without a result (SETUP_FAILED): the parent's result is then a fault of the harness,
+    run again and refunded, not a verdict charged to a candidate none of whose code ran (a node
+    whose GPU runtime refuses what the judge needs would otherwise fail every candidate)."""
+    from arena.harness.job import SETUP_FAILED
+
+    traceback.print_exc()  # into the log tail the parent keeps
+    sys.stderr.flush()
+    with contextlib.suppress(BaseException):
+        run.close()
+    os._exit(SETUP_FAILED)
 
 
 class Watch:

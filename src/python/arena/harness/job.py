@@ -41,6 +41,7 @@ LOG_BYTES = 4096  # of each stream, quoted in a failure's errors
 # Written by the judge on its result descriptor, ahead of the frame, before the candidate's code is
 # built or loaded: a judge that ends without a frame after it ended with candidate code alive.
 CANDIDATE_MARK = b"~candidate\n"
+SETUP_FAILED = 70  # the child's exit when the judge's own setup failed before any candidate code
 
 
 class JobError(ValueError):

@@ -32,6 +32,7 @@ from arena.harness.job import (
     FOLDERS,
     LOG_TAIL,
     RESULT_LIMIT,
+    SETUP_FAILED,
     Job,
     check_case_names,
     failure,
@@ -137,7 +138,7 @@ class Child:
         self.group: Group | None = None  # its control group (arena.limits.cgroups), where the host allows one
         try:
             if self.sandbox:
-                make_folders(self.work, tuple(SCRATCH_MOUNTS))  # its /tmp and /dev/shm
+                make_folders(self.work, tuple(SCRATCH_MOUNTS))  # its /tmp
                 shown = (self.kernels, *map(Path, measurement.folders), *([self.bytecode] if self.bytecode else []))
                 argv = sandboxed(argv, self.work, read_only=shown, user=self.user, hidden=hidden)
                 self.shown = tuple(read_only_folders(tuple(map(str, shown))))
@@ -379,4 +380,6 @@ def _describe_exit(code: int | None, sandboxed: bool = False) -> str:
     if code is not None and code < 0:
         with contextlib.suppress(ValueError):
             return f"was killed by {signal.Signals(-code).name}"
+    if code == SETUP_FAILED:
+        return "failed in the judge's own setup, before any candidate code,"
     return f"exited with code {code}"

@@ -103,6 +103,12 @@ class Run:
             raise RuntimeError("the candidate's worker has not been started")
         return self._worker
 
+    @property
+    def candidate_touched(self) -> bool:
+        """Something of the candidate's has run: its sources handed to a compiler (_build_early) in
+        the setup, and from the compile stage on, its code."""
+        return self._built_early or self.stage != "setup"
+
     def _mark(self, label: str) -> None:
         """Note how far into the current stage `label` was reached (goes into the stage's log)."""
         self._marks.append(f"{time.perf_counter() - self._stage_start:7.3f}s {label}")

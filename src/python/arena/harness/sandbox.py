@@ -7,8 +7,9 @@ What the child sees, and why:
   folder: environment/measurement.py), the GPU's device nodes, and its job folder: task/ and
   baseline/ read-only, candidate/, work/, home/ and triton/ writable. The repository (its
   exemplars), the score cache and its key, the runner's state and other runs' folders are not
-  there at all; /tmp and /dev/shm are empty folders of the job (on disk, where the parent's watch
-  bounds them: arena.limits). A folder to be shown that holds one of them (a checkout's
+  there at all; /tmp is an empty folder of the job (on disk, where the parent's watch bounds it:
+  arena.limits), /dev/shm a tmpfs of its own of at most SHM_BYTES (CUDA's interprocess events
+  need a tmpfs there). A folder to be shown that holds one of them (a checkout's
   root, a .arena folder, a score cache) is refused, and no child starts (refuse_exposed).
 - its own network namespace (no interface but loopback), IPC, UTS and cgroup namespaces.
 - its own PID namespace: bubblewrap is its init, so when the child exits, the kernel kills every
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
@@ -44,7 +46,11 @@ NOBODY = "65534"
 # candidate's own folder stays writable. A build writes byte code to PYTHONPYCACHEPREFIX (scratch)
 # and other outputs outside the code base (docs/task-format.md), or the baseline's build fails.
 TRUSTED_FOLDERS = ("task", "baseline")
-SCRATCH_MOUNTS = {"tmp": "/tmp", "shm": "/dev/shm"}  # job folder -> where the child sees it
+SCRATCH_MOUNTS = {"tmp": "/tmp"}  # job folder -> where the child sees it
+# /dev/shm must be a tmpfs: the CUDA runtime refuses an interprocess event (the judge's and the
+# worker's, shared_gpu.py) where it is a folder on disk (H200, session 26: error 1). So it is a
+# tmpfs of the child's own, at most this big: memory, counted where the child has a control group.
+SHM_BYTES = 1 << 30
 WRITABLE_FOLDERS = ("candidate", "work", "home", "triton", *SCRATCH_MOUNTS)
 # What a folder shown to a child must not hold at its top: a checkout (its tasks and exemplars),
 # .arena; nor there or one folder down, the runner's and the score cache's files
@@ -73,10 +79,11 @@ def sandboxed(
     else:  # root: the namespaces made as root, the child run as `user` (setpriv, below)
         command = ["bwrap", *NAMESPACES]
     command += ["--die-with-parent", "--new-session", "--proc", "/proc", "--dev", "/dev"]
-    # /tmp and /dev/shm are folders of the job on disk, not tmpfs: what a candidate writes there is
-    # read and bounded by the parent's watch (arena.limits), never memory no process is charged for.
+    # /tmp is a folder of the job on disk, not a tmpfs: what a candidate writes there is read and
+    # bounded by the parent's watch (arena.limits), never memory no process is charged for.
     for name, place in SCRATCH_MOUNTS.items():  # the caller made them (launch.Child)
         command += ["--bind", str(work / name), place]
+    command += shared_memory_folder()
     command += ["--ro-bind", "/sys", "/sys"]
     for device in _gpu_devices():
         command += ["--dev-bind", str(device), str(device)]
@@ -93,6 +100,24 @@ def sandboxed(
         command += [f"--reuid={user.uid}", f"--regid={user.gid}", f"--groups={groups}" if groups else "--clear-groups"]
         command += ["--inh-caps=-all", "--bounding-set=-all"]
     return command + ["--", *argv]
+
+
+def shared_memory_folder(size: int = SHM_BYTES) -> list[str]:
+    """bubblewrap's arguments for a /dev/shm of the sandbox's own: a tmpfs every user may write
+    (mode 1777, as the host's), of at most `size` bytes where bubblewrap bounds one (--size, from
+    0.7.0 on; an older one makes it unbounded). Without it, bubblewrap's /dev holds /dev/shm:
+    unbounded, and only its root may write there."""
+    sized = ["--size", str(size)] if _has_size() else []
+    return ["--perms", "1777", *sized, "--tmpfs", "/dev/shm"]
+
+
+@lru_cache(maxsize=1)
+def _has_size() -> bool:
+    try:
+        shown = subprocess.run(["bwrap", "--help"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return "--size" in shown.stdout + shown.stderr
 
 
 def read_only_folders(extra: tuple[str, ...] = ()) -> list[str]:

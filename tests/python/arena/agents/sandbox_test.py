@@ -380,3 +380,31 @@ def test_an_agent_user_that_is_root_or_malformed_is_refused(monkeypatch: pytest.
     monkeypatch.setenv(sandbox.USER_VARIABLE, given)
     with pytest.raises(ArenaError, match=f"{sandbox.USER_VARIABLE}=.*does not name an unprivileged uid"):
         sandbox.agent_sandbox(())
+
+
+SHM = (
+    "import os\nopen('/dev/shm/mine', 'wb').write(b'x')\nshown = os.statvfs('/dev/shm')\n"
+    "print(shown.f_blocks * shown.f_frsize)\n"
+)
+
+
+def test_the_agents_dev_shm_is_its_own_bounded_and_writable(tmp_path: Path) -> None:
+    """bubblewrap's /dev alone held /dev/shm as part of an unbounded tmpfs (memory the watch does
+    not read) that only the sandbox's root could write: now a tmpfs of its own, bounded, mode 1777."""
+    from arena.environment.probe import ChildUser
+    from arena.harness.sandbox import SHM_BYTES, _has_size
+
+    if not sandbox.sandbox_tool():
+        pytest.skip("no agent sandbox on this machine (bubblewrap missing or user namespaces refused)")
+    env = {"PATH": os.environ.get("PATH", os.defpath)}
+    users = [None, *([ChildUser(65533, 65533)] if os.geteuid() == 0 else [])]
+    for user in users:
+        workspace = tmp_path / f"ws-{user.uid if user else 'ns'}"
+        workspace.mkdir()
+        if user is not None:
+            sandbox.hand_over([workspace], user)
+        argv = sandbox.sandboxed((sys.executable, "-c", SHM), env, [workspace], tmp=workspace, user=user)
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, (user, done.stderr[-2000:])
+        if _has_size():
+            assert int(done.stdout) == SHM_BYTES

@@ -147,3 +147,18 @@ def test_children_read_the_installed_byte_code_and_write_none(tmp_path):
     env = _child_env(tmp_path, current_measurement())
     assert "PYTHONPYCACHEPREFIX" not in env
     assert env["PYTHONDONTWRITEBYTECODE"] == "1" and env["TMPDIR"] == str(tmp_path / "work")
+
+
+def test_a_judge_that_fails_in_its_own_setup_leaves_no_verdict(run_candidate, tmp_path):
+    """A failure of the judge's own before any candidate code (here a reference that raises; on a
+    node, a GPU runtime that refuses the judge's interprocess event) is the harness's fault, run
+    again and refunded: never RUNTIME_ERROR charged to a candidate none of whose code ran."""
+    from arena_testing.harness_tasks import build_task
+
+    task = build_task(tmp_path)
+    broken = "def add(x, y):\n    raise RuntimeError('the reference is broken')\n"
+    (tmp_path / "tasks" / "t" / "add" / "reference.py").write_text(broken)
+    result = run_candidate(TRITON_ADD, task=task)
+    assert result.harness_fault, result
+    assert "failed in the judge's own setup, before any candidate code" in result.errors[0]
+    assert "the reference is broken" in result.errors[1]  # the child's log tail

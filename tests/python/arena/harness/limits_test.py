@@ -165,3 +165,24 @@ def test_a_child_started_for_no_lane_is_pinned_before_its_job(tmp_path):
     finally:
         standby.close()
     assert f"cpus {sorted(lane)}" in shown.errors[0], shown.errors
+
+
+def test_dev_shm_is_a_tmpfs_of_the_childs_own_the_candidate_may_write_within_its_bound(run_candidate):
+    """CUDA's interprocess events need a tmpfs at /dev/shm (a folder on disk there failed every GPU
+    job: shared_gpu.py); it is the child's own, writable by its user, and at most SHM_BYTES."""
+    from arena.environment.probe import sandbox_tool
+    from arena.harness.sandbox import SHM_BYTES, _has_size
+
+    if not sandbox_tool():
+        pytest.skip("no sandbox here: /dev/shm is the host's")
+    probe = OPEN + (
+        "def add(x, y):\n    with opened('/dev/shm/mine', 'wb') as file:\n        file.write(b'x')\n"
+        "    shown = getattr(os, 'stat' + 'vfs')('/dev/shm')\n"
+        "    kind = [line.split()[2] for line in opened('/proc/self/mounts') if line.split()[1] == '/dev/shm']\n"
+        "    raise ValueError(f'shm {kind[-1]} {shown.f_blocks * shown.f_frsize}')\n"
+    )
+    result = run_candidate(probe)
+    size = SHM_BYTES if _has_size() else None
+    assert "shm tmpfs" in result.errors[0], result.errors
+    if size is not None:
+        assert f"shm tmpfs {size}" in result.errors[0], result.errors
