@@ -81,6 +81,7 @@ def test_two_gpu_lanes_or_more_get_cpus_of_their_own_unless_the_operator_says(mo
     from arena.runner.devices import CPUS_VARIABLE, lane_cpus
 
     mine = os.sched_getaffinity(0)
+    monkeypatch.setattr(devices, "near_cpus", lambda gpus, environ: {})  # a machine whose GPUs' places are unknown
     assert lane_cpus(("0",), {}) == {} and lane_cpus(("cpu",), {}) == {}  # one lane: it has every CPU
     assert lane_cpus(("0", "1"), {}) == dict(zip((0, 1), split(mine, 2)))
     assert lane_cpus(("0", "1"), {CPUS_VARIABLE: "off"}) == {}
@@ -88,3 +89,55 @@ def test_two_gpu_lanes_or_more_get_cpus_of_their_own_unless_the_operator_says(mo
     for wrong in ("0:0-47", "0:0-47;2:48-95", "0:;1:3", "zero:1;1:2", "0:1-x;1:2"):
         with pytest.raises(ValueError, match=CPUS_VARIABLE):
             lane_cpus(("0", "1"), {CPUS_VARIABLE: wrong})
+
+
+def test_lanes_near_the_same_cpus_share_them_and_an_unknown_gpu_means_the_plain_split():
+    from arena.runner.devices import near_shares
+
+    mine = frozenset(range(16))
+    near = {0: frozenset(range(8)), 1: frozenset(range(8)), 2: frozenset(range(8, 16)), 3: frozenset(range(8, 16))}
+    assert near_shares([0, 1, 2, 3], near, mine) == {
+        0: frozenset(range(4)), 1: frozenset(range(4, 8)), 2: frozenset(range(8, 12)), 3: frozenset(range(12, 16))
+    }  # fmt: skip
+    assert near_shares([0, 2], near, frozenset({1, 2, 9})) == {0: {1, 2}, 2: {9}}  # only the CPUs we may use
+    assert near_shares([0, 1, 2], {0: near[0], 1: near[1]}, mine) == {}  # GPU 2's unknown
+    assert near_shares([0, 2], near, frozenset(range(8))) == {}  # none of GPU 2's near CPUs is ours
+    assert near_shares([0, 2], {0: frozenset(range(8)), 2: frozenset(range(4, 12))}, mine) == {}  # overlapping
+
+
+def test_each_gpus_pci_address_in_the_runtimes_order(tmp_path, monkeypatch):
+    import subprocess
+
+    from arena.runner.devices import nvidia_pci_addresses, rocm_pci_addresses
+
+    for node, simds, location in ((0, 0, 0), (1, 304, 0x1800), (2, 304, 0x3B08), (10, 304, 0x9A00)):
+        (tmp_path / str(node)).mkdir()
+        (tmp_path / str(node) / "properties").write_text(f"simd_count {simds}\nlocation_id {location}\ndomain 0\n")
+    monkeypatch.setattr(devices, "KFD_NODES", tmp_path)
+    assert rocm_pci_addresses() == ["0000:18:00.0", "0000:3b:01.0", "0000:9a:00.0"]  # node 10 after node 2
+
+    listing = "NVIDIA H200, 00000000:9A:00.0\nNVIDIA H200, 00000000:18:00.0\n"
+    answer = subprocess.CompletedProcess([], 0, stdout=listing)
+    monkeypatch.setattr(devices.subprocess, "run", lambda *args, **kwargs: answer)
+    assert nvidia_pci_addresses({}) == ["0000:18:00.0", "0000:9a:00.0"]
+    answer.stdout = "NVIDIA H200, 00000000:18:00.0\nNVIDIA L4, 00000000:9A:00.0\n"
+    assert nvidia_pci_addresses({}) == []  # two models: CUDA numbers the fastest first
+    assert nvidia_pci_addresses({"CUDA_DEVICE_ORDER": "PCI_BUS_ID"}) == ["0000:18:00.0", "0000:9a:00.0"]
+
+
+def test_lane_cpus_are_the_cpus_near_each_gpu_where_known(tmp_path, monkeypatch):
+    from arena.limits.cpus import split
+    from arena.runner.devices import lane_cpus
+
+    mine = sorted(os.sched_getaffinity(0))
+    if len(mine) < 2:
+        pytest.skip("needs two CPUs: one near each GPU")
+    for address, cpus in (("0000:18:00.0", mine[-1]), ("0000:9a:00.0", mine[0])):
+        (tmp_path / address).mkdir()
+        (tmp_path / address / "local_cpulist").write_text(f"{cpus}\n")
+    monkeypatch.setattr(devices, "PCI_DEVICES", tmp_path)
+    monkeypatch.setattr(devices, "nvidia_pci_addresses", lambda environ: ["0000:18:00.0", "0000:9a:00.0"])
+    assert lane_cpus(("0", "1"), {}) == {0: {mine[-1]}, 1: {mine[0]}}  # not the split's order
+    # Renumbered by a visible-devices variable: which is which is not known, so the plain split.
+    renumbered = lane_cpus(("0", "1"), {"CUDA_VISIBLE_DEVICES": "1,0"})
+    assert renumbered == dict(zip((0, 1), split(frozenset(mine), 2)))
