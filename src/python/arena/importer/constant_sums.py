@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import copy
 
+from arena.importer.calls import is_call_with_one_argument
 from arena.importer.draws import INTEGER_DTYPES
 
 
@@ -56,12 +57,7 @@ def _unchained(value: ast.expr) -> ast.expr:
 
 def _last_value(value: ast.expr, sums: dict[str, ast.expr]) -> ast.expr | None:
     """`n * c` for `int(cu[-1].item())` or `cu[-1].item()` of a folded sum cu; None otherwise."""
-    if (
-        isinstance(value, ast.Call)
-        and isinstance(value.func, ast.Name)
-        and value.func.id == "int"
-        and len(value.args) == 1
-    ):
+    if is_call_with_one_argument(value, "int"):
         value = value.args[0]
     if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "item"):
         return None
@@ -144,12 +140,7 @@ def _summed_name(node: ast.expr) -> tuple[str, list[ast.keyword] | None] | None:
         return None
     if isinstance(operand, ast.Name):
         return operand.id, None
-    if (
-        isinstance(operand, ast.Call)
-        and ast.unparse(operand.func) == "torch.tensor"
-        and len(operand.args) == 1
-        and isinstance(operand.args[0], ast.Name)
-    ):
+    if is_call_with_one_argument(operand, "torch.tensor") and isinstance(operand.args[0], ast.Name):
         return operand.args[0].id, operand.keywords
     return None
 

@@ -23,6 +23,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from arena.importer.calls import is_call_with_one_argument
 from arena.importer.outcome import NotDrawn, NotImportable
 from arena.task import literal, mapped
 from arena.task.checks import FieldError
@@ -105,7 +106,7 @@ def find_draw(name: str, value: ast.expr) -> Draw:
     if period is not None or divisor is not None:
         reshaped = _reshaped_arange(node)
         arange = _torch_call(_strip_methods(reshaped.func.value) if reshaped else node)  # type: ignore[attr-defined]
-        if arange is None or arange.func.attr != "arange" or len(arange.args) != 1:  # type: ignore[attr-defined]
+        if not is_call_with_one_argument(arange, "torch.arange"):
             raise NotDrawn(f"input {name!r} is `{_short(value)}`, which no arena distribution matches")
     negate = False
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
@@ -592,7 +593,7 @@ def _reshaped_arange(node: ast.expr) -> ast.Call | None:
         and not any(isinstance(a, ast.Starred) for a in node.args)
     ):
         inner = _torch_call(_strip_methods(node.func.value))
-        if inner is not None and inner.func.attr == "arange" and len(inner.args) == 1:  # type: ignore[attr-defined]
+        if is_call_with_one_argument(inner, "torch.arange"):
             return node
     return None
 

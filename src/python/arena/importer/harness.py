@@ -34,6 +34,7 @@ import ast
 import copy
 from typing import Any, Callable, Iterator
 
+from arena.importer.calls import is_call_with_one_argument
 from arena.importer.config import TaskConfig, command_words
 from arena.importer.correctness import TestLoop, read_loop_body, setup_and_loop
 from arena.importer.interpreter import Interpreter, Scope
@@ -497,12 +498,7 @@ def _cases(
 ) -> tuple[list[Any], str | None, ast.expr, list[ast.stmt]]:
     """The case values, the name of the case index, what each case is bound to, the loop body."""
     iterated, index, target = loop.iter, None, loop.target
-    if (
-        isinstance(iterated, ast.Call)
-        and isinstance(iterated.func, ast.Name)
-        and iterated.func.id == "enumerate"
-        and len(iterated.args) == 1
-    ):
+    if is_call_with_one_argument(iterated, "enumerate"):
         if not (isinstance(target, ast.Tuple) and len(target.elts) == 2 and isinstance(target.elts[0], ast.Name)):
             raise LayoutNotRead(f"{harness}: the loop target `{ast.unparse(target)}` is not `i, case`")
         iterated, index, target = iterated.args[0], target.elts[0].id, target.elts[1]

@@ -18,6 +18,7 @@ import copy
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from arena.importer.calls import is_call_with_one_argument
 from arena.importer.correctness import TestLoop, written_names
 from arena.importer.follow import FollowedCase
 from arena.importer.outcome import ReferenceNotWritten
@@ -314,14 +315,7 @@ def _repeated_list(target: str, value: ast.expr) -> tuple[str, tuple[str, str]] 
 
 def _summed_list(value: ast.expr, repeated: dict[str, tuple[str, str]]) -> tuple[str, str] | None:
     """`sum(counts)` of a list bound to `[c] * n`: its element's and its count's names."""
-    if (
-        isinstance(value, ast.Call)
-        and isinstance(value.func, ast.Name)
-        and value.func.id == "sum"
-        and len(value.args) == 1
-        and not value.keywords
-        and isinstance(value.args[0], ast.Name)
-    ):
+    if is_call_with_one_argument(value, "sum") and not value.keywords and isinstance(value.args[0], ast.Name):
         return repeated.get(value.args[0].id)
     return None
 

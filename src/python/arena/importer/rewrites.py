@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import copy
 
+from arena.importer.calls import is_call_with_one_argument
 from arena.importer.draws import INTEGER_DTYPES
 from arena.importer.outcome import LayoutNotRead
 
@@ -175,10 +176,7 @@ def _only_moves(helper: ast.FunctionDef, param: str) -> bool:
     def moves(statement: ast.stmt) -> bool:
         value = statement.value if isinstance(statement, ast.Assign) else None
         return (
-            isinstance(value, ast.Call)
-            and isinstance(value.func, ast.Attribute)
-            and value.func.attr == "to"
-            and len(value.args) == 1
+            is_call_with_one_argument(value, ".to")
             and not value.keywords
             and isinstance(value.args[0], ast.Name)
             and value.args[0].id == param
@@ -234,7 +232,7 @@ def _seed_of(helper: ast.FunctionDef, call: ast.Call) -> ast.expr | None:
         return None
     params = [a.arg for a in helper.args.args]
     for child in ast.walk(helper):
-        if isinstance(child, ast.Call) and ast.unparse(child.func) == "torch.manual_seed" and len(child.args) == 1:
+        if is_call_with_one_argument(child, "torch.manual_seed"):
             seed = child.args[0]
             if isinstance(seed, ast.Name) and seed.id in params:
                 position = params.index(seed.id)
@@ -466,10 +464,7 @@ class _Spreader(ast.NodeTransformer):
     def _unrolled(self, node: ast.Call) -> ast.expr | None:
         """`tuple(E for a in args)` over a literal tuple `args`: (E[a := x], E[a := 64])."""
         if not (
-            isinstance(node.func, ast.Name)
-            and node.func.id == "tuple"
-            and len(node.args) == 1
-            and isinstance(node.args[0], (ast.GeneratorExp, ast.ListComp))
+            is_call_with_one_argument(node, "tuple") and isinstance(node.args[0], (ast.GeneratorExp, ast.ListComp))
         ):
             return None
         comprehension = node.args[0]
@@ -598,7 +593,7 @@ def unroll_output_loops(body: list[ast.stmt], functions: dict[str, ast.FunctionD
 def _zip_loop(node: ast.For) -> tuple[str | None, str, str, str, str] | None:
     """(index, output, reference, outputs, references) of `for [idx,] (r, ref) in [enumerate(]zip(results, refs)[)]`."""
     iterated, target, index = node.iter, node.target, None
-    if isinstance(iterated, ast.Call) and getattr(iterated.func, "id", "") == "enumerate" and len(iterated.args) == 1:
+    if is_call_with_one_argument(iterated, "enumerate"):
         if not (isinstance(target, ast.Tuple) and len(target.elts) == 2 and isinstance(target.elts[0], ast.Name)):
             return None
         iterated, index, target = iterated.args[0], target.elts[0].id, target.elts[1]
@@ -919,7 +914,7 @@ def _row_start(
     row = ast.Name(r, ast.Load())
     if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult):
         return (_same(value.left, row) and _same(value.right, q)) or (_same(value.right, row) and _same(value.left, q))
-    if isinstance(value, ast.Call) and ast.unparse(value.func) == "int" and len(value.args) == 1 and not value.keywords:
+    if is_call_with_one_argument(value, "int") and not value.keywords:
         value = value.args[0]
     if not (
         isinstance(value, ast.Call)
@@ -973,9 +968,7 @@ def _range_loop(node: ast.stmt, count: ast.expr | None = None, statements: int =
         and isinstance(node.target, ast.Name)
         and not node.orelse
         and len(node.body) == statements
-        and isinstance(node.iter, ast.Call)
-        and ast.unparse(node.iter.func) == "range"
-        and len(node.iter.args) == 1
+        and is_call_with_one_argument(node.iter, "range")
         and not node.iter.keywords
         and (count is None or _same(node.iter.args[0], count))
     ):

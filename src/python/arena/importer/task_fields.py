@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+from arena.importer.calls import is_call_with_one_argument
 from arena.importer.correctness import Comparison, TestLoop, written_names
 from arena.importer.draws import distribution, find_draw, normalized_axis, with_mapped
 from arena.importer.follow import FollowedCase, same_in_every_case
@@ -801,10 +802,7 @@ def _is_nan(node: ast.expr) -> bool:
     if isinstance(node, ast.Attribute):
         return node.attr == "nan" and isinstance(node.value, ast.Name) and node.value.id in ("torch", "math")
     return (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id == "float"
-        and len(node.args) == 1
+        is_call_with_one_argument(node, "float")
         and not node.keywords
         and isinstance(node.args[0], ast.Constant)
         and str(node.args[0].value).lower() == "nan"

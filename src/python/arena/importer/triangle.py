@@ -23,6 +23,7 @@ import ast
 from dataclasses import dataclass
 from typing import Callable
 
+from arena.importer.calls import is_call_with_one_argument
 from arena.importer.outcome import NotDrawn, NotImportable
 
 Lookup = Callable[[str], ast.expr | None]  # the value the loop last binds a name to before the product
@@ -113,10 +114,7 @@ def _index(side: ast.expr, lookup: Lookup) -> tuple[int, ast.expr, ast.expr | No
         modulus = vector.right
         vector = vector.left
     if not (
-        isinstance(vector, ast.Call)
-        and ast.unparse(vector.func) == "torch.arange"
-        and len(vector.args) == 1
-        and all(k.arg in ("device", "dtype") for k in vector.keywords)
+        is_call_with_one_argument(vector, "torch.arange") and all(k.arg in ("device", "dtype") for k in vector.keywords)
     ):
         return None
     return axis, vector.args[0], modulus
