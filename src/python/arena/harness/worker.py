@@ -40,6 +40,7 @@ class Worker:
         self.device: Device
         self.dirs: dict[str, Path]
         self.kernel: Kernel  # the candidate, watched by the recorder (load)
+        self.loaded = False  # whether load has made self.kernel (the calibration's chunks come before)
         self.recorder: OpRecorder  # every call's torch functions (load)
         self.returned: list[torch.Tensor] = []  # the outputs returned in the current family, held alive
         self.family = ""
@@ -98,6 +99,7 @@ class Worker:
         self.kernel = _watched(
             load_side(self.task, self.dirs["candidate"], self.dirs["work"], "candidate"), self.recorder
         )
+        self.loaded = True
         return {"harness_outputs": self.kernel.harness_outputs}
 
     def call(
@@ -223,7 +225,7 @@ class Worker:
         }
         # The empty chunk touches one drawn set per call when the case's inputs are warmed.
         self.bound["empty_inputs"] = (
-            self._draw(header["case"], 0, fresh=True) if self.bound["warm"] and self.kernel is None else []
+            self._draw(header["case"], 0, fresh=True) if self.bound["warm"] and not self.loaded else []
         )
         # Outputs returned by this case's calls, checked and timed alike (a stored answer handed
         # back is refused: check.stale_output), and free blocks of the outputs' sizes poisoned, so
