@@ -1,8 +1,9 @@
 # Attacks on the judge's numbers from inside the candidate's worker, on a real GPU (skipped where
 # torch sees none: bench/judge_check.sh runs them on the H200).
 # 25. Forge the samples: swap the code of the worker's event-time function (the function object
-#     stays, so the identity snapshot sees nothing) so every call reads 4x faster. The judge's
-#     chunk clock saw the real work. Expected: CHEAT_DETECTED, naming the judge's clock.
+#     stays) so every call reads 4x faster. Expected: CHEAT_DETECTED. Since session 24 the
+#     worker's snapshot holds each function's code too, and names the swap before the judge's
+#     chunk clock (which sees the real work) is reached: the H200 run of session 26 saw it so.
 # 26. Keep seconds of GPU work queued from a process of its own, so the baseline would be timed on
 #     a shared GPU while the worker is frozen. The judge's probe runs slow. Expected: CHEAT_DETECTED.
 # 27. Record `done` as soon as `go` is waited on, so the judge's span would end before the work
@@ -109,7 +110,8 @@ def test_control_the_honest_kernel_passes(run_candidate, tmp_path):
 def test_forged_samples_are_caught_by_the_judges_clock(run_candidate, tmp_path):
     result = run_candidate(FORGE_SAMPLES, task=_task(tmp_path), backend="auto", budget_s_per_case=0.3)
     assert result.status == "CHEAT_DETECTED", (result.status, result.errors)
-    assert "judge's clock" in result.errors[0]
+    said = result.errors[0]
+    assert "judge's clock" in said or "functions were replaced: arena.harness.timing.elapsed_us.__code__" in said
 
 
 def test_gpu_work_left_running_while_frozen_is_caught(run_candidate, tmp_path):
