@@ -7,6 +7,8 @@ For each size, a folder of that many small files in nested folders (as a Triton 
 repository's build leaves) and a tree of 20 sleeping processes: the median time of usage() over
 that tree and folder, and of its two parts (the process readings: one scan of this host's /proc;
 the folder walk). A walk stops past the files limit, so 100,000 (the job default) bounds it.
+Then, where this host lets the runner make control groups (limits/cgroups.py), what a sandbox's
+group costs to make and to remove, once per harness child, agent or pool command.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from arena.limits.cgroups import found
+from arena.limits.limits import group_for, job_limits
 from arena.limits.usage import folder_usage, held_deleted, memory_and_threads, process_tree, usage
 
 PROCESSES = 20
@@ -74,6 +78,13 @@ def main() -> None:
     finally:
         os.killpg(tree.pid, 9)
         tree.wait()
+    groups = found()
+    if groups.hierarchy is None:
+        print(json.dumps({"control_group": f"none: {groups.reason}"}))
+        return
+    lane = frozenset({min(os.sched_getaffinity(0))})
+    cost = median_ms(lambda: group_for(job_limits(), lane).close(), max(args.repeats, 50))  # type: ignore[union-attr]
+    print(json.dumps({"control_group": groups.hierarchy.describe(), "make_and_remove_ms": cost}))
 
 
 if __name__ == "__main__":
