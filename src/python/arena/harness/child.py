@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, NoReturn
 from arena.harness.apart import die_with_parent
 
 if TYPE_CHECKING:
+    from arena.harness.result import HarnessResult
     from arena.harness.run import Run
 
 # Signals a process may catch that only a process of this sandbox could send the judge (the parent
@@ -65,8 +66,7 @@ def main() -> None:
     _preload()
     from arena.harness.device import select_backend
     from arena.harness.job import Job
-    from arena.harness.run import Run, cut
-    from arena.harness.verdict import Verdict
+    from arena.harness.run import Run
 
     request = sys.stdin.buffer.read()
     sys.stdin.close()
@@ -81,19 +81,7 @@ def main() -> None:
     del job  # the key stays only in this frame's locals
     watch = Watch(fd)
     run.on_candidate = watch.candidate_alive
-    try:
-        result = run.execute()
-    except Verdict as verdict:
-        result = run.finish(verdict.status, [str(verdict)])
-    except BaseException as error:  # noqa: BLE001 - the process edge: any failure is a result
-        if run.stage == "setup" and not run.candidate_touched:
-            _no_verdict(run)  # the judge's own failure, before anything of the candidate's ran
-        status = (
-            "COMPILE_ERROR"
-            if run.stage == "compile" or (run.stage == "first call" and "Compil" in type(error).__name__)
-            else "RUNTIME_ERROR"
-        )
-        result = run.finish(status, [f"{run.stage}: {type(error).__name__}: {error}", cut(traceback.format_exc())])
+    result = _executed(run)
     watch.raising = False  # from here on only noted: nothing may break the frame's writing
     try:
         run.close()
@@ -116,6 +104,25 @@ def main() -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)  # no candidate atexit hook or finalizer runs after the result
+
+
+def _executed(run: Run) -> HarnessResult:
+    """The run's result: whatever it raised becomes a status here, the process edge (a verdict
+    raised, a compile or runtime error of the stage it came in), except a failure of the judge's
+    own setup before anything of the candidate's ran, which leaves no verdict (_no_verdict)."""
+    from arena.harness.run import cut
+    from arena.harness.verdict import Verdict
+
+    try:
+        return run.execute()
+    except Verdict as verdict:
+        return run.finish(verdict.status, [str(verdict)])
+    except BaseException as error:  # noqa: BLE001 - the process edge: any failure is a result
+        if run.stage == "setup" and not run.candidate_touched:
+            _no_verdict(run)
+        compiling = run.stage == "compile" or (run.stage == "first call" and "Compil" in type(error).__name__)
+        status = "COMPILE_ERROR" if compiling else "RUNTIME_ERROR"
+        return run.finish(status, [f"{run.stage}: {type(error).__name__}: {error}", cut(traceback.format_exc())])
 
 
 def _no_verdict(run: Run) -> NoReturn:
