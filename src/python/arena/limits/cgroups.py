@@ -10,7 +10,7 @@ other process's), `pids` refuses its tasks past the limit, whoever runs them.
 
 Where: cgroup v2 (one hierarchy) or v1 (one per controller), below the runner's own group (or
 ARENA_CGROUPS=PATH, a v2 group delegated to the runner), in a group "arena" of groups named
-arena-<runner pid>-<n>. ARENA_CGROUPS=off uses none. A host that lets the runner make none (not
+arena-<runner's PID namespace>-<runner pid>-<n>. ARENA_CGROUPS=off uses none. A host that lets the runner make none (not
 root and nothing delegated, /sys/fs/cgroup read-only in a container) keeps the watch alone, and
 `found()` says why.
 """
@@ -178,7 +178,7 @@ class Group:
         self.hierarchy = hierarchy
         self.memory = memory
         self.tasks = tasks
-        name = f"arena-{os.getpid()}-{next(_numbers)}"
+        name = f"{_prefix()}-{os.getpid()}-{next(_numbers)}"
         self.folders = {controller: parent / name for controller, parent in hierarchy.parents.items()}
         made: list[Path] = []
         try:
@@ -261,12 +261,23 @@ def _remove(folder: Path) -> None:
 
 
 def _sweep(hierarchy: Hierarchy) -> None:
-    """Remove the groups of runners that have died (killed before they could close them)."""
+    """Remove the groups of runners that have died (killed before they could close them): of this
+    PID namespace only, where a pid that /proc lacks is one that has ended (a runner in another
+    container sharing the hierarchy keeps its groups)."""
     for parent in set(hierarchy.parents.values()):
-        for folder in parent.glob("arena-*-*"):
-            pid = folder.name.split("-")[1]
+        for folder in parent.glob(f"{_prefix()}-*-*"):
+            pid = folder.name.split("-")[2]
             if pid.isdigit() and not Path(f"/proc/{pid}").exists():
                 _remove(folder)
+
+
+def _prefix() -> str:
+    """arena-<this PID namespace's inode>: whose pids a group's name holds."""
+    try:
+        namespace = os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        namespace = 0
+    return f"arena-{namespace}"
 
 
 def _counts(path: Path) -> dict[str, int]:

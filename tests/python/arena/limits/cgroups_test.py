@@ -69,7 +69,8 @@ def test_v2_group_is_made_with_every_limit(tmp_path):
     parent = _v2_group(tmp_path / "delegated") / ARENA
     group = Group(Hierarchy(2, {c: parent for c in ("memory", "pids", "cpuset")}), 64 << 20, 300, frozenset({2, 3}))
     (folder,) = set(group.folders.values())
-    assert folder.parent == parent and folder.name.startswith(f"arena-{os.getpid()}-")
+    namespace = os.stat("/proc/self/ns/pid").st_ino
+    assert folder.parent == parent and folder.name.startswith(f"arena-{namespace}-{os.getpid()}-")
     assert (folder / "memory.max").read_text() == str(64 << 20)
     assert (folder / "memory.oom.group").read_text() == "1"  # killed whole
     assert (folder / "pids.max").read_text() == "300"
@@ -195,8 +196,16 @@ def test_closing_a_group_kills_what_escaped_its_process_group_and_removes_it():
 def test_a_dead_runners_groups_are_removed_by_the_next():
     assert HERE is not None
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    left = [parent / f"arena-{int(dead.stdout)}-0" for parent in set(HERE.parents.values())]
-    for folder in left:
+    namespace = os.stat("/proc/self/ns/pid").st_ino
+    parents = set(HERE.parents.values())
+    left = [parent / f"arena-{namespace}-{int(dead.stdout)}-0" for parent in parents]
+    elsewhere = [parent / f"arena-1-{int(dead.stdout)}-0" for parent in parents]  # another PID namespace's
+    for folder in left + elsewhere:
         folder.mkdir()
-    find("auto")
-    assert not any(folder.exists() for folder in left)
+    try:
+        find("auto")
+        assert not any(folder.exists() for folder in left)
+        assert all(folder.exists() for folder in elsewhere)  # its pids are not ours to judge
+    finally:
+        for folder in elsewhere:
+            folder.rmdir()
