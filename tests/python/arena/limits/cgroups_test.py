@@ -209,3 +209,27 @@ def test_a_dead_runners_groups_are_removed_by_the_next():
     finally:
         for folder in elsewhere:
             folder.rmdir()
+
+
+def test_v2_a_runner_alone_in_its_group_moves_itself_into_a_leaf_to_hand_controllers_down(tmp_path, monkeypatch):
+    from arena.limits import cgroups
+
+    group = _v2_group(tmp_path / "service")
+    (group / "cgroup.procs").write_text(f"{os.getpid()}\n")
+    (group / "runner").mkdir()
+    refused: list[Path] = []
+
+    def enable(folder: Path) -> None:  # as the kernel: no controllers handed down from a group with processes
+        if folder == group and not refused:
+            refused.append(folder)
+            raise OSError(16, "Device or resource busy")  # EBUSY
+        (folder / "cgroup.subtree_control").write_text("+memory +pids +cpuset")
+
+    monkeypatch.setattr(cgroups, "_enable", enable)
+    hierarchy = cgroups._v2(group, given=True)
+    assert hierarchy is not None and set(hierarchy.parents.values()) == {group / ARENA}
+    assert (group / "runner" / "cgroup.procs").read_text() == str(os.getpid())  # moved, then handed down
+    (group / "cgroup.procs").write_text(f"{os.getpid()}\n1\n")  # another process there too: not ours to move
+    refused.clear()
+    with pytest.raises(OSError, match="busy"):
+        cgroups._v2(group, given=True)
