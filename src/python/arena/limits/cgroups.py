@@ -77,6 +77,10 @@ def find(setting: str, proc: Path = Path("/proc/self")) -> Found:
         if given:
             raise ArenaError(f"{VARIABLE}={setting!r}: cannot make sandboxes' groups there: {error}") from None
         return Found(None, f"cannot make groups: {error.strerror or error}")
+    except ArenaError as error:
+        if given:
+            raise
+        return Found(None, str(error))
     if hierarchy is None:
         return Found(None, "no cgroup hierarchy with the memory, pids and cpuset controllers is mounted")
     _sweep(hierarchy)
@@ -145,12 +149,12 @@ def _v2(group: Path, given: bool) -> Hierarchy | None:
             raise ArenaError(f"{VARIABLE}={str(group)!r}: not a cgroup v2 group (no cgroup.controllers there)")
         return None
     missing = set(CONTROLLERS) - set(_read(group / "cgroup.controllers").split())
-    if missing:
-        if given:
-            raise ArenaError(
-                f"{VARIABLE}={str(group)!r}: controllers {', '.join(sorted(missing))} are not offered there"
-            )
-        return None
+    if missing:  # said either way: an operator delegates them (systemd: Delegate=yes) or names a group
+        named = f"{VARIABLE}={str(group)!r}" if given else f"the runner's group {group}"
+        raise ArenaError(
+            f"{named}: controllers {', '.join(sorted(missing))} are not offered there "
+            f"(delegate them to the runner, or set {VARIABLE} to a group that has them)"
+        )
     try:
         _enable(group)
     except OSError as error:

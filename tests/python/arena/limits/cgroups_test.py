@@ -30,7 +30,7 @@ V2_MOUNTS = "25 1 0:22 / {root} rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n"
 
 def _proc(tmp_path: Path, mountinfo: str, cgroup: str) -> Path:
     proc = tmp_path / "proc"
-    proc.mkdir()
+    proc.mkdir(parents=True)
     (proc / "mountinfo").write_text(mountinfo)
     (proc / "cgroup").write_text(cgroup)
     return proc
@@ -51,6 +51,16 @@ def test_off_uses_none_and_a_host_without_the_controllers_says_so(tmp_path):
     bare = _proc(tmp_path, "31 23 0:28 / /sys/fs/cgroup rw - tmpfs tmpfs rw\n", "0::/\n")
     seen = find("", proc=bare)
     assert seen.hierarchy is None and "memory, pids and cpuset" in seen.reason
+    # A systemd service without Delegate=yes: its group is offered memory and pids, not cpuset.
+    service = tmp_path / "cgroup" / "system.slice" / "arena.service"
+    service.mkdir(parents=True)
+    (service / "cgroup.controllers").write_text("cpu io memory pids\n")
+    plain = _proc(tmp_path / "plain", V2_MOUNTS.format(root=tmp_path / "cgroup"), "0::/system.slice/arena.service\n")
+    seen = find("auto", proc=plain)
+    assert seen.hierarchy is None and seen.reason == (
+        f"the runner's group {service}: controllers cpuset are not offered there "
+        "(delegate them to the runner, or set ARENA_CGROUPS to a group that has them)"
+    )
 
 
 def test_v2_below_the_runners_own_group_with_its_controllers_handed_down(tmp_path):
