@@ -50,7 +50,7 @@ from arena.agents.adapter import Launch
 from arena.agents.egress import Egress, destination
 from arena.environment.probe import ChildUser, unprivileged_user
 from arena.errors import ArenaError
-from arena.harness.sandbox import parent_folders, shared_memory_folder
+from arena.harness.sandbox import give, parent_folders, shared_memory_folder
 
 USER_VARIABLE = "ARENA_AGENT_USER"  # "uid[:gid]": whom a root runner's agents run as (65533:65533)
 AGENT_UID = 65533  # not the harness children's 65534 (arena.environment.probe)
@@ -131,10 +131,7 @@ def agent_sandbox(hidden: Iterable[Path | str | None]) -> AgentSandbox | None:
 def hand_over(places: Iterable[Path], user: ChildUser) -> None:
     """`places` and all they hold owned by `user` (links themselves, never what they point to)."""
     for place in places:
-        os.chown(place, user.uid, user.gid, follow_symlinks=False)
-        for folder, names, files in os.walk(place):
-            for name in (*names, *files):
-                os.chown(os.path.join(folder, name), user.uid, user.gid, follow_symlinks=False)
+        give(place, user)
 
 
 def proxied(env: Mapping[str, str], egress: Egress) -> dict[str, str]:

@@ -146,8 +146,9 @@ class Child:
             # Started through confine.py: the kernel's backstop, its control group where the host
             # allows one, and the lane's CPUs, from the first instruction of bubblewrap on (its
             # import of torch runs on no other lane's CPUs).
-            self.group = group_for(job_limits(), cpus)
-            argv = confined(argv, job_limits(), cpus, self.group)
+            self.limits = job_limits()  # read once: its group, its backstop and its watch agree
+            self.group = group_for(self.limits, cpus)
+            argv = confined(argv, self.limits, cpus, self.group)
             self.cpus = cpus
         except BaseException:
             os.close(self.result_fd)
@@ -183,7 +184,7 @@ class Child:
         """Hand over `job`, wait for the result signed with its key until `timeout_s` from now;
         the child kept to `cpus` (its lane's) when given."""
         assert self.process.stdin is not None
-        limits = job_limits()
+        limits = self.limits
         if self.sandbox:  # its IPC namespace's shared memory too, before any candidate code (limits/ipc.py)
             bound_ipc(self.process.pid, limits.memory)
         if cpus is not None and cpus != self.cpus:  # started for no lane (or another): every thread now
@@ -196,7 +197,7 @@ class Child:
         except BrokenPipeError:
             pass
         # Read from outside while it runs: its processes, their memory, and its job folder on disk
-        # (its /tmp and /dev/shm are folders there when sandboxed: sandbox.py).
+        # (its /tmp is a folder there when sandboxed; its /dev/shm a bounded tmpfs: sandbox.py).
         watch = Watch(self.process.pid, [self.work], limits, cpus, self.group)
         streams, timed_out = _drain(self.process, self.result_fd, time.monotonic() + timeout_s, watch)
         watch.settle()  # what its group's limits did since the last reading

@@ -204,8 +204,13 @@ def hand_over(work: Path, user: ChildUser | None, names: Iterable[str] = WRITABL
     for name in TRUSTED_FOLDERS:
         _readable(work / name)
     for name in names:
-        for path in _tree(work / name):
-            os.chown(path, user.uid, user.gid, follow_symlinks=False)
+        give(work / name, user)
+
+
+def give(root: Path, user: ChildUser) -> None:
+    """`root` and all it holds owned by `user` (links themselves, never what they point to)."""
+    for path in _tree(root):
+        os.chown(path, user.uid, user.gid, follow_symlinks=False)
 
 
 def _tree(root: Path) -> Iterable[Path]:
