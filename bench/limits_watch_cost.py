@@ -8,7 +8,8 @@ repository's build leaves) and a tree of 20 sleeping processes: the median time 
 that tree and folder, and of its two parts (the process readings: one scan of this host's /proc;
 the folder walk). A walk stops past the files limit, so 100,000 (the job default) bounds it.
 Then, where this host lets the runner make control groups (limits/cgroups.py), what a sandbox's
-group costs to make and to remove, once per harness child, agent or pool command.
+group costs to make and to remove, once per harness child, agent or pool command; and under a
+root runner what leasing a sandbox's user costs (environment/users.py), once per harness child or agent.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from arena.environment.probe import child_users
+from arena.environment.users import lease
 from arena.limits.cgroups import found
 from arena.limits.limits import group_for, job_limits
 from arena.limits.usage import folder_usage, held_deleted, memory_and_threads, process_tree, usage
@@ -78,6 +81,11 @@ def main() -> None:
     finally:
         os.killpg(tree.pid, 9)
         tree.wait()
+    users = child_users()
+    if users is not None:  # a root runner: each sandbox leases a user (environment/users.py)
+        pool = users
+        cost = median_ms(lambda: lease(pool).release(), max(args.repeats, 50))
+        print(json.dumps({"sandbox_users": users.describe(), "lease_and_release_ms": cost}))
     groups = found()
     if groups.hierarchy is None:
         print(json.dumps({"control_group": f"none: {groups.reason}"}))

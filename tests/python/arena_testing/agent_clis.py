@@ -82,12 +82,16 @@ def run_agent(adapter: Adapter, run: AgentRun, hidden: Iterable[Path] = ()) -> s
     env = (
         dict(launch.env) if egress is None else proxied(launch.env, egress)
     )  # out through the proxy, as arena agent run
-    argv = launch.argv if sandbox is None else sandbox.wrap(launch, run.workspace, run.home, egress)
+    held = None if sandbox is None else sandbox.lease()  # its user, under a root runner
     try:
+        user = None if held is None else held.user
+        argv = launch.argv if sandbox is None else sandbox.wrap(launch, run.workspace, run.home, egress, user)
         return subprocess.run(
             list(argv), cwd=run.workspace, env=env, stdin=subprocess.DEVNULL,
             capture_output=True, timeout=AGENT_TIMEOUT_S,
         )  # fmt: skip
     finally:
+        if held is not None:
+            held.release()
         if egress is not None:
             egress.close()

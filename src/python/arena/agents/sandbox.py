@@ -20,12 +20,13 @@ holds one is left out; one of those inside a system folder is covered by an empt
 A runner that is not root: a user namespace maps its user to uid and gid 65534 inside, so the
 agent owns its workspace, and files of /etc that user could read but others could not are
 masked. A runner that is root: bubblewrap makes the namespaces as root and the agent is started
-through setpriv as a real unprivileged user of the host, uid and gid 65533 (ARENA_AGENT_USER
-names another), with no capabilities and no groups, its workspace and HOME handed to it: never
-root outside (files only root may touch stay closed to it, and the kernel's limit on its user's
-tasks applies), and not the harness children's user, so an agent's tasks never count against
-the children that evaluate its work. The PID namespace has bubblewrap as its init: when the CLI exits or
-is killed, every process it left dies with it. IPC, UTS and cgroup namespaces are its own too.
+through setpriv as a real unprivileged user of the host, a uid no other running sandbox has
+(leased from ARENA_AGENT_USER's range for the agent's life: arena.environment.users), with no
+capabilities and no groups, its workspace and HOME handed to it and its /etc/passwd naming it:
+never root outside (files only root may touch stay closed to it), and the kernel's count of its
+user's tasks is its own, neither another agent's nor the harness children's that judge its work.
+The PID namespace has bubblewrap as its init: when the CLI exits or is killed, every process it
+left dies with it. IPC, UTS and cgroup namespaces are its own too.
 The network namespace is its own, with loopback alone: arena.agents.netbridge, run first inside,
 carries the agent's connections to an egress proxy outside (arena.agents.egress), which opens
 only its runner, its model endpoint and public hosts on 443. ARENA_AGENT_NETWORK=closed leaves out
@@ -48,12 +49,11 @@ from typing import Iterable, Mapping
 from arena.agents import netbridge
 from arena.agents.adapter import Launch
 from arena.agents.egress import Egress, destination
-from arena.environment.probe import ChildUser, unprivileged_user
+from arena.environment.users import ChildUser, Lease, Users, lease, users_from
 from arena.errors import ArenaError
-from arena.harness.sandbox import give, parent_folders, shared_memory_folder
+from arena.harness.sandbox import give, identity_files, parent_folders, shared_memory_folder
 
-USER_VARIABLE = "ARENA_AGENT_USER"  # "uid[:gid]": whom a root runner's agents run as (65533:65533)
-AGENT_UID = 65533  # not the harness children's 65534 (arena.environment.probe)
+USER_VARIABLE = "ARENA_AGENT_USER"  # "FIRST-LAST" or "uid[:gid]": whom a root runner's agents run as (users.py)
 SANDBOX_VARIABLE = "ARENA_AGENT_SANDBOX"  # "off": no sandbox (arena agent run then needs --allow-unisolated)
 NETWORK_VARIABLE = "ARENA_AGENT_NETWORK"  # filtered (default), closed (runner and model alone) or shared
 NETWORKS = ("filtered", "closed", "shared")
@@ -65,6 +65,7 @@ USER_NAMESPACE = ("--unshare-user", "--uid", NOBODY, "--gid", NOBODY)  # a runne
 # /run/systemd/resolve/stub-resolv.conf): their targets are shown too, or names do not resolve.
 NETWORK_FILES = ("/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf")
 PROBE_TIMEOUT_S = 10.0
+IDENTITY_FOLDER = ".sandbox-identity"  # in the agent's HOME: its /etc/passwd and /etc/group (root's files)
 
 
 @lru_cache(maxsize=1)
@@ -93,18 +94,27 @@ class AgentSandbox:
     tool: str  # "bwrap 0.8.0, network filtered": recorded with the submissions
     hidden: tuple[str, ...]  # folders no folder shown to the agent may hold
     network: str = "filtered"  # one of NETWORKS: its own namespace out through an Egress, or the machine's
-    user: ChildUser | None = None  # whom a root runner's agent runs as (None: a user namespace of its own)
+    users: Users | None = None  # whom a root runner's agents run as (None: a user namespace of its own)
 
-    def wrap(self, launch: Launch, workspace: Path, home: Path, egress: Egress | None = None) -> tuple[str, ...]:
+    def lease(self) -> Lease | None:
+        """The user one agent runs as, held until the caller releases it once the agent has
+        ended; None where the runner is not root."""
+        return None if self.users is None else lease(self.users)
+
+    def wrap(
+        self, launch: Launch, workspace: Path, home: Path, egress: Egress | None = None, user: ChildUser | None = None
+    ) -> tuple[str, ...]:
         """The agent's command in the sandbox; its /tmp is its HOME's tmp folder (TMPDIR there too).
-        Under a root runner its workspace, HOME and proxy socket are handed to its user first."""
+        Under a root runner (`user`, of a lease()) its workspace, HOME and proxy socket are
+        handed to that user first."""
         tmp = home / "tmp"
         tmp.mkdir(parents=True, exist_ok=True)
-        if self.user is not None:
-            hand_over((workspace, home, *([egress.socket] if egress is not None else [])), self.user)
+        if user is not None:
+            hand_over((workspace, home, *([egress.socket] if egress is not None else [])), user)
         return sandboxed(
-            launch.argv, launch.env, (workspace, home), launch.read_only, self.hidden, egress, tmp=tmp, user=self.user
-        )
+            launch.argv, launch.env, (workspace, home), launch.read_only, self.hidden, egress, tmp=tmp, user=user,
+            identity=home / IDENTITY_FOLDER,
+        )  # fmt: skip
 
     def egress(self, runner: str, endpoint: str) -> Egress | None:
         """The egress proxy a run goes out through, opened to its `runner` and model `endpoint`
@@ -123,9 +133,9 @@ def agent_sandbox(hidden: Iterable[Path | str | None]) -> AgentSandbox | None:
     network = os.environ.get(NETWORK_VARIABLE, "").strip().lower() or "filtered"
     if network not in NETWORKS:
         raise ArenaError(f"{NETWORK_VARIABLE}={network!r}: expected one of {', '.join(NETWORKS)}")
-    user = unprivileged_user(USER_VARIABLE, AGENT_UID)
-    tool += "" if user is None else f", as uid {user.uid}"
-    return AgentSandbox(f"{tool}, network {network}", tuple(os.path.abspath(p) for p in hidden if p), network, user)
+    users = users_from(USER_VARIABLE)
+    tool += "" if users is None else f", as {users.describe()}"
+    return AgentSandbox(f"{tool}, network {network}", tuple(os.path.abspath(p) for p in hidden if p), network, users)
 
 
 def hand_over(places: Iterable[Path], user: ChildUser) -> None:
@@ -152,12 +162,14 @@ def sandboxed(
     *,
     tmp: Path,
     user: ChildUser | None = None,
+    identity: Path | None = None,
 ) -> tuple[str, ...]:
     """`argv` inside bubblewrap, in the first of `writable` (the workspace), with `env` as its
     environment (bubblewrap passes its own on). `hidden`: folders no folder shown may hold.
     `egress`: a network namespace of its own, `argv` run behind the bridge to that proxy. `tmp`:
     a folder on disk shown as /tmp (never a tmpfs: memory no process is charged for). `user`: whom
-    a root runner starts it as (setpriv), instead of a user namespace's 65534."""
+    a root runner starts it as (setpriv), instead of a user namespace's 65534, with its user
+    database entry written into `identity` (a folder of its HOME's by default)."""
     writable = [Path(os.path.abspath(path)) for path in writable]
     program = shutil.which(argv[0], path=env.get("PATH", os.defpath))
     if program is None:
@@ -203,6 +215,8 @@ def sandboxed(
     if egress is not None:
         command += [*parent_folders(str(egress.socket), made), "--bind", str(egress.socket), str(egress.socket)]
     if user is not None:  # root made the namespaces; the agent is a real unprivileged user
+        home = env.get("HOME", str(tmp.parent))
+        command += identity_files(identity or tmp.parent / IDENTITY_FOLDER, user, Path(home))
         command += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--", "setpriv"]
         command += [f"--reuid={user.uid}", f"--regid={user.gid}", "--clear-groups", "--inh-caps=-all"]
         command += ["--bounding-set=-all"]

@@ -22,6 +22,7 @@ from arena.agents.process import run_agent_process
 from arena.agents.sandbox import AgentSandbox, proxied
 from arena.agents.usage import Usage
 from arena.client.client import INSECURE_CONNECT_VARIABLE, TLS_CA_VARIABLE, Client
+from arena.environment.users import Lease
 from arena.errors import ArenaError
 from arena.limits.limits import agent_limits
 from arena.runner.records import Attempt, TaskView
@@ -93,10 +94,13 @@ def run_agent(
         (home / path).parent.mkdir(parents=True, exist_ok=True)
         (home / path).write_text(content, encoding="utf-8")
     egress: Egress | None = None
+    held: Lease | None = None  # its user's, under a root runner: a uid no other sandbox runs as
     try:
         egress = None if sandbox is None else sandbox.egress(connection.address, config.endpoint)
         env = launch.env if egress is None else proxied(launch.env, egress)
-        argv = launch.argv if sandbox is None else sandbox.wrap(replace(launch, env=env), workspace, home, egress)
+        held = None if sandbox is None else sandbox.lease()
+        user = None if held is None else held.user
+        argv = launch.argv if sandbox is None else sandbox.wrap(replace(launch, env=env), workspace, home, egress, user)
         watched = (workspace, home)  # its /tmp too: a folder of its HOME (sandbox.py)
         stderr = folder / "agent.stderr.log"
         finished = run_agent_process(
@@ -106,6 +110,8 @@ def run_agent(
         connection.operator.finalize(attempt.id, workspace / CANDIDATE_FOLDER)
         raise
     finally:
+        if held is not None:  # the agent's sandbox has ended (its PID namespace with it)
+            held.release()
         shutil.rmtree(home, ignore_errors=True)  # its config files hold the attempt's token
         if egress is not None:
             egress.close()

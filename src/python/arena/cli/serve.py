@@ -17,6 +17,8 @@ from arena.api.limits import CallLimits
 from arena.cache.reapi_store import ReapiStore
 from arena.cache.seal import load_key
 from arena.cache.sqlite_store import KEY_NAME
+from arena.environment.probe import child_users
+from arena.environment.users import Users
 from arena.errors import ArenaError
 from arena.evaluation.evaluate import Store
 from arena.executors.base import Executor
@@ -147,6 +149,11 @@ def described_groups(groups: Found) -> str:
     return groups.hierarchy.describe() if groups.hierarchy is not None else f"none ({groups.reason})"
 
 
+def described_users(users: Users | None) -> str:
+    """Whom this runner's harness children run as (arena.environment.users)."""
+    return "the runner's own, in a user namespace each" if users is None else users.describe()
+
+
 def build_executor(args: argparse.Namespace, lanes: tuple[str, ...]) -> Executor:
     """The executor --executor names (a local one keeps each of `lanes` to CPUs of its own)."""
     if args.executor == "docker":
@@ -209,6 +216,7 @@ def run(args: argparse.Namespace) -> int:
         executor = build_executor(args, lanes)
         job_limits()  # a malformed ARENA_JOB_LIMITS is refused now, not at every job
         groups = found()  # as is an ARENA_CGROUPS folder where no group can be made
+        users = child_users()  # and a root runner's ARENA_SANDBOX_USER that names no unprivileged users
     except (OSError, ValueError) as error:
         raise ArenaError(f"cannot configure the runner: {error}") from None
     if not len(tokens):
@@ -253,6 +261,7 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"arena runner on {host}:{port}: lanes {described_lanes(lanes, executor)}, executor {args.executor}, "
             f"isolation {runner.isolation() or 'NONE'}, control groups {described_groups(groups)}, "
+            f"sandbox users {described_users(users)}, "
             f"{len(tokens)} token(s), state {state}, "
             f"scores {'REAPI ' + store.endpoint if isinstance(store, ReapiStore) else 'sqlite'}, "
             f"{'TLS' if credentials is not None else 'plaintext'}",

@@ -14,17 +14,16 @@ import platform
 import re
 import shutil
 import subprocess
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import lru_cache
 
 from arena.environment.environment import Environment, fingerprint_environment
 from arena.environment.measurement import current_measurement, gpu_usable
-from arena.errors import UnusableEnvironment
+from arena.environment.users import Users, lease, users_from
 
 IMAGE_DIGEST_VARIABLE = "ARENA_IMAGE_DIGEST"
 SANDBOX_VARIABLE = "ARENA_SANDBOX"  # "off": harness children run without the OS sandbox
-USER_VARIABLE = "ARENA_SANDBOX_USER"  # "uid[:gid]": whom a root runner's children run as (65534:65534)
-NOBODY = 65534
+USER_VARIABLE = "ARENA_SANDBOX_USER"  # "FIRST-LAST" or "uid[:gid]": whom a root runner's children run as (users.py)
 _PROBE_TIMEOUT_S = 20
 
 
@@ -82,51 +81,29 @@ def _rocm_gpu() -> dict[str, str]:
     }
 
 
-@dataclass(frozen=True)
-class ChildUser:
-    """The unprivileged user a root runner's harness children run as, outside the sandbox too."""
-
-    uid: int
-    gid: int
-
-
-def child_user() -> ChildUser | None:
-    """Whom harness children run as when this process is root: uid and gid 65534, or the
-    "uid[:gid]" ARENA_SANDBOX_USER names (a dedicated user is better than one that daemons
-    share); never root. None when this process is not root: children run as its own user."""
-    return unprivileged_user(USER_VARIABLE, NOBODY)
-
-
-def unprivileged_user(variable: str, default: int) -> ChildUser | None:
-    """The "uid[:gid]" `variable` names (`default` for both when unset), when this process is
-    root; never root. None when this process is not root."""
-    if os.geteuid() != 0:
-        return None
-    text = os.environ.get(variable, "").strip()
-    uid, _, gid = text.partition(":")
-    try:
-        user = ChildUser(int(uid) if uid else default, int(gid) if gid else int(uid) if uid else default)
-    except ValueError:
-        user = None
-    if user is None or user.uid <= 0 or user.gid <= 0:
-        raise UnusableEnvironment(f"{variable}={text!r} does not name an unprivileged uid[:gid]")
-    return user
+def child_users() -> Users | None:
+    """Whom harness children run as when this process is root: a uid of its own each, leased
+    from ARENA_SANDBOX_USER's range (users.py); never root. None when this process is not root:
+    children run as its own user, each in a user namespace of its own."""
+    return users_from(USER_VARIABLE)
 
 
 @lru_cache(maxsize=1)
 def sandbox_tool() -> str:
     """The OS sandbox harness children run in here: "bwrap <version>" when bubblewrap can make
     its namespaces on this machine (tried once; as root, with the child started through setpriv
-    as child_user()), "" when it is missing, refused, or turned off with ARENA_SANDBOX=off.
+    as a user of its own: child_users()), "" when it is missing, refused, or turned off with ARENA_SANDBOX=off.
     Recorded in every environment, so it is part of the fingerprint."""
     if os.environ.get(SANDBOX_VARIABLE, "").strip().lower() in ("off", "0", "no", "false"):
         return ""
     if shutil.which("bwrap") is None:
         return ""
-    user = child_user()
-    if user is None:
+    users = child_users()
+    held = None if users is None else lease(users)
+    if held is None:
         trial = ["bwrap", "--unshare-all", "--unshare-user", "--die-with-parent", "--ro-bind", "/", "/", "true"]
     else:
+        user = held.user
         trial = ["bwrap", "--unshare-pid", "--unshare-net", "--die-with-parent", "--ro-bind", "/", "/"]
         trial += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "setpriv", f"--reuid={user.uid}"]
         trial += [f"--regid={user.gid}", "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "true"]
@@ -135,6 +112,9 @@ def sandbox_tool() -> str:
             return ""
     except (OSError, subprocess.SubprocessError):
         return ""
+    finally:
+        if held is not None:
+            held.release()
     version = re.search(r"([\d.]+)", _command(["bwrap", "--version"]))
     return f"bwrap {version.group(1) if version else ''}".strip()
 

@@ -25,7 +25,8 @@ from pathlib import Path
 
 from arena.candidate.candidate import Candidate
 from arena.environment.measurement import Measurement, current_measurement
-from arena.environment.probe import child_user, sandbox_tool
+from arena.environment.probe import child_users, sandbox_tool
+from arena.environment.users import ChildUser, Lease, lease
 from arena.harness.bytecode import bytecode_folder
 from arena.harness.channel import ChannelError, open_frame
 from arena.harness.job import (
@@ -131,12 +132,17 @@ class Child:
         argv = [measurement.python, "-m", "arena.harness.child"]
         self.sandbox = sandbox_tool()  # "" where this machine offers none (recorded in the environment)
         self.kernels = trusted_root()  # compiled trusted kernels, read-only to the child
-        self.user = child_user() if self.sandbox else None  # whom the child runs as (None: as we do)
+        self.lease: Lease | None = None  # its user's, under a root runner (users.py)
+        self.user: ChildUser | None = None  # whom the child runs as (None: as we do)
         self.shown: tuple[str, ...] = ()  # the folders the child sees read-only
         # Compiled once by this trusted parent where the environment ships no byte code (bytecode.py).
         self.bytecode = bytecode_folder(measurement)
         self.group: Group | None = None  # its control group (arena.limits.cgroups), where the host allows one
         try:
+            users = child_users() if self.sandbox else None
+            if users is not None:  # a uid no other running sandbox has: the kernel's per-user counts its own
+                self.lease = lease(users)
+                self.user = self.lease.user
             if self.sandbox:
                 make_folders(self.work, tuple(SCRATCH_MOUNTS))  # its /tmp
                 shown = (self.kernels, *map(Path, measurement.folders), *([self.bytecode] if self.bytecode else []))
@@ -231,10 +237,13 @@ class Child:
         self._remove()
 
     def _remove(self) -> None:
-        """Its folder and its control group (the child has ended: close(), or it never started)."""
+        """Its folder, its control group and its user (the child has ended: close(), or it never
+        started): the user last, once the group has killed what of the sandbox was left."""
         self._folder.cleanup()
         if self.group is not None:
             self.group.close()
+        if self.lease is not None:
+            self.lease.release()
 
 
 class Standby:

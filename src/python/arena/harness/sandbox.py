@@ -18,10 +18,12 @@ What the child sees, and why:
 - an unprivileged user outside as well as inside. A runner that is not root: a user namespace,
   uid and gid 65534 inside, the runner's own user outside. A runner that is root: bubblewrap
   makes the namespaces as root (so it can reach folders under a HOME only root may enter) and
-  the child is started through setpriv as uid and gid 65534 (or ARENA_SANDBOX_USER's), with no
-  capabilities and no groups but those owning the GPU's device nodes: a real, unprivileged user
-  of the host, so a file only root may read (/etc/shadow) stays closed, and the job's writable
-  folders are handed to that user (hand_over).
+  the child is started through setpriv as a uid no other running sandbox has (leased from
+  ARENA_SANDBOX_USER's range: arena.environment.users, so the kernel's count of a user's tasks is
+  its own), with no capabilities and no groups but those owning the GPU's device nodes: a real,
+  unprivileged user of the host, so a file only root may read (/etc/shadow) stays closed, and the
+  job's writable folders are handed to that user (hand_over). Its /etc/passwd and /etc/group name
+  it (identity_files), for the tools that look their user up.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
-from arena.environment.probe import ChildUser
+from arena.environment.users import ChildUser
 from arena.errors import UnusableEnvironment
 
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
@@ -42,6 +44,7 @@ GPU_DEVICES = ("nvidia*", "nvidia-caps", "kfd", "dri")
 # Toolchain roots named by the environment (compilers and runtimes outside /usr and /opt).
 TOOL_VARIABLES = ("CUDA_HOME", "CUDA_PATH", "ROCM_PATH", "HIP_PATH")
 NOBODY = "65534"
+IDENTITY_NAME = "arena-sandbox"  # a leased user's name in the sandbox's /etc/passwd
 # The job's folders the child may read but not change: the oracle's and the baseline's code. The
 # candidate's own folder stays writable. A build writes byte code to PYTHONPYCACHEPREFIX (scratch)
 # and other outputs outside the code base (docs/task-format.md), or the baseline's build fails.
@@ -69,7 +72,7 @@ def sandboxed(
 ) -> list[str]:
     """`argv` run inside bubblewrap with the job folder `work` and the folders `read_only` (the
     trusted kernel layer, the measurement environment's roots) mounted read-only, as `user`
-    (where the runner is root: child_user()) or as the runner's user (see the module's
+    (where the runner is root: a lease of child_users()) or as the runner's user (see the module's
     docstring). UnusableEnvironment when a folder to be shown holds what a child must not see,
     or holds one of `hidden` (the repository)."""
     folders = read_only_folders(tuple(map(str, read_only)))
@@ -95,11 +98,40 @@ def sandboxed(
         command += ["--ro-bind", str(work / name), str(work / name)]
     command += ["--chdir", str(work / "work")]
     if user is not None:
+        command += identity_files(work / "identity", user, work / "home")
         groups = ",".join(map(str, device_groups()))
         command += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--", "setpriv"]
         command += [f"--reuid={user.uid}", f"--regid={user.gid}", f"--groups={groups}" if groups else "--clear-groups"]
         command += ["--inh-caps=-all", "--bounding-set=-all"]
     return command + ["--", *argv]
+
+
+def identity_files(folder: Path, user: ChildUser, home: Path) -> list[str]:
+    """bubblewrap's arguments that show, as /etc/passwd and /etc/group, the host's with `user`
+    added where they lack it (written into `folder`, which only root may write): a uid of a
+    lease's range is in no user database, and tools that look their user up (getpass, git,
+    Node's os.userInfo) fail without an entry."""
+    folder.mkdir(mode=0o755, parents=True, exist_ok=True)
+    entries = {
+        "passwd": (2, user.uid, f"{IDENTITY_NAME}:x:{user.uid}:{user.gid}:arena sandbox:{home}:/usr/sbin/nologin"),
+        "group": (2, user.gid, f"{IDENTITY_NAME}:x:{user.gid}:"),
+    }
+    arguments: list[str] = []
+    for name, (column, number, line) in entries.items():
+        try:
+            host = Path("/etc", name).read_text()
+        except OSError:
+            host = ""
+        numbers = {
+            fields[column] for fields in (entry.split(":") for entry in host.splitlines()) if len(fields) > column
+        }
+        shown = (
+            host if str(number) in numbers else host + ("" if host.endswith("\n") or not host else "\n") + line + "\n"
+        )
+        (folder / name).write_text(shown)
+        (folder / name).chmod(0o644)
+        arguments += ["--ro-bind", str(folder / name), f"/etc/{name}"]
+    return arguments
 
 
 def shared_memory_folder(size: int = SHM_BYTES) -> list[str]:

@@ -31,6 +31,7 @@ from arena.agents.egress import Egress, destination
 from arena.agents.usage import Usage
 from arena.cli import main as cli
 from arena.client.client import Client
+from arena.environment.users import DEFAULT_RANGE, ChildUser, Users
 from arena.errors import ArenaError
 from arena.runner.folders import agent_workspaces, runner_state, score_cache_folder
 
@@ -333,7 +334,7 @@ def test_a_runner_on_either_loopback_is_reached_at_both_inside(tmp_path: Path, h
 
 # Run by a root runner: whom the agent is outside its sandbox, and what that lets it touch.
 WHO = r"""
-import json, os, sys
+import json, os, pwd, sys
 from pathlib import Path
 try:
     secret = "read: " + Path(sys.argv[1]).read_text()
@@ -341,7 +342,7 @@ except OSError as error:
     secret = f"refused: {error.strerror}"
 caps = [line.split()[1] for line in open("/proc/self/status") if line.startswith("CapEff")]
 Path("mine.txt").write_text("written")
-print(json.dumps({"uid": os.getuid(), "caps": caps[0], "secret": secret}))
+print(json.dumps({"uid": os.getuid(), "caps": caps[0], "secret": secret, "name": pwd.getpwuid(os.getuid()).pw_name}))
 """
 
 
@@ -353,8 +354,13 @@ def test_a_root_runners_agent_is_an_unprivileged_user_outside_too(
         pytest.skip("no agent sandbox on this machine (bubblewrap missing or user namespaces refused)")
     monkeypatch.delenv(sandbox.USER_VARIABLE, raising=False)
     made = sandbox.agent_sandbox(())
-    assert made is not None and made.user is not None and (made.user.uid, made.user.gid) == (65533, 65533)
-    assert "as uid 65533" in made.tool  # recorded with the submissions
+    assert made is not None and made.users == Users(*DEFAULT_RANGE)
+    first, last = DEFAULT_RANGE
+    assert f"as a uid of its own of {first}-{last}" in made.tool  # recorded with the submissions
+    held = made.lease()
+    assert held is not None
+    uid = held.user.uid
+    assert first <= uid <= last and held.user.gid == uid
     shown, workspace, home = tmp_path / "shown", tmp_path / "workspace", tmp_path / "home"
     for folder in (shown, workspace, home):
         folder.mkdir()
@@ -362,9 +368,14 @@ def test_a_root_runners_agent_is_an_unprivileged_user_outside_too(
     (shown / "root-only").chmod(0o600)
     env = {"PATH": os.environ.get("PATH", os.defpath)}
     launch = Launch((sys.executable, "-c", WHO, str(shown / "root-only")), env, {}, read_only=(str(shown),))
-    done = subprocess.run(made.wrap(launch, workspace, home), env=env, capture_output=True, text=True, timeout=60)
-    assert json.loads(done.stdout) == {"uid": 65533, "caps": "0000000000000000", "secret": "refused: Permission denied"}
-    assert (workspace / "mine.txt").stat().st_uid == 65533  # its files are its user's on the host
+    try:
+        argv = made.wrap(launch, workspace, home, user=held.user)
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
+    finally:
+        held.release()
+    expected = {"uid": uid, "caps": "0000000000000000", "secret": "refused: Permission denied", "name": "arena-sandbox"}
+    assert json.loads(done.stdout) == expected, done.stderr[-2000:]
+    assert (workspace / "mine.txt").stat().st_uid == uid  # its files are its user's on the host
     # A user namespace of its own, as before under a root runner: 65534 inside, but root outside.
     (tmp_path / "before").mkdir()
     argv = sandbox.sandboxed(launch.argv, env, [tmp_path / "before"], read_only=[shown], tmp=tmp_path / "before")
@@ -373,12 +384,12 @@ def test_a_root_runners_agent_is_an_unprivileged_user_outside_too(
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="only a root runner picks its agents' user")
-@pytest.mark.parametrize("given", ["0", "0:0", "agent", "65533:-1"])
+@pytest.mark.parametrize("given", ["0", "0:0", "0-9", "agent", "65533:-1"])
 def test_an_agent_user_that_is_root_or_malformed_is_refused(monkeypatch: pytest.MonkeyPatch, given: str) -> None:
     if not sandbox.sandbox_tool():
         pytest.skip("no agent sandbox on this machine (bubblewrap missing or user namespaces refused)")
     monkeypatch.setenv(sandbox.USER_VARIABLE, given)
-    with pytest.raises(ArenaError, match=f"{sandbox.USER_VARIABLE}=.*does not name an unprivileged uid"):
+    with pytest.raises(ArenaError, match=f"{sandbox.USER_VARIABLE}=.*does not name unprivileged users"):
         sandbox.agent_sandbox(())
 
 
@@ -391,7 +402,6 @@ SHM = (
 def test_the_agents_dev_shm_is_its_own_bounded_and_writable(tmp_path: Path) -> None:
     """bubblewrap's /dev alone held /dev/shm as part of an unbounded tmpfs (memory the watch does
     not read) that only the sandbox's root could write: now a tmpfs of its own, bounded, mode 1777."""
-    from arena.environment.probe import ChildUser
     from arena.harness.sandbox import SHM_BYTES, _has_size
 
     if not sandbox.sandbox_tool():

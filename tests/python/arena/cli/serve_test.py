@@ -75,6 +75,8 @@ def test_serve_answers_clients_and_stops_on_sigterm(repo: Path, tmp_path: Path, 
         line = child.stdout.readline()  # type: ignore[union-attr]
         assert line.startswith("arena runner on 127.0.0.1:"), child.stderr.read()  # type: ignore[union-attr]
         assert re.search(r"control groups (cgroup v[12] \(memory, pids, cpuset\) in /|none \(.+\))", line), line
+        users = r"a uid of its own of \d+-\d+" if os.geteuid() == 0 else "the runner's own, in a user namespace each"
+        assert re.search(f"sandbox users {users}, ", line), line
         address = line.split()[3].rstrip(":")
         with Client(address, "a-token", timeout_s=10) as client:
             assert [task.address for task in client.list_tasks()] == ["tasks/triton2triton/softmax:softmax"]
@@ -131,6 +133,14 @@ def test_serve_refuses_a_control_group_folder_it_cannot_use_at_start(repo: Path,
     finally:
         cgroups.found.cache_clear()
     assert code != 0 and "not a cgroup v2 group" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only a root runner picks its children's users")
+def test_serve_refuses_sandbox_users_that_are_root_at_start(repo: Path, tmp_path: Path, capsys, monkeypatch):
+    monkeypatch.setenv("ARENA_TOKENS", "alice:alice-token")
+    monkeypatch.setenv("ARENA_SANDBOX_USER", "0-100")
+    code = main(["--repo-root", str(repo), "serve", "--listen", "127.0.0.1:0", "--state", str(tmp_path / "s")])
+    assert code != 0 and "ARENA_SANDBOX_USER='0-100' does not name unprivileged users" in capsys.readouterr().err
 
 
 def _serve_args(repo_root: Path, *extra: str) -> argparse.Namespace:

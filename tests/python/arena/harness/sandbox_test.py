@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.environment.probe import ChildUser
+from arena.environment.users import ChildUser
 from arena.errors import UnusableEnvironment
 from arena.harness import sandbox
 from arena.harness.job import make_folders

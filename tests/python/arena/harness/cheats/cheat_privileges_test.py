@@ -8,10 +8,11 @@
 
 import os
 import re
+from functools import partial
 
 import pytest
 
-from arena.environment.probe import child_user, sandbox_tool
+from arena.environment.probe import sandbox_tool
 from arena_testing.processes import harness_processes
 from arena_testing.waiting import wait_until
 
@@ -19,6 +20,7 @@ pytestmark = pytest.mark.skipif(not sandbox_tool(), reason="no OS sandbox on thi
 
 PROBE = """
 import os
+import pwd
 
 _sys = getattr(os, "sy" + "s")
 _open = getattr(_sys.modules["builti" + "ns"], "op" + "en")
@@ -42,7 +44,14 @@ def _outside(inside):
     return -1
 
 
-REPORT = f"shadow={_shadow()} uid_inside={os.getuid()} uid_outside={_outside(os.getuid())}"
+def _name():
+    try:
+        return pwd.getpwuid(os.getuid()).pw_name
+    except KeyError:
+        return "unknown"
+
+
+REPORT = f"shadow={_shadow()} uid_inside={os.getuid()} uid_outside={_outside(os.getuid())} name={_name()}"
 
 
 def add(x, y):
@@ -51,9 +60,9 @@ def add(x, y):
 
 
 def _report(result) -> dict[str, str]:
-    found = re.search(r"shadow=(\w+) uid_inside=(-?\d+) uid_outside=(-?\d+)", " ".join(result.errors))
+    found = re.search(r"shadow=(\w+) uid_inside=(-?\d+) uid_outside=(-?\d+) name=(\S+)", " ".join(result.errors))
     assert found, result.errors
-    return dict(zip(("shadow", "inside", "outside"), found.groups()))
+    return dict(zip(("shadow", "inside", "outside", "name"), found.groups()))
 
 
 def test_the_candidate_holds_no_privilege(run_candidate):
@@ -62,6 +71,7 @@ def test_the_candidate_holds_no_privilege(run_candidate):
     report = _report(result)
     assert report["shadow"] in ("denied", "absent"), report
     assert report["inside"] != "0" and report["outside"] not in ("0", "-1"), report
+    assert report["name"] != "unknown", report  # a leased uid is named in its sandbox's /etc/passwd
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the control needs a root runner")
@@ -87,8 +97,27 @@ def test_the_judge_and_its_worker_are_unprivileged_outside_the_sandbox():
     try:
         # The worker is started first thing: wait for the judge and the worker's processes.
         seen = wait_until(lambda: _judge_and_worker(child.process.pid), "the judge and its worker")
-        user = child_user()
-        expected = user.uid if user is not None else os.getuid()
+        expected = child.user.uid if child.user is not None else os.getuid()
         assert {uid for _, uid in seen.values()} == {expected}, seen
     finally:
         child.close()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a runner that is not root gives each child a user namespace")
+def test_children_at_once_run_as_users_of_their_own():
+    # RLIMIT_NPROC counts a user's tasks host-wide: children sharing a uid share that count, and
+    # one candidate holding its limit left the other's judge unable to start a thread
+    # (tests/python/arena/environment/users_test.py shows the kernel's side).
+    from arena.harness.launch import Child
+
+    children = [Child(), Child()]
+    try:
+        seen = [
+            wait_until(partial(_judge_and_worker, child.process.pid), "the judge and its worker") for child in children
+        ]
+        uids = [{uid for _, uid in found.values()} for found in seen]
+        leased = [child.user.uid if child.user is not None else None for child in children]
+        assert None not in leased and uids == [{leased[0]}, {leased[1]}] and leased[0] != leased[1], (uids, leased)
+    finally:
+        for child in children:
+            child.close()
