@@ -6,6 +6,9 @@ its vendor (ROCm: /dev/kfd and /dev/dri; CUDA: the NVIDIA runtime's GPUs), no ne
 root with tmpfs scratch, the task, baseline and candidate folders and the arena sources read-only,
 one GPU through HIP_VISIBLE_DEVICES or CUDA_VISIBLE_DEVICES, memory, process and file limits, and
 one writable folder for the result frame (descriptor 3 of the child, opened by the shell around it).
+It runs as this process's user, or, under a root runner, as a uid of its own leased for the
+container's life (arena.environment.users): never root inside, and the kernel's count of its user's
+tasks (--ulimit nproc) is its own.
 The engine is docker or podman (same argv), chosen by ARENA_CONTAINER_ENGINE.
 """
 
@@ -25,6 +28,8 @@ from typing import IO, cast
 
 from arena.candidate.candidate import Candidate
 from arena.environment.environment import Environment, with_environment
+from arena.environment.probe import child_users
+from arena.environment.users import ChildUser, lease
 from arena.executors.base import EXECUTOR_VERSION_KEY, ExecutorError
 from arena.executors.image import ImageLock, lock_path, read_lock, require_resolved
 from arena.harness.job import (
@@ -129,15 +134,24 @@ class DockerExecutor:
             # Inside, the one visible GPU is device 0.
             job = new_job(task, replace(settings, device=0), CONTAINER_DIRS, key)
             name = f"arena-{secrets.token_hex(8)}"
-            argv = self.command(folder, settings, name)
-            stdout, stderr, timed_out = self._run_container(argv, job.to_json(), name, settings)
+            users = child_users()  # a root runner's container runs as a uid of its own, never root
+            held = None if users is None else lease(users)
+            try:
+                if held is not None:
+                    os.chown(folder / "out", held.user.uid, held.user.gid)  # where it writes its frame
+                argv = self.command(folder, settings, name, None if held is None else held.user)
+                stdout, stderr, timed_out = self._run_container(argv, job.to_json(), name, settings)
+            finally:
+                if held is not None:  # the container is gone (_run_container removes it by name)
+                    held.release()
             log = log_tail(stdout, stderr)
             if timed_out:
                 return failure("TIMEOUT", f"no result within {settings.timeout_s:g} s; the container was killed", log)
             return read_result(_read_bounded(folder / "out" / RESULT_NAME), key, log, task, settings)
 
-    def command(self, folder: Path, settings: HarnessSettings, name: str) -> list[str]:
-        """The `docker run` argv for one job laid out in `folder` (run/ and out/)."""
+    def command(self, folder: Path, settings: HarnessSettings, name: str, user: ChildUser | None = None) -> list[str]:
+        """The `docker run` argv for one job laid out in `folder` (run/ and out/), run as `user`
+        (a root runner's lease: arena.environment.users) or as this process's own user."""
         mounts = [f"{folder / 'run' / d}:{RUN_DIR}/{d}:ro" for d in SHIPPED]
         mounts += [f"{ARENA_ROOT}:{SOURCE_DIR}/arena:ro", f"{folder / 'out'}:{OUT_DIR}:rw"]
         env = {
@@ -161,7 +175,7 @@ class DockerExecutor:
         )
         argv = [*self.engine, "run", "--rm", "-i", "--name", name, "--pull", "never"]
         argv += self.device_flags()
-        argv += ["--user", f"{os.getuid()}:{os.getgid()}"]
+        argv += ["--user", f"{user.uid}:{user.gid}" if user is not None else f"{os.getuid()}:{os.getgid()}"]
         argv += [
             "--network",
             "none",

@@ -31,6 +31,7 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
@@ -49,7 +50,8 @@ IDENTITY_NAME = "arena-sandbox"  # a leased user's name in the sandbox's /etc/pa
 # candidate's own folder stays writable. A build writes byte code to PYTHONPYCACHEPREFIX (scratch)
 # and other outputs outside the code base (docs/task-format.md), or the baseline's build fails.
 TRUSTED_FOLDERS = ("task", "baseline")
-SCRATCH_MOUNTS = {"tmp": "/tmp"}  # job folder -> where the child sees it
+TMP_FOLDER = "tmp"  # the job folder's, shown as /tmp
+SCRATCH_MOUNTS = {TMP_FOLDER: "/tmp"}  # job folder -> where the child sees it
 # /dev/shm must be a tmpfs: the CUDA runtime refuses an interprocess event (the judge's and the
 # worker's, shared_gpu.py) where it is a folder on disk (H200, session 26: error 1). So it is a
 # tmpfs of the child's own, at most this big: memory, counted where the child has a control group.
@@ -61,6 +63,26 @@ WRITABLE_FOLDERS = ("candidate", "work", "home", "triton", *SCRATCH_MOUNTS)
 STATE_MARKERS = (".arena", "pants.toml")
 STATE_FILES = ("scores.sqlite", "scores.key", "runner.sqlite")
 NAMESPACES = ("--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try")
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where a sandbox's folders lie: the one it may write (shown at its own path), its /tmp
+    (a folder of that one, on disk), where it starts, the folders inside it shown read-only (the
+    oracle's and the baseline's code), its HOME, and where its user's entries are written."""
+
+    writable: Path
+    tmp: Path
+    start: Path
+    trusted: tuple[Path, ...]
+    home: Path
+    identity: Path
+
+
+def job_layout(work: Path) -> Layout:
+    """A harness child's: its job folder (harness/job.py's folders; the caller made them)."""
+    trusted = tuple(work / name for name in TRUSTED_FOLDERS)
+    return Layout(work, work / TMP_FOLDER, work / "work", trusted, work / "home", work / "identity")
 
 
 def sandboxed(
@@ -75,6 +97,17 @@ def sandboxed(
     (where the runner is root: a lease of child_users()) or as the runner's user (see the module's
     docstring). UnusableEnvironment when a folder to be shown holds what a child must not see,
     or holds one of `hidden` (the repository)."""
+    return sandbox_command(argv, job_layout(work), read_only, user, hidden)
+
+
+def sandbox_command(
+    argv: list[str],
+    layout: Layout,
+    read_only: tuple[Path, ...] = (),
+    user: ChildUser | None = None,
+    hidden: tuple[Path, ...] = (),
+) -> list[str]:
+    """sandboxed() for any `layout` (a pool worker's lease folder: arena.pool.sandbox)."""
     folders = read_only_folders(tuple(map(str, read_only)))
     refuse_exposed(folders, hidden)
     if user is None:  # unprivileged: bubblewrap's user namespace maps 65534 inside to us outside
@@ -84,8 +117,7 @@ def sandboxed(
     command += ["--die-with-parent", "--new-session", "--proc", "/proc", "--dev", "/dev"]
     # /tmp is a folder of the job on disk, not a tmpfs: what a candidate writes there is read and
     # bounded by the parent's watch (arena.limits), never memory no process is charged for.
-    for name, place in SCRATCH_MOUNTS.items():  # the caller made them (launch.Child)
-        command += ["--bind", str(work / name), place]
+    command += ["--bind", str(layout.tmp), "/tmp"]  # the caller made it
     command += shared_memory_folder()
     command += ["--ro-bind", "/sys", "/sys"]
     for device in _gpu_devices():
@@ -93,12 +125,13 @@ def sandboxed(
     made: set[str] = {"/", "/tmp"}
     for folder in folders:
         command += parent_folders(folder, made) + ["--ro-bind", folder, folder]
-    command += parent_folders(str(work), made) + ["--bind", str(work), str(work)]
-    for name in TRUSTED_FOLDERS:
-        command += ["--ro-bind", str(work / name), str(work / name)]
-    command += ["--chdir", str(work / "work")]
+    writable = str(layout.writable)
+    command += parent_folders(writable, made) + ["--bind", writable, writable]
+    for trusted in map(str, layout.trusted):
+        command += ["--ro-bind", trusted, trusted]
+    command += ["--chdir", str(layout.start)]
     if user is not None:
-        command += identity_files(work / "identity", user, work / "home")
+        command += identity_files(layout.identity, user, layout.home)
         groups = ",".join(map(str, device_groups()))
         command += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--", "setpriv"]
         command += [f"--reuid={user.uid}", f"--regid={user.gid}", f"--groups={groups}" if groups else "--clear-groups"]
@@ -234,7 +267,7 @@ def hand_over(work: Path, user: ChildUser | None, names: Iterable[str] = WRITABL
     os.chown(work, user.uid, user.gid)
     os.chmod(work, 0o700)
     for name in TRUSTED_FOLDERS:
-        _readable(work / name)
+        readable(work / name)
     for name in names:
         give(work / name, user)
 
@@ -254,7 +287,7 @@ def _tree(root: Path) -> Iterable[Path]:
             yield Path(folder) / name
 
 
-def _readable(root: Path) -> None:
+def readable(root: Path) -> None:
     """Readable (and folders enterable) by every user: the child's user reads these."""
     for path in _tree(root):
         if path.is_symlink():

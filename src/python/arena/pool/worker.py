@@ -7,7 +7,8 @@ long-polls Bots.UpdateBotSession for a lease. A lease's payload is the REAPI Act
 fetches its Command and input root from the server's CAS into a fresh folder, runs the command
 there (arena/executors/remote.py's: the harness child, its job on stdin, its signed frame on
 result.frame) with only the command's environment and this worker's GPU made visible, in its own
-session, killed at the action's timeout; it uploads the output files, stdout and stderr to the
+session and in bubblewrap as a local harness child (arena/pool/sandbox.py), killed at the
+action's timeout; it uploads the output files, stdout and stderr to the
 CAS and completes the lease with the ActionResult (the scheduler stores it in the action cache).
 
 While the command runs, the worker keeps its session alive (UpdateBotSession with the lease
@@ -33,10 +34,12 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
+from arena.environment.probe import sandbox_tool
 from arena.limits.ipc import bound_ipc
 from arena.limits.limits import Watch, confined, grouped, job_limits, wait_watched
+from arena.pool.sandbox import isolation, sandboxed_command
 from arena.reapi.cas import Cas, digest_of, reapi_protos
 
 OUTPUT_LIMIT = 256 << 20  # bytes of output files one action may return
@@ -183,7 +186,8 @@ class Worker:
         bots_pb2 = bots_protos()[0]
         properties = " ".join(f"{k}={v}" for k, v in sorted(self.settings.properties().items()))
         self.log(
-            f"arena pool worker {self.settings.name} on {self.settings.server}: gpu {self.settings.gpu}, {properties}"
+            f"arena pool worker {self.settings.name} on {self.settings.server}: gpu {self.settings.gpu}, {properties}, "
+            f"commands in {isolation()}"
         )
         session, run = None, None
         while not stop.is_set():
@@ -303,21 +307,23 @@ class Worker:
     def _run_command(self, run: Run, command: Any, inputs: Path, root: Path, limit: float) -> tuple[int, bool]:
         environment = {v.name: v.value for v in command.environment_variables}
         environment.update(self.settings.device_environment())
-        limits, apart = job_limits(), pid_namespace()
+        limits = job_limits()
+        start = inputs / safe_path(command.working_directory) if command.working_directory else inputs
         # No preexec_fn: this process runs gRPC threads, and a child forked from it could stop
         # in gRPC's fork handlers before exec; without one the child is started by vfork.
         with (
             grouped(limits, self.settings.cpus) as group,  # the kernel's bounds, where the host allows
+            _isolated(list(command.arguments), inputs, start, environment) as isolated,
             (root / "stdout").open("wb") as out,
             (root / "stderr").open("wb") as err,
         ):
             # The kernel's backstop (arena.limits), and the worker's CPUs kept from its first instruction.
-            argv = confined([*apart, *command.arguments], limits, self.settings.cpus, group)
+            argv = confined(isolated, limits, self.settings.cpus, group)
             if shutil.which("setpriv"):  # the command dies with this worker (and, in its namespace, all it started)
                 argv = ["setpriv", "--pdeathsig", "KILL", "--", *argv]
             process = subprocess.Popen(
                 argv,
-                cwd=inputs / safe_path(command.working_directory) if command.working_directory else inputs,
+                cwd=start,
                 env=environment,
                 stdin=subprocess.DEVNULL,
                 stdout=out,
@@ -330,7 +336,7 @@ class Worker:
             # Read from outside while it runs, its lease folder with it (the job's scratch), and
             # the shared memory of its own IPC namespace bounded as soon as unshare has made it.
             watch = Watch(process.pid, [root], limits, self.settings.cpus, group)
-            if apart:
+            if isolated != list(command.arguments):  # an IPC namespace of its own
                 bound_ipc(process.pid, limits.memory)
             code = wait_watched(process, time.monotonic() + limit, watch)
             watch.settle()  # with what its group's limits did
@@ -368,6 +374,17 @@ class Worker:
             stdout_digest=digest_of(stdout),
             stderr_digest=digest_of(stderr),
         )
+
+
+@contextlib.contextmanager
+def _isolated(argv: list[str], inputs: Path, start: Path, environment: dict[str, str]) -> Iterator[list[str]]:
+    """`argv` in bubblewrap where this host offers it (arena.pool.sandbox), else in unshare's
+    namespaces (pid_namespace), else as it is."""
+    if sandbox_tool():
+        with sandboxed_command(argv, inputs, start, environment) as sandboxed:
+            yield sandboxed
+    else:
+        yield [*pid_namespace(), *argv]
 
 
 @functools.lru_cache(maxsize=1)

@@ -16,6 +16,7 @@ import pytest
 
 from arena.candidate.candidate import Candidate
 from arena.environment.environment import Environment
+from arena.environment.users import DEFAULT_RANGE, ChildUser
 from arena.executors import docker as docker_module
 from arena.executors.base import ExecutorError
 from arena.executors.docker import DockerExecutor
@@ -131,6 +132,36 @@ def test_the_argv_names_every_isolation_flag_and_the_image_by_digest(tmp_path: P
     assert argv[image_at + 2].endswith("exec python3 -m arena.harness.child 3>/arena/out/result")
     assert len(argv) == image_at + 3  # nothing after the script
     assert not any(LOCK.tag in arg for arg in argv)  # never the tag
+
+
+def test_a_container_runs_as_the_user_it_is_given(tmp_path: Path) -> None:
+    executor = DockerExecutor(LOCK, engine=DOCKER)
+    argv = executor.command(tmp_path, HarnessSettings(), "arena-test", ChildUser(2130706500, 2130706500))
+    assert flag_values(argv, "--user") == ["2130706500:2130706500"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only a root runner leases its containers' users")
+def test_a_root_runners_container_runs_as_a_leased_user_that_owns_its_out_folder(
+    scale_repo: Path, scale_task: Task, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    docker, log = fake_docker(tmp_path, monkeypatch)
+    seen = tmp_path / "seen"
+    spy = tmp_path / "spy"  # what the engine is given: the user, and who owns the result's folder
+    spy.write_text(
+        f"#!{sys.executable}\nimport json, os, subprocess, sys\n"
+        "a = sys.argv[1:]\n"
+        "if a[0] == 'run':\n"
+        "    out = [v.split(':')[0] for i, v in enumerate(a) if a[i - 1] == '-v' and v.endswith(':/arena/out:rw')][0]\n"
+        f"    open({str(seen)!r}, 'w').write(json.dumps([a[a.index('--user') + 1], os.stat(out).st_uid]))\n"
+        f"sys.exit(subprocess.run([{docker!r}, *a]).returncode)\n"
+    )
+    spy.chmod(0o755)
+    result = DockerExecutor(LOCK, engine=(str(spy),)).run(scale_task, None, scale_repo, CPU)
+    assert result.status == "PASSED", result.errors
+    user, owner = json.loads(seen.read_text())
+    uid = int(user.split(":")[0])
+    first, last = DEFAULT_RANGE
+    assert first <= uid <= last and owner == uid  # never root, and its folder is its own
 
 
 def test_the_cpu_backend_turns_the_interpreter_on(tmp_path: Path) -> None:
