@@ -2,6 +2,10 @@
 
     PYTHONPATH=src/python python3 bench/call_clock_probe.py [--chunks 12] [--json FILE]
 
+Each size's row is printed (and the JSON rewritten) as soon as it is done, each chunk's time on
+stderr: a run cut short still tells how far the handshake got (session 26's ran to its cut and,
+printing only at its end, told nothing).
+
 The judge's chunk clock spans B calls and takes off an estimate of the procedure between them
 (flush, spin: 20-200 us a call, an estimate that moves 1-3 us a call from run to run), so a 3 us
 kernel is below its noise and a forger of its own samples passes at 1.5x (docs/harness.md, "The
@@ -32,6 +36,7 @@ import json
 import statistics
 import subprocess
 import sys
+import time
 from typing import Any
 
 import torch
@@ -167,7 +172,8 @@ def summary(values: list[float]) -> dict[str, float]:
     return {"median": statistics.median(values), "iqr": q[2] - q[0], "min": min(values), "max": max(values)}
 
 
-def probe(chunks: int) -> list[dict[str, Any]]:
+def probe(chunks: int, report: Any = None) -> list[dict[str, Any]]:
+    """Every size's row; `report(row)` as each is done (a run cut short still says what it had)."""
     largest = Layout(0, max(n for _, n in SIZES))
     block = SharedBlock.allocate(runtime(), largest.nbytes())
     block.bytes[:FLAGS_BYTES].zero_()
@@ -190,6 +196,7 @@ def probe(chunks: int) -> list[dict[str, Any]]:
         ]
         judged, sampled, local, wrong = [], [], [], 0
         for chunk in range(chunks + 1):  # the first: compiled and warm, dropped
+            begun = time.monotonic()
             g += 1
             child.stdin.write(f"{g} {n}\n")
             child.stdin.flush()
@@ -204,6 +211,10 @@ def probe(chunks: int) -> list[dict[str, Any]]:
                 judged += spans
                 sampled += samples
                 local += mine
+            # On stderr as it goes: a hang in the handshake shows where, a slow one how slow.
+            print(
+                f"{label}: chunk {chunk} of {chunks} in {time.monotonic() - begun:.2f} s", file=sys.stderr, flush=True
+            )
         differences = [j - s for j, s in zip(judged, sampled)]
         rows.append(
             {
@@ -215,6 +226,8 @@ def probe(chunks: int) -> list[dict[str, Any]]:
                 "outputs_not_ready_at_done": wrong,
             }
         )
+        if report is not None:
+            report(rows[-1])
     child.stdin.close()
     child.wait(timeout=60)
     block.close()
@@ -232,20 +245,26 @@ def main() -> None:
     if args.worker:
         worker(args.worker[0], int(args.worker[1]))
         return
-    rows = probe(args.chunks)
     print(
         f"{'kernel':10} {'sample':>8} {'judge D-G':>10} {'D-G less sample':>16} {'iqr':>6} "
-        f"{'in-process':>10} {'not ready':>9}"
+        f"{'in-process':>10} {'not ready':>9}",
+        flush=True,
     )
-    for r in rows:
+    done: list[dict[str, Any]] = []
+
+    def report(r: dict[str, Any]) -> None:  # each row as its size ends, the JSON rewritten with it
         print(
             f"{r['kernel']:10} {r['worker_sample_us']['median']:8.2f} {r['judge_span_us']['median']:10.2f} "
             f"{r['judge_less_sample_us']['median']:16.2f} {r['judge_less_sample_us']['iqr']:6.2f} "
-            f"{r['judge_in_process_us']['median']:10.2f} {r['outputs_not_ready_at_done']:9d}"
+            f"{r['judge_in_process_us']['median']:10.2f} {r['outputs_not_ready_at_done']:9d}",
+            flush=True,
         )
-    if args.json:
-        with open(args.json, "w") as out:
-            json.dump(rows, out, indent=2)
+        done.append(r)
+        if args.json:
+            with open(args.json, "w") as out:
+                json.dump(done, out, indent=2)
+
+    probe(args.chunks, report)
 
 
 if __name__ == "__main__":
