@@ -191,18 +191,7 @@ def sandboxed(
     command += ["--unshare-net"] if egress is not None else []
     made = {"/", "/tmp"}  # the folders made inside to hold what is shown: enterable by the agent's user
     command += ["--proc", "/proc", "--dev", "/dev", *shared_memory_folder()]  # bounded, writable
-    command += ["--bind", os.path.abspath(tmp), "/tmp"]
-    for folder in SYSTEM:
-        if os.path.islink(folder):  # a merged /usr: /bin -> usr/bin
-            command += ["--symlink", os.readlink(folder), folder]
-        elif os.path.isdir(folder):
-            command += ["--ro-bind", folder, folder]
-    command += _masked("/etc")
-    for target in linked_out(NETWORK_FILES, [*SYSTEM, *folders]):
-        command += ["--ro-bind", target, target]
-    for path in secret:  # a checkout or a state folder under /usr or /etc: an empty folder there
-        if os.path.isdir(path) and _covered(path, [folder for folder in SYSTEM if not os.path.islink(folder)]):
-            command += ["--tmpfs", path, "--remount-ro", path]
+    command += ["--bind", os.path.abspath(tmp), "/tmp", *_system_view(folders, secret)]
     for folder in folders:
         if not _covered(folder, SYSTEM):
             command += [*parent_folders(folder, made), "--ro-bind", folder, folder]
@@ -215,13 +204,36 @@ def sandboxed(
     if egress is not None:
         command += [*parent_folders(str(egress.socket), made), "--bind", str(egress.socket), str(egress.socket)]
     if user is not None:  # root made the namespaces; the agent is a real unprivileged user
-        home = env.get("HOME", str(tmp.parent))
-        command += identity_files(identity or tmp.parent / IDENTITY_FOLDER, user, Path(home))
-        command += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--", "setpriv"]
-        command += [f"--reuid={user.uid}", f"--regid={user.gid}", "--clear-groups", "--inh-caps=-all"]
-        command += ["--bounding-set=-all"]
+        command += _as_user(user, identity or tmp.parent / IDENTITY_FOLDER, Path(env.get("HOME", str(tmp.parent))))
     front = [] if egress is None else bridge(egress, imports)
     return (*command, "--", *front, program, *argv[1:])
+
+
+def _system_view(folders: list[str], secret: list[str]) -> list[str]:
+    """The system folders read-only, /etc's private files masked, the network files that link out
+    of /etc, and an empty folder over a `secret` one that lies under them."""
+    view: list[str] = []
+    for folder in SYSTEM:
+        if os.path.islink(folder):  # a merged /usr: /bin -> usr/bin
+            view += ["--symlink", os.readlink(folder), folder]
+        elif os.path.isdir(folder):
+            view += ["--ro-bind", folder, folder]
+    view += _masked("/etc")
+    for target in linked_out(NETWORK_FILES, [*SYSTEM, *folders]):
+        view += ["--ro-bind", target, target]
+    for path in secret:  # a checkout or a state folder under /usr or /etc: an empty folder there
+        if os.path.isdir(path) and _covered(path, [folder for folder in SYSTEM if not os.path.islink(folder)]):
+            view += ["--tmpfs", path, "--remount-ro", path]
+    return view
+
+
+def _as_user(user: ChildUser, identity: Path, home: Path) -> list[str]:
+    """The tail that starts the agent as `user` (setpriv, no capabilities, no groups), named in
+    the /etc/passwd it sees (entries written into `identity`)."""
+    tail = identity_files(identity, user, home)
+    tail += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--", "setpriv"]
+    tail += [f"--reuid={user.uid}", f"--regid={user.gid}", "--clear-groups", "--inh-caps=-all"]
+    return tail + ["--bounding-set=-all"]
 
 
 def bridge(egress: Egress, imports: list[str]) -> list[str]:

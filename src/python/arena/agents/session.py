@@ -14,11 +14,11 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from arena.agents.adapter import Adapter, AgentRun
+from arena.agents.adapter import Adapter, AgentRun, Launch
 from arena.agents.config import AgentConfig, priced, render_prompt
 from arena.agents.egress import Egress
 from arena.agents.folder import CANDIDATE_FOLDER, read_folder
-from arena.agents.process import run_agent_process
+from arena.agents.process import Finished, run_agent_process
 from arena.agents.sandbox import AgentSandbox, proxied
 from arena.agents.usage import Usage
 from arena.client.client import INSECURE_CONNECT_VARIABLE, TLS_CA_VARIABLE, Client
@@ -93,36 +93,45 @@ def run_agent(
         check_plain_path(path)
         (home / path).parent.mkdir(parents=True, exist_ok=True)
         (home / path).write_text(content, encoding="utf-8")
-    egress: Egress | None = None
-    held: Lease | None = None  # its user's, under a root runner: a uid no other sandbox runs as
     try:
-        egress = None if sandbox is None else sandbox.egress(connection.address, config.endpoint)
-        env = launch.env if egress is None else proxied(launch.env, egress)
-        held = None if sandbox is None else sandbox.lease()
-        user = None if held is None else held.user
-        argv = launch.argv if sandbox is None else sandbox.wrap(replace(launch, env=env), workspace, home, egress, user)
-        watched = (workspace, home)  # its /tmp too: a folder of its HOME (sandbox.py)
-        stderr = folder / "agent.stderr.log"
-        finished = run_agent_process(
-            argv, workspace, env, stop_at, stderr, agent_limits(), watched, sandbox is not None
-        )
+        finished = _run_in_sandbox(launch, sandbox, connection.address, config.endpoint, folder, stop_at)
     except ArenaError:  # e.g. the CLI is not installed: close the attempt, then say so
         connection.operator.finalize(attempt.id, workspace / CANDIDATE_FOLDER)
         raise
-    finally:
-        if held is not None:  # the agent's sandbox has ended (its PID namespace with it)
-            held.release()
-        shutil.rmtree(home, ignore_errors=True)  # its config files hold the attempt's token
-        if egress is not None:
-            egress.close()
-            if egress.refused:  # what the agent tried to reach and was not let through
-                (folder / "network.log").write_text("".join(f"refused {line}\n" for line in egress.refused))
     attempt = connection.operator.finalize(attempt.id, workspace / CANDIDATE_FOLDER)
     usage = replace(priced(adapter.usage(finished.stdout), config.prices), wall_s=round(finished.wall_s, 3))
     connection.operator.record_usage(attempt.id, usage, finished.stdout, f"{config.name}-{digest}.jsonl")
     files = read_folder(workspace / CANDIDATE_FOLDER)
     killed = finished.returncode is None and not finished.stopped
     return AgentResult(task, attempt, usage, finished.stdout, files, killed, finished.stopped)
+
+
+def _run_in_sandbox(
+    launch: Launch, sandbox: AgentSandbox | None, runner: str, endpoint: str, folder: Path, stop_at: float
+) -> Finished:
+    """The agent's process, in `sandbox` (out through its egress proxy to `runner` and the
+    model's `endpoint`, as a user of its own under a root runner), until it ends or `stop_at`;
+    its HOME (whose config files hold the attempt's token) removed after."""
+    workspace, home = folder / WORKSPACE, folder / HOME
+    egress: Egress | None = None
+    held: Lease | None = None  # its user's, under a root runner: a uid no other sandbox runs as
+    try:
+        egress = None if sandbox is None else sandbox.egress(runner, endpoint)
+        env = launch.env if egress is None else proxied(launch.env, egress)
+        held = None if sandbox is None else sandbox.lease()
+        user = None if held is None else held.user
+        argv = launch.argv if sandbox is None else sandbox.wrap(replace(launch, env=env), workspace, home, egress, user)
+        watched = (workspace, home)  # its /tmp too: a folder of its HOME (sandbox.py)
+        stderr = folder / "agent.stderr.log"
+        return run_agent_process(argv, workspace, env, stop_at, stderr, agent_limits(), watched, sandbox is not None)
+    finally:
+        if held is not None:  # the agent's sandbox has ended (its PID namespace with it)
+            held.release()
+        shutil.rmtree(home, ignore_errors=True)
+        if egress is not None:
+            egress.close()
+            if egress.refused:  # what the agent tried to reach and was not let through
+                (folder / "network.log").write_text("".join(f"refused {line}\n" for line in egress.refused))
 
 
 def agent_variables(connection: Connection, attempt_id: str, workspace: Path) -> dict[str, str]:

@@ -138,23 +138,41 @@ def _draw(
         chosen = torch.rand(shape, generator=gen, device=on, dtype=work) < float(p["masked"])
         fill = float(p["mask_value"])  # float("nan") for "nan"
         return drawn.masked_fill(chosen, fill if drawn.is_floating_point() else int(fill))
-    if dist.kind == "normal":
+    if dist.kind == "cumsum":  # running sums along `dim` of a draw of the base kind, on the same device
+        return _draw(base_distribution(dist), shape, dtype, dims, gen, on).cumsum(int(p["dim"]))
+    if dist.kind == "tril":  # the base draw where j <= (i mod n_cols) + diagonal, i along rows, j along cols
+        return _draw(base_distribution(dist), shape, dtype, dims, gen, on) * _tril_mask(shape, p, on)
+    return _plain(dist.kind, p, shape, dtype, dims, gen, on)
+
+
+def _plain(
+    kind: str,
+    p: Mapping[str, float | int | str],
+    shape: tuple[int, ...],
+    dtype: torch.dtype,
+    dims: Mapping[str, int],
+    gen: torch.Generator,
+    on: torch.device,
+) -> torch.Tensor:
+    """A draw of one of the kinds built on no other (`p`: its parameters, defaults filled in)."""
+    work = torch.float64 if dtype == torch.float64 else torch.float32
+    if kind == "normal":
         return torch.randn(shape, generator=gen, device=on, dtype=work) * float(p["std"]) + float(p["mean"])
-    if dist.kind == "uniform":
+    if kind == "uniform":
         return torch.rand(shape, generator=gen, device=on, dtype=work) * (float(p["high"]) - float(p["low"])) + float(
             p["low"]
         )
-    if dist.kind == "randint":
+    if kind == "randint":
         high = dims[p["high"]] if isinstance(p["high"], str) else int(p["high"])
         return torch.randint(int(p["low"]), high, shape, generator=gen, device=on, dtype=torch.int64)
-    if dist.kind == "permutation":  # distinct values: slots a scatter writes once each
+    if kind == "permutation":  # distinct values: slots a scatter writes once each
         low, high = int(p["low"]), dims[p["high"]] if isinstance(p["high"], str) else int(p["high"])
         count = math.prod(shape)
         if count > high - low:
             raise ValueError(f"a permutation of [{low}, {high}) has fewer than {count} distinct values")
         order = torch.randperm(high - low, generator=gen, device=on, dtype=torch.int64)
         return (order[:count] + low).reshape(shape)
-    if dist.kind == "arange":  # start + step * ((i mod period) // divisor): a range per row, a page per block
+    if kind == "arange":  # start + step * ((i mod period) // divisor): a range per row, a page per block
         ramp = torch.arange(math.prod(shape), device=on, dtype=torch.float64)  # exact to 2**53
         for key in ("period", "divisor"):
             value = p.get(key)
@@ -162,26 +180,22 @@ def _draw(
                 size = dims[value] if isinstance(value, str) else int(value)
                 ramp = ramp.remainder(size) if key == "period" else ramp.div(size, rounding_mode="floor")
         return (ramp * float(p["step"]) + float(p["start"])).reshape(shape)
-    if dist.kind == "wide":
+    if kind == "wide":
         sign = torch.randint(0, 2, shape, generator=gen, device=on).to(work) * 2 - 1
         exponent = torch.rand(shape, generator=gen, device=on, dtype=work) * (
             float(p["high"]) - float(p["low"])
         ) + float(p["low"])
         return sign * torch.pow(10.0, exponent)
-    if dist.kind == "large":
+    if kind == "large":
         return torch.randn(shape, generator=gen, device=on, dtype=work) * float(p["scale"])
-    if dist.kind == literal.KIND:  # the declared values (task/literal.py): no draw, the same for a hidden copy
+    if kind == literal.KIND:  # the declared values (task/literal.py): no draw, the same for a hidden copy
         exact = torch.int64 if not dtype.is_floating_point else torch.float64  # ints beyond 2**53 stay exact
         return torch.tensor(p["values"], device=on, dtype=exact).reshape(shape)
-    if dist.kind == "constant":
+    if kind == "constant":
         return torch.full(shape, float(p["value"]), device=on, dtype=work)
-    if dist.kind == "half_normal":  # |N(0, std)| + low: magnitudes, e.g. scales and routing weights
+    if kind == "half_normal":  # |N(0, std)| + low: magnitudes, e.g. scales and routing weights
         return torch.randn(shape, generator=gen, device=on, dtype=work).abs() * float(p["std"]) + float(p["low"])
-    if dist.kind == "cumsum":  # running sums along `dim` of a draw of the base kind, on the same device
-        return _draw(base_distribution(dist), shape, dtype, dims, gen, on).cumsum(int(p["dim"]))
-    if dist.kind == "tril":  # the base draw where j <= (i mod n_cols) + diagonal, i along rows, j along cols
-        return _draw(base_distribution(dist), shape, dtype, dims, gen, on) * _tril_mask(shape, p, on)
-    raise ValueError(f"unknown distribution kind {dist.kind!r}")
+    raise ValueError(f"unknown distribution kind {kind!r}")
 
 
 def _tril_mask(shape: tuple[int, ...], p: Mapping[str, float | int | str], on: torch.device) -> torch.Tensor:

@@ -139,16 +139,8 @@ class Child:
         self.bytecode = bytecode_folder(measurement)
         self.group: Group | None = None  # its control group (arena.limits.cgroups), where the host allows one
         try:
-            users = child_users() if self.sandbox else None
-            if users is not None:  # a uid no other running sandbox has: the kernel's per-user counts its own
-                self.lease = lease(users)
-                self.user = self.lease.user
             if self.sandbox:
-                make_folders(self.work, tuple(SCRATCH_MOUNTS))  # its /tmp
-                shown = (self.kernels, *map(Path, measurement.folders), *([self.bytecode] if self.bytecode else []))
-                argv = sandboxed(argv, self.work, read_only=shown, user=self.user, hidden=hidden)
-                self.shown = tuple(read_only_folders(tuple(map(str, shown))))
-                hand_over(self.work, self.user)
+                argv = self._sandboxed(argv, measurement, hidden)
             # Started through confine.py: the kernel's backstop, its control group where the host
             # allows one, and the lane's CPUs, from the first instruction of bubblewrap on (its
             # import of torch runs on no other lane's CPUs).
@@ -181,6 +173,20 @@ class Child:
         finally:
             os.close(write_fd)  # the child holds the only write end now
         self._closed = False
+
+    def _sandboxed(self, argv: list[str], measurement: Measurement, hidden: tuple[Path, ...]) -> list[str]:
+        """`argv` in bubblewrap (sandbox.py), as a user of its own under a root runner: a uid no
+        other running sandbox has, so the kernel's per-user counts are its own (users.py)."""
+        users = child_users()
+        if users is not None:
+            self.lease = lease(users)
+            self.user = self.lease.user
+        make_folders(self.work, tuple(SCRATCH_MOUNTS))  # its /tmp
+        shown = (self.kernels, *map(Path, measurement.folders), *([self.bytecode] if self.bytecode else []))
+        sandboxed_argv = sandboxed(argv, self.work, read_only=shown, user=self.user, hidden=hidden)
+        self.shown = tuple(read_only_folders(tuple(map(str, shown))))
+        hand_over(self.work, self.user)
+        return sandboxed_argv
 
     def ready(self) -> bool:
         """Still waiting for a job, and started from the harness sources on disk now."""

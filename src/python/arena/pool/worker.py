@@ -181,14 +181,16 @@ class Worker:
         return min(10.0, max(0.2, left.total_seconds() / 3))
 
     # The loop.
+    def first_line(self) -> str:
+        """What this worker is: its server, GPU, platform and how its commands are kept apart."""
+        properties = " ".join(f"{k}={v}" for k, v in sorted(self.settings.properties().items()))
+        where = f"arena pool worker {self.settings.name} on {self.settings.server}"
+        return f"{where}: gpu {self.settings.gpu}, {properties}, commands in {isolation()}"
+
     def serve(self, stop: threading.Event) -> None:
         """Take leases until `stop` is set; the running one is then handed back."""
         bots_pb2 = bots_protos()[0]
-        properties = " ".join(f"{k}={v}" for k, v in sorted(self.settings.properties().items()))
-        self.log(
-            f"arena pool worker {self.settings.name} on {self.settings.server}: gpu {self.settings.gpu}, {properties}, "
-            f"commands in {isolation()}"
-        )
+        self.log(self.first_line())
         session, run = None, None
         while not stop.is_set():
             try:
