@@ -12,6 +12,8 @@ import sys
 import threading
 from pathlib import Path
 
+from arena.environment.probe import child_users, sandbox_tool
+from arena.environment.users import check_users
 from arena.errors import ArenaError
 from arena.limits.cpus import parsed
 from arena.runner.folders import state_root
@@ -170,6 +172,8 @@ def run_worker(args: argparse.Namespace) -> int:
         work=args.work,
         cpus=cpus,
     )
+    if sandbox_tool():  # its commands' users: a root worker refuses at start what it could not lease
+        check_users(child_users())
     worker = Worker(settings, log=lambda line: print(line, flush=True))
     stop = _stop_on_signals()
     try:

@@ -18,7 +18,7 @@ from arena.cache.reapi_store import ReapiStore
 from arena.cache.seal import load_key
 from arena.cache.sqlite_store import KEY_NAME
 from arena.environment.probe import child_users
-from arena.environment.users import Users
+from arena.environment.users import Users, check_users
 from arena.errors import ArenaError
 from arena.evaluation.evaluate import Store
 from arena.executors.base import Executor
@@ -216,7 +216,8 @@ def run(args: argparse.Namespace) -> int:
         executor = build_executor(args, lanes)
         job_limits()  # a malformed ARENA_JOB_LIMITS is refused now, not at every job
         groups = found()  # as is an ARENA_CGROUPS folder where no group can be made
-        users = child_users()  # and a root runner's ARENA_SANDBOX_USER that names no unprivileged users
+        users = child_users()  # and a root runner's ARENA_SANDBOX_USER that names no unprivileged users,
+        check_users(users)  # or whose leases cannot be kept
     except (OSError, ValueError) as error:
         raise ArenaError(f"cannot configure the runner: {error}") from None
     if not len(tokens):

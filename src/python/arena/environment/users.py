@@ -106,12 +106,13 @@ def _parsed(text: str) -> Users | None:
     return Users(int(uid), int(uid), int(gid) if gid else int(uid), shared=True)
 
 
-def lease(users: Users, locks: Path | tuple[Path, ...] = LOCKS) -> Lease:
+def lease(users: Users, locks: Path | tuple[Path, ...] | None = None) -> Lease:
     """A user of `users` no other running sandbox holds (the shared one for a shared `users`),
-    held until its release(). UnusableEnvironment when every uid of the range is held or run."""
+    held until its release(); its lock in the first of `locks` that can be kept (LOCKS).
+    UnusableEnvironment when every uid of the range is held or run, or no lock can be kept."""
     if users.shared:
         return Lease(ChildUser(users.first, users.gid or users.first), None)
-    folder = _lock_folder(locks)
+    folder = _lock_folder(LOCKS if locks is None else locks)
     running: set[int] | None = None  # read once, after the first lock taken (a /proc scan: ~2 ms)
     for uid in range(users.first, users.last + 1):
         if running is not None and uid in running:
@@ -130,6 +131,13 @@ def lease(users: Users, locks: Path | tuple[Path, ...] = LOCKS) -> Lease:
             continue
         return Lease(ChildUser(uid, uid), lock)
     raise UnusableEnvironment(f"every uid of {users.first}-{users.last} is held by a running sandbox")
+
+
+def check_users(users: Users | None) -> None:
+    """One lease taken and given back: a command that starts sandboxes (serve, a pool worker)
+    refuses at its start a lock folder it cannot keep, not at every sandbox."""
+    if users is not None:
+        lease(users).release()
 
 
 def _lock_folder(locks: Path | tuple[Path, ...]) -> Path:

@@ -143,6 +143,20 @@ def test_serve_refuses_sandbox_users_that_are_root_at_start(repo: Path, tmp_path
     assert code != 0 and "ARENA_SANDBOX_USER='0-100' does not name unprivileged users" in capsys.readouterr().err
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="only a root runner leases its children's users")
+def test_serve_refuses_a_lease_folder_others_may_write_at_start(repo: Path, tmp_path: Path, capsys, monkeypatch):
+    from arena.environment import users
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    monkeypatch.setenv("ARENA_TOKENS", "alice:alice-token")
+    monkeypatch.delenv("ARENA_SANDBOX_USER", raising=False)
+    monkeypatch.setattr(users, "LOCKS", (shared,))
+    code = main(["--repo-root", str(repo), "serve", "--listen", "127.0.0.1:0", "--state", str(tmp_path / "s")])
+    assert code != 0 and f"{shared} must be a folder only root may write" in capsys.readouterr().err
+
+
 def _serve_args(repo_root: Path, *extra: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser()
     serve.add_arguments(parser)
