@@ -279,9 +279,13 @@ def give(root: Path, user: ChildUser) -> None:
 
 
 def _tree(root: Path) -> Iterable[Path]:
-    if not root.exists():
+    """`root` and all below it; a link is itself alone (never walked: as root, a walk through a
+    link to /etc handed /etc to the sandbox's user)."""
+    if not root.exists() and not root.is_symlink():
         return
     yield root
+    if root.is_symlink():
+        return
     for folder, dirs, files in os.walk(root):
         for name in (*dirs, *files):
             yield Path(folder) / name

@@ -37,6 +37,7 @@ from arena.harness.sandbox import Layout, give, readable, sandbox_command
 
 TRUSTED = ("run/task", "run/baseline", "src")  # of the remote executor's input root, read-only
 _ASK_TIMEOUT_S = 60
+_NO_ENVIRONMENT: dict[str, str] = {}  # the asked python3 gets nothing of the worker's or the action's
 _FOLDERS = "import json, sys; print(json.dumps([sys.prefix, sys.base_prefix, sys.exec_prefix, *sys.path]))"
 
 
@@ -56,17 +57,22 @@ def sandboxed_command(
     """`argv` in bubblewrap over the input root `inputs` (a folder of the lease's, which also
     holds its /tmp), starting in `start`; the python3 that `environment`'s PATH finds is shown.
     Its user, under a root worker, is held until the block ends (the command has ended)."""
+    real = Path(os.path.realpath(inputs))  # what bubblewrap binds: the same paths inside
+    start, inputs = real / start.relative_to(inputs), real
     lease_folder = inputs.parent
     tmp = lease_folder / "tmp"
     tmp.mkdir(exist_ok=True)
-    trusted = tuple(inputs / name for name in TRUSTED if (inputs / name).is_dir())
+    # Real folders only: a link from the action (`src` -> /root) would be shown where it points.
+    trusted = tuple(inputs / name for name in TRUSTED if os.path.realpath(inputs / name) == str(inputs / name))
+    trusted = tuple(folder for folder in trusted if folder.is_dir())
     layout = Layout(inputs, tmp, start, trusted, inputs, lease_folder / "identity")
     users = child_users()
     held = None if users is None else lease(users)
     try:
         if held is not None:
             hand_over_lease(inputs, tmp, trusted, held.user)
-        shown = tuple(Path(folder) for folder in interpreter_folders(environment.get("PATH", os.defpath)))
+        found = interpreter_folders(environment.get("PATH", os.defpath), lease_folder)
+        shown = tuple(Path(folder) for folder in found)
         yield sandbox_command(argv, layout, read_only=shown, user=None if held is None else held.user)
     finally:
         if held is not None:
@@ -95,17 +101,30 @@ def hand_over_lease(inputs: Path, tmp: Path, trusted: tuple[Path, ...], user: Ch
             os.chown(here / name, user.uid, user.gid, follow_symlinks=False)
 
 
-def interpreter_folders(path: str) -> tuple[str, ...]:
+def interpreter_folders(path: str, lease: Path) -> tuple[str, ...]:
     """The folders the python3 found on `path` needs shown (its prefixes, its import path and its
-    own folder); () where none is found (the command then fails and says so)."""
-    python = shutil.which("python3", path=path)
-    return () if python is None else _folders_of(os.path.abspath(python))
+    own folder); () where none is found (the command then fails and says so). Only this host's
+    own: a folder of `path` that is relative or lies in the `lease` folder is passed over, and so
+    is a python3 that lies there once its links are followed (the worker runs it, as root on a GPU
+    machine, to ask its folders: an action's own "python3" ran there outside any sandbox)."""
+    lease_root = os.path.realpath(lease)
+    folders = [f for f in path.split(os.pathsep) if os.path.isabs(f) and not _inside(os.path.realpath(f), lease_root)]
+    python = shutil.which("python3", path=os.pathsep.join(folders))
+    if python is None or _inside(os.path.realpath(python), lease_root):
+        return ()
+    return _folders_of(os.path.abspath(python))
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 @lru_cache(maxsize=8)
 def _folders_of(python: str) -> tuple[str, ...]:
     try:
-        done = subprocess.run([python, "-I", "-c", _FOLDERS], capture_output=True, text=True, timeout=_ASK_TIMEOUT_S)
+        done = subprocess.run(
+            [python, "-I", "-c", _FOLDERS], capture_output=True, text=True, timeout=_ASK_TIMEOUT_S, env=_NO_ENVIRONMENT
+        )
         answer = json.loads(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 else []
     except (OSError, subprocess.SubprocessError, ValueError, IndexError):
         answer = []

@@ -45,6 +45,8 @@ from arena.reapi.cas import Cas, digest_of, reapi_protos
 OUTPUT_LIMIT = 256 << 20  # bytes of output files one action may return
 LOG_LIMIT = 1 << 20  # the last bytes of stdout and of stderr kept
 OK, DEADLINE_EXCEEDED, INTERNAL, UNAVAILABLE = 0, 4, 13, 14  # google.rpc.Code
+ENV = shutil.which("env") or "/usr/bin/env"  # coreutils: in the sandbox too (/usr, /bin)
+WRAPPER_ENVIRONMENT = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
 _DEVICE_VARIABLES = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES")
 
 
@@ -284,7 +286,7 @@ class Worker:
             metadata.input_fetch_completed_timestamp.GetCurrentTime()
             outputs = list(command.output_paths) or [*command.output_files, *command.output_directories]
             for name in outputs:
-                (inputs / safe_path(name)).parent.mkdir(parents=True, exist_ok=True)
+                make_parents(inputs, name)
             limit = run.action.timeout.seconds + run.action.timeout.nanos / 1e9
             limit = min(limit or self.settings.max_timeout_s, self.settings.max_timeout_s)
             metadata.execution_start_timestamp.GetCurrentTime()
@@ -315,7 +317,7 @@ class Worker:
         # in gRPC's fork handlers before exec; without one the child is started by vfork.
         with (
             grouped(limits, self.settings.cpus) as group,  # the kernel's bounds, where the host allows
-            _isolated(list(command.arguments), inputs, start, environment) as isolated,
+            _isolated(_in_environment(list(command.arguments), environment), inputs, start, environment) as isolated,
             (root / "stdout").open("wb") as out,
             (root / "stderr").open("wb") as err,
         ):
@@ -326,7 +328,7 @@ class Worker:
             process = subprocess.Popen(
                 argv,
                 cwd=start,
-                env=environment,
+                env=WRAPPER_ENVIRONMENT,  # the action's is set only around its command (_in_environment)
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=err,
@@ -338,7 +340,7 @@ class Worker:
             # Read from outside while it runs, its lease folder with it (the job's scratch), and
             # the shared memory of its own IPC namespace bounded as soon as unshare has made it.
             watch = Watch(process.pid, [root], limits, self.settings.cpus, group)
-            if isolated != list(command.arguments):  # an IPC namespace of its own
+            if isolated[0] != ENV:  # an IPC namespace of its own (bubblewrap's or unshare's)
                 bound_ipc(process.pid, limits.memory)
             code = wait_watched(process, time.monotonic() + limit, watch)
             watch.settle()  # with what its group's limits did
@@ -376,6 +378,17 @@ class Worker:
             stdout_digest=digest_of(stdout),
             stderr_digest=digest_of(stderr),
         )
+
+
+def _in_environment(argv: list[str], environment: dict[str, str]) -> list[str]:
+    """`argv` started by env(1) with `environment` alone. Only the command gets the action's
+    variables: the wrappers before it (setpriv, confine.py, bubblewrap or unshare) run as the
+    worker's user, root on a GPU machine, and an action's LD_PRELOAD=./lib.so, a library it ships
+    in its input root (their working folder), ran there as root outside any sandbox. ValueError
+    for what env(1) would read otherwise (a name with "=", a program with "=")."""
+    if not argv or "=" in argv[0] or any(not name or "=" in name for name in environment):
+        raise ValueError("the action's command or environment cannot be passed through env(1)")
+    return [ENV, "-i", *(f"{name}={value}" for name, value in sorted(environment.items())), *argv]
 
 
 @contextlib.contextmanager
@@ -421,8 +434,23 @@ def safe_path(name: str) -> str:
     return name
 
 
+def make_parents(root: Path, name: str) -> None:
+    """The folders above the output `name` inside `root`, made where missing; ValueError where
+    one is a link (made through it, as the worker's user, they would land where it points)."""
+    folder = root
+    for part in safe_path(name).split("/")[:-1]:
+        folder = folder / part
+        if folder.is_symlink():
+            raise ValueError(f"the output {name!r} lies below a link of the input root")
+        if not folder.is_dir():
+            folder.mkdir()
+
+
 def materialize(cas: Cas, digest: Any, folder: Path) -> None:
-    """The Directory tree `digest` as files under `folder`, fetched level by level in batches."""
+    """The Directory tree `digest` as files under `folder` (made here), fetched level by level in
+    batches. Every folder and file is made new, never through what exists: a tree that names one
+    entry twice (a link and a file or folder of the same name: written as root, the file went
+    where the link pointed, anywhere on this machine) is refused (ValueError)."""
     pb = reapi_protos()[0]
     pending = [(digest, folder)]
     files: list[tuple[Path, Any]] = []
@@ -430,8 +458,12 @@ def materialize(cas: Cas, digest: Any, folder: Path) -> None:
         blobs = cas.download_many(d for d, _ in pending)
         deeper = []
         for tree, path in pending:
-            path.mkdir(parents=True, exist_ok=True)
+            path.mkdir(parents=path == folder, exist_ok=path == folder)  # a sub-folder is new
             directory = pb.Directory.FromString(blobs[tree.hash])
+            names = [*(n.name for n in directory.files), *(n.name for n in directory.directories)]
+            names += [n.name for n in directory.symlinks]
+            if len(set(names)) != len(names):
+                raise ValueError(f"a folder of the input root names an entry twice: {sorted(names)!r}")
             for node in directory.files:
                 files.append((path / safe_path(node.name), node))
             for sub in directory.directories:
@@ -441,9 +473,11 @@ def materialize(cas: Cas, digest: Any, folder: Path) -> None:
         pending = deeper
     data = cas.download_many(node.digest for _, node in files)
     for path, node in files:
-        path.write_bytes(data[node.digest.hash])
-        if node.is_executable:
-            path.chmod(0o755)
+        mode = 0o755 if node.is_executable else 0o644
+        handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+        with os.fdopen(handle, "wb") as out:
+            out.write(data[node.digest.hash])
+        os.chmod(path, mode, follow_symlinks=False)  # the mode asked for, whatever the umask
 
 
 def gpu_name(gpu: str) -> str:

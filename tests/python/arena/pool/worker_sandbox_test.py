@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -121,7 +123,86 @@ def test_a_worker_names_how_its_commands_are_kept_apart() -> None:
     assert ("a uid of its own" in said) == (os.geteuid() == 0), said
 
 
-def test_the_interpreter_the_path_finds_is_shown_with_its_packages() -> None:
-    shown = sandbox.interpreter_folders(PATH)
+def test_the_interpreter_the_path_finds_is_shown_with_its_packages(tmp_path: Path) -> None:
+    shown = sandbox.interpreter_folders(PATH, tmp_path)
     assert str(_site_packages()) in shown and os.path.dirname(os.path.realpath(sys.executable)) in shown
-    assert sandbox.interpreter_folders("/nonexistent") == ()
+    assert sandbox.interpreter_folders("/nonexistent", tmp_path) == ()
+
+
+def _run(tmp_path: Path, arguments: list[str], environment: dict[str, str], files: dict[str, bytes]) -> Path:
+    """A crafted action's command, its `files` (executable) in its input root; that root returned."""
+    root = tmp_path / "lease"
+    inputs = root / "root"
+    inputs.mkdir(parents=True)
+    for name, data in files.items():
+        (inputs / name).parent.mkdir(parents=True, exist_ok=True)
+        (inputs / name).write_bytes(data)
+        (inputs / name).chmod(0o755)
+    pb = reapi_protos()[0]
+    variables = [pb.Command.EnvironmentVariable(name=k, value=v) for k, v in environment.items()]
+    command = pb.Command(arguments=arguments, environment_variables=variables)
+    work = Worker(WorkerSettings(server="127.0.0.1:1", gpu="cpu", gpu_name="cpu"))
+    try:
+        work._run_command(Run("lease", None), command, inputs, root, limit=60)
+    finally:
+        work.close()
+    return inputs
+
+
+MARK = (
+    "#include <stdio.h>\n#include <unistd.h>\n"
+    "__attribute__((constructor)) static void mark(void) {\n"
+    '    FILE *f = fopen("%s", "a");\n'
+    '    if (f) { fprintf(f, "%%d\\n", (int)getuid()); fclose(f); }\n'
+    "}\n"
+)
+
+
+def test_an_actions_ld_preload_reaches_its_command_alone(tmp_path: Path) -> None:
+    # LD_PRELOAD=./mark.so, a library the action ships in its input root (the wrappers' working
+    # folder): every wrapper before the command (setpriv, confine.py's interpreter, bubblewrap or
+    # unshare) loaded it, as the worker's user: on a GPU machine root, outside any sandbox.
+    gcc = shutil.which("gcc")
+    if gcc is None:
+        pytest.skip("no C compiler to build the planted library")
+    marks = tmp_path / "marks"  # outside the lease: only a process outside the sandbox reaches it
+    (tmp_path / "mark.c").write_text(MARK % marks)
+    subprocess.run([gcc, "-shared", "-fPIC", "-o", str(tmp_path / "mark.so"), str(tmp_path / "mark.c")], check=True)
+    library = (tmp_path / "mark.so").read_bytes()
+    _run(tmp_path, ["/bin/true"], {"LD_PRELOAD": "./mark.so", "PATH": "/usr/bin:/bin"}, {"mark.so": library})
+    assert not marks.exists() or marks.read_text() == "", marks.read_text()  # loaded by no wrapper
+
+
+def test_an_actions_own_python3_is_never_run_by_the_worker(tmp_path: Path) -> None:
+    # The worker asks the action's python3 for its folders: one the action ships, first on its
+    # PATH, ran as the worker's user outside any sandbox.
+    marks = tmp_path / "marks"
+    fake = f'#!/bin/sh\nid -u >> {marks}\nexec /usr/bin/env python3 "$@"\n'.encode()
+    path = "bin:/usr/bin:/bin"  # relative: the wrappers' working folder is the input root
+    _run(tmp_path, ["/bin/true"], {"PATH": path}, {"bin/python3": fake})
+    inputs = _run(
+        tmp_path / "b", ["/bin/true"], {"PATH": f"{tmp_path}/b/lease/root/bin:/usr/bin"}, {"bin/python3": fake}
+    )
+    assert (inputs / "bin/python3").exists()
+    assert not marks.exists(), marks.read_text()
+
+
+def test_a_trusted_folder_that_is_a_link_shows_nothing_of_where_it_points(tmp_path: Path) -> None:
+    # An action whose `src` links to a folder of the host's: bound read-only as it stood, the
+    # sandbox showed that folder (a root worker's keys, say) at the link's path.
+    secrets = tmp_path / "host-secrets"
+    secrets.mkdir()
+    (secrets / "key").write_text("HOST-KEY")
+    root = tmp_path / "lease"
+    inputs = root / "root"
+    inputs.mkdir(parents=True)
+    (inputs / "src").symlink_to(secrets)
+    pb = reapi_protos()[0]
+    command = pb.Command(arguments=["sh", "-c", "cat src/key > seen 2>&1; true"])
+    work = Worker(WorkerSettings(server="127.0.0.1:1", gpu="cpu", gpu_name="cpu"))
+    try:
+        code, _ = work._run_command(Run("lease", None), command, inputs, root, limit=60)
+    finally:
+        work.close()
+    assert code == 0, (root / "stderr").read_text()
+    assert "HOST-KEY" not in (inputs / "seen").read_text()
