@@ -19,7 +19,7 @@ from functools import lru_cache
 
 from arena.environment.environment import Environment, fingerprint_environment
 from arena.environment.measurement import current_measurement, gpu_usable
-from arena.environment.users import Users, lease, users_from
+from arena.environment.users import Users, users_from
 
 IMAGE_DIGEST_VARIABLE = "ARENA_IMAGE_DIGEST"
 SANDBOX_VARIABLE = "ARENA_SANDBOX"  # "off": harness children run without the OS sandbox
@@ -99,22 +99,18 @@ def sandbox_tool() -> str:
     if shutil.which("bwrap") is None:
         return ""
     users = child_users()
-    held = None if users is None else lease(users)
-    if held is None:
+    if users is None:
         trial = ["bwrap", "--unshare-all", "--unshare-user", "--die-with-parent", "--ro-bind", "/", "/", "true"]
-    else:
-        user = held.user
+    else:  # the range's first user, unleased: the trial runs `true` and nothing of a candidate's
+        uid, gid = users.first, users.gid or users.first
         trial = ["bwrap", "--unshare-pid", "--unshare-net", "--die-with-parent", "--ro-bind", "/", "/"]
-        trial += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "setpriv", f"--reuid={user.uid}"]
-        trial += [f"--regid={user.gid}", "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "true"]
+        trial += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "setpriv", f"--reuid={uid}"]
+        trial += [f"--regid={gid}", "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "true"]
     try:
         if subprocess.run(trial, capture_output=True, timeout=_PROBE_TIMEOUT_S, check=False).returncode != 0:
             return ""
     except (OSError, subprocess.SubprocessError):
         return ""
-    finally:
-        if held is not None:
-            held.release()
     version = re.search(r"([\d.]+)", _command(["bwrap", "--version"]))
     return f"bwrap {version.group(1) if version else ''}".strip()
 
