@@ -106,6 +106,7 @@ def pool_part(jobs: int, workers: int, gpu: str) -> dict[str, Any]:
     from arena.executors.remote import RemoteExecutor
     from arena.harness.settings import HarnessSettings
     from arena.pool.processes import stop_process
+    from arena.pool.tokens import ensure_secret, mint
     from arena.task.load import load_task
 
     backend = "cpu" if gpu == "cpu" else "auto"
@@ -119,18 +120,33 @@ def pool_part(jobs: int, workers: int, gpu: str) -> dict[str, Any]:
     ]
     try:
         _wait(folder / "server.log", r"arena pool server on ", processes[0])
+        secret = ensure_secret(folder / "state").read_text()  # the server's own, as `arena pool token` reads it
+        (folder / "worker.token").write_text(mint(secret, "worker", "bench", days=1))
         for n in range(workers):
             work = folder / f"w{n}-work"
             work.mkdir()
             log = folder / f"w{n}.log"
             processes.append(
                 _start(
-                    log, "pool", "worker", "--server", endpoint, "--gpu", gpu, "--bot-id", f"w{n}", "--work", str(work)
-                )
+                    log,
+                    "pool",
+                    "worker",
+                    "--server",
+                    endpoint,
+                    "--gpu",
+                    gpu,
+                    "--bot-id",
+                    f"w{n}",
+                    "--work",
+                    str(work),
+                    "--token-file",
+                    str(folder / "worker.token"),
+                )  # fmt: skip
             )
             _wait(log, r"bot session", processes[-1])
         path = f"{os.path.dirname(sys.executable)}:/usr/bin:/bin"
-        remote = RemoteExecutor(endpoint, gpu, backend="cpu" if gpu == "cpu" else "cuda", path=path)
+        token = mint(secret, "runner", "bench", days=1)
+        remote = RemoteExecutor(endpoint, gpu, backend="cpu" if gpu == "cpu" else "cuda", path=path, token=token)
         local = LocalExecutor()
         walls: dict[str, list[float]] = {"local": [], "pool": []}
         executors: dict[str, LocalExecutor | RemoteExecutor] = {"local": local, "pool": remote}

@@ -19,6 +19,7 @@ from arena.cache.seal import opens, seal
 from arena.candidate.candidate import Candidate
 from arena.evaluation.evaluation import Evaluation
 from arena.reapi.cas import Cas, ReapiUnavailable, digest_of, serialize
+from arena.reapi.channel import open_channel
 
 OUTPUT_NAME = "evaluation.json"
 _BATCH_BYTES = 2 << 20  # blobs up to this go in batch calls; larger ones through ByteStream
@@ -29,16 +30,14 @@ _RPC_TIMEOUT_S = 60.0
 class ReapiStore:
     """get/put like SqliteStore, over a REAPI action cache + CAS at `endpoint` (host:port)."""
 
-    def __init__(self, endpoint: str, secret: bytes, instance: str = "", channel: Any = None) -> None:
+    def __init__(self, endpoint: str, secret: bytes, instance: str = "", channel: Any = None, token: str = "") -> None:
         """`secret`: the key every runner sharing this cache holds (seal.py); rows written
-        without it read as misses."""
-        import grpc
-
+        without it read as misses. `token`: the pool's runner token, when the server asks for one."""
         if len(secret) < 16:
             raise ValueError("a shared score cache needs a secret of at least 16 bytes")
         self._secret = secret
         self.endpoint = endpoint
-        self._channel = channel or grpc.insecure_channel(endpoint)
+        self._channel = channel or open_channel(endpoint, token)
         self._cas = Cas(self._channel, instance)
 
     def close(self) -> None:

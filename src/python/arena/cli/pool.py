@@ -1,7 +1,9 @@
 """`arena pool server [--listen HOST:PORT] [--state DIR] [--config TEMPLATE] [--database URL] ...`:
 the GPU pool's server (BuildGrid: CAS, action cache, Execution, Bots, over a private PostgreSQL).
-`arena pool worker --server HOST:PORT --gpu N|cpu [--arena-gpu NAME] ...`: one worker (one per GPU)
-taking the pool's jobs through the Remote Workers API. docs/executors.md, "The pool"."""
+`arena pool token --role runner|worker [--state DIR] [--name NAME] [--days N]`: a bearer token the
+server accepts for that role. `arena pool worker --server HOST:PORT --gpu N|cpu [--arena-gpu NAME]
+[--token-file FILE] ...`: one worker (one per GPU) taking the pool's jobs through the Remote Workers
+API. docs/executors.md, "The pool"."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from arena.environment.probe import child_users, sandbox_tool
 from arena.environment.users import check_users
 from arena.errors import ArenaError
 from arena.limits.cpus import parsed
+from arena.pool.tokens import ROLES, TOKEN_VARIABLE, ensure_secret, mint, read_token
 from arena.runner.folders import state_root
 
 HELP = "the GPU pool: its server (BuildGrid with its scheduler) and its workers (one per GPU)"
@@ -24,19 +27,21 @@ DEFAULT_LISTEN = "127.0.0.1:8980"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    roles = parser.add_subparsers(dest="role", metavar="ROLE", required=True)
-    server = roles.add_parser("server", help="run the pool's server", description="run the pool's server")
+    parts = parser.add_subparsers(dest="part", metavar="PART", required=True)
+    server = parts.add_parser("server", help="run the pool's server", description="run the pool's server")
     server.add_argument("--listen", default=DEFAULT_LISTEN, metavar="HOST:PORT", help=f"default {DEFAULT_LISTEN}")
     server.add_argument(
         "--insecure-listen",
         action="store_true",
-        help="allow an address beyond loopback: the pool has no authentication, keep it on a private network",
+        help="allow an address beyond loopback: the pool speaks plaintext (its tokens cross the network "
+        "readable), keep it on a private network",
     )
     server.add_argument(
         "--state",
         type=Path,
         metavar="DIR",
-        help="its PostgreSQL cluster, CAS and log (default $XDG_STATE_HOME/arena/pool: ~/.local/state/arena/pool)",
+        help="its PostgreSQL cluster, CAS, tokens' secret and log "
+        "(default $XDG_STATE_HOME/arena/pool: ~/.local/state/arena/pool)",
     )
     server.add_argument(
         "--config",
@@ -63,8 +68,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     server.add_argument("--reap-s", type=float, default=5.0, help="how often the scheduler looks for dead workers")
     server.add_argument("--max-job-attempts", type=int, default=3, help="runs of one job whose workers die or fail it")
 
-    worker = roles.add_parser("worker", help="run one worker for one GPU", description="run one worker for one GPU")
+    token = parts.add_parser(
+        "token",
+        help="print a token the pool's server accepts for a runner or a worker",
+        description="print a token the pool's server accepts for a runner (arena serve --remote-token-file) "
+        "or a worker (arena pool worker --token-file), signed with the secret in the server's state folder",
+    )
+    token.add_argument("--role", required=True, choices=ROLES, help="what its holder may do on the pool")
+    token.add_argument("--state", type=Path, metavar="DIR", help="the server's --state (default as the server's)")
+    token.add_argument("--name", default="", help="who holds it, in the server's log (default: the role)")
+    token.add_argument("--days", type=float, default=30.0, help="how long it lasts (default 30)")
+
+    worker = parts.add_parser("worker", help="run one worker for one GPU", description="run one worker for one GPU")
     worker.add_argument("--server", required=True, metavar="HOST:PORT", help="the pool server")
+    worker.add_argument(
+        "--token-file",
+        type=Path,
+        metavar="FILE",
+        help=f"a worker's token from `arena pool token --role worker` (default: {TOKEN_VARIABLE})",
+    )
     worker.add_argument("--gpu", required=True, metavar="N|cpu", help="the GPU index its jobs run on (cpu: none)")
     worker.add_argument(
         "--arena-gpu",
@@ -93,7 +115,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    return run_server(args) if args.role == "server" else run_worker(args)
+    return {"server": run_server, "token": run_token, "worker": run_worker}[args.part](args)
+
+
+def pool_state(args: argparse.Namespace) -> Path:
+    return (args.state or state_root() / "pool").resolve()
+
+
+def run_token(args: argparse.Namespace) -> int:
+    secret = ensure_secret(pool_state(args)).read_text()
+    print(mint(secret, args.role, args.name or args.role, args.days))
+    return 0
 
 
 def _stop_on_signals() -> threading.Event:
@@ -109,14 +141,15 @@ def run_server(args: argparse.Namespace) -> int:
 
     if not args.insecure_listen and not is_loopback(args.listen):
         raise ArenaError(
-            f"refusing to listen on {args.listen}: the pool has no authentication (anyone who reaches it can "
-            "run commands on its workers). Listen on 127.0.0.1, or pass --insecure-listen on a private network"
+            f"refusing to listen on {args.listen}: the pool speaks plaintext, so its tokens cross the network "
+            "readable (whoever reads one can run commands on its workers). Listen on 127.0.0.1, or pass "
+            "--insecure-listen on a private network"
         )
     if args.keepalive_s < 4:
         raise ArenaError(
             "--keepalive-s must be at least 4 (BuildGrid answers a worker's poll within 80% of it, at least 3 s)"
         )
-    state = (args.state or state_root() / "pool").resolve()
+    state = pool_state(args)
     template = args.config.read_text() if args.config is not None else None
     settings = PoolSettings(
         listen=args.listen,
@@ -130,7 +163,7 @@ def run_server(args: argparse.Namespace) -> int:
         database = "your database" if args.database else f"PostgreSQL in {state / 'postgres'}"
         print(
             f"arena pool server on {args.listen}: instance '{args.instance}', {database}, state {state}, "
-            f"log {state / 'server.log'}",
+            f"log {state / 'server.log'}; tokens: arena pool token --state {state} --role runner|worker",
             flush=True,
         )
         while server.poll() is None and not stop.wait(0.5):
@@ -171,6 +204,7 @@ def run_worker(args: argparse.Namespace) -> int:
         image=args.image,
         work=args.work,
         cpus=cpus,
+        token=read_token(args.token_file),
     )
     if sandbox_tool():  # its commands' users: a root worker refuses at start what it could not lease
         check_users(child_users())

@@ -28,6 +28,7 @@ from arena.executors.remote import DEFAULT_PATH, RemoteExecutor
 from arena.limits.cgroups import Found, found
 from arena.limits.cpus import spelled
 from arena.limits.limits import job_limits
+from arena.pool.tokens import TOKEN_VARIABLE, read_token
 from arena.runner.auth import load_tokens
 from arena.runner.devices import discover_lanes, lane_cpus, parse_lanes
 from arena.runner.folders import runner_state
@@ -112,6 +113,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--remote-path", default=DEFAULT_PATH, metavar="PATH", help="PATH of the pool's actions: where python3 is found"
     )
     parser.add_argument(
+        "--remote-token-file",
+        type=Path,
+        metavar="FILE",
+        help="a runner's token for the pool (and --store reapi) from `arena pool token --role runner` "
+        f"(default: {TOKEN_VARIABLE})",
+    )
+    parser.add_argument(
         "--store",
         choices=("sqlite", "reapi"),
         default="sqlite",
@@ -168,6 +176,7 @@ def build_executor(args: argparse.Namespace, lanes: tuple[str, ...]) -> Executor
             instance=args.remote_instance,
             backend=args.remote_backend,
             path=args.remote_path,
+            token=read_token(args.remote_token_file),
         )
     return LocalExecutor(cpu_sets=lane_cpus(lanes))
 
@@ -184,7 +193,7 @@ def build_store(args: argparse.Namespace, state: Path) -> Store | None:
     except (OSError, ValueError) as error:
         raise ArenaError(f"cannot read the score cache's key: {error}") from None
     instance = args.store_instance if args.store_instance is not None else args.remote_instance
-    return ReapiStore(endpoint, key, instance=instance)
+    return ReapiStore(endpoint, key, instance=instance, token=read_token(args.remote_token_file))
 
 
 def tls_credentials(args: argparse.Namespace) -> grpc.ServerCredentials | None:

@@ -40,6 +40,7 @@ from arena.harness.result import HarnessResult
 from arena.harness.settings import HarnessSettings
 from arena.harness.version import ARENA_ROOT
 from arena.reapi.cas import Cas, digest_of, serialize
+from arena.reapi.channel import open_channel
 from arena.task.task import Task
 
 ROOT = "@ROOT@"  # stands for the worker's input root in job.json; replaced by the command
@@ -79,6 +80,7 @@ class RemoteExecutor:
     path: str = DEFAULT_PATH  # PATH of the action (finds python3 in the image)
     queue_timeout_s: float = 3600.0  # waiting for a free worker, on top of the harness's timeout
     secret: bytes = field(default_factory=lambda: secrets.token_bytes(32), repr=False)
+    token: str = field(default="", repr=False)  # the pool's runner token (arena/pool/tokens.py)
     channels: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def run(self, task: Task, candidate: Candidate | None, repo_root: Path, settings: HarnessSettings) -> HarnessResult:
@@ -172,10 +174,8 @@ class RemoteExecutor:
         return read_result(frame, key, log, task, settings)
 
     def _channel(self, endpoint: str) -> Any:
-        import grpc
-
         if endpoint not in self.channels:
-            self.channels[endpoint] = grpc.insecure_channel(endpoint)
+            self.channels[endpoint] = open_channel(endpoint, self.token)
         return self.channels[endpoint]
 
     def describe(self) -> dict[str, str]:

@@ -2,9 +2,10 @@
 from the configuration template beside this module (pool.yml), over a private PostgreSQL.
 
 `serve_pool` starts PostgreSQL (unless given a database URL), brings its schema to BuildGrid's
-head (`bgd migrate apply`), writes the filled configuration into the state
-folder, runs `bgd server start` on it as a child process and waits for it: until a signal, or
-until the server exits. Both children die with this process.
+head (`bgd migrate apply`), makes the tokens' secret (once) and the access list
+(arena/pool/tokens.py), writes the filled configuration into the state folder, runs `bgd server
+start` on it as a child process and waits for it: until a signal, or until the server exits.
+Both children die with this process.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import IO, Iterator
 from arena.errors import ArenaError
 from arena.pool.postgres import Postgres, start_postgres
 from arena.pool.processes import die_with_parent, stop_process
+from arena.pool.tokens import ACL_NAME, SECRET_NAME, acl_text, ensure_secret
 
 TEMPLATE = Path(__file__).with_name("pool.yml")
 BGD = "from buildgrid.server.app.cli import cli; cli()"  # the `bgd` console script, run by this Python
@@ -38,8 +40,9 @@ class PoolSettings:
     max_execution_s: int = 7200  # the longest a job may run on a bot
 
 
-def render(template: str, settings: PoolSettings, database: str, cas: Path) -> str:
-    """The configuration: `template`'s ${...} fields filled (an unknown field is an error)."""
+def render(template: str, settings: PoolSettings, database: str, state: Path) -> str:
+    """The configuration: `template`'s ${...} fields filled (an unknown field is an error); the
+    CAS, the tokens' secret and the access list are in `state`."""
     fields = {
         "listen": settings.listen,
         "instance": settings.instance,
@@ -48,7 +51,9 @@ def render(template: str, settings: PoolSettings, database: str, cas: Path) -> s
         "max_attempts": str(settings.max_attempts),
         "max_execution_s": str(settings.max_execution_s),
         "database": database,
-        "cas": str(cas),
+        "cas": str(state / "cas"),
+        "secret": str(state / SECRET_NAME),
+        "acl": str(state / ACL_NAME),
     }
     try:
         return Template(template).substitute(fields)
@@ -90,8 +95,10 @@ def pool_server(
             postgres = start_postgres(state / "postgres", out, postgres_bin)
             database = postgres.url
         migrate(database, out)
+        ensure_secret(state)
+        (state / ACL_NAME).write_text(acl_text(settings.instance))
         config = state / "bgd.yml"
-        text = render(template if template is not None else TEMPLATE.read_text(), settings, database, state / "cas")
+        text = render(template if template is not None else TEMPLATE.read_text(), settings, database, state)
         config.write_text(text)
         os.chmod(config, 0o600)  # it names the database
         server = subprocess.Popen(

@@ -37,10 +37,12 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from arena.environment.probe import sandbox_tool
+from arena.errors import ArenaError
 from arena.limits.ipc import bound_ipc
 from arena.limits.limits import Watch, confined, grouped, job_limits, wait_watched
 from arena.pool.sandbox import isolation, sandboxed_command
 from arena.reapi.cas import Cas, digest_of, reapi_protos
+from arena.reapi.channel import open_channel
 
 OUTPUT_LIMIT = 256 << 20  # bytes of output files one action may return
 LOG_LIMIT = 1 << 20  # the last bytes of stdout and of stderr kept
@@ -69,6 +71,7 @@ class WorkerSettings:
     poll_s: float = 30.0  # long-poll for a lease
     max_timeout_s: float = 7200.0  # an action without a timeout, or with a longer one, stops here
     cpus: frozenset[int] | None = None  # its commands' CPUs (the GPU's own), None: any (limits/cpus.py)
+    token: str = field(default="", repr=False)  # the pool's worker token (arena/pool/tokens.py)
 
     @property
     def name(self) -> str:
@@ -114,11 +117,9 @@ class SessionLost(Exception):
 
 class Worker:
     def __init__(self, settings: WorkerSettings, log: Callable[[str], None] = print) -> None:
-        import grpc
-
         self.settings = settings
         self.log = log
-        self._channel = grpc.insecure_channel(settings.server)
+        self._channel = open_channel(settings.server, settings.token)
         self._cas = Cas(self._channel, settings.instance)
         self._bots = bots_protos()[1].BotsStub(self._channel)
         self.leases_done = 0
@@ -172,6 +173,11 @@ class Worker:
                         raise Stopped() from None
                     pause = min(pause * 2, 10.0)
                     continue
+                if code in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):
+                    raise ArenaError(
+                        f"the pool server at {self.settings.server} refused this worker ({code.name}): give it a "
+                        "worker's token (--token-file, or ARENA_POOL_TOKEN) made by `arena pool token --role worker`"
+                    ) from None
                 raise SessionLost(f"{code.name}: {error.details()}") from None
 
     @staticmethod
@@ -406,8 +412,8 @@ def _isolated(argv: list[str], inputs: Path, start: Path, environment: dict[str,
 def pid_namespace() -> tuple[str, ...]:
     """The prefix that runs a command as the first process of a PID namespace of its own, so that
     when it dies (killed with this worker) the kernel kills everything it started, and in network,
-    IPC and UTS namespaces of its own (no network: a candidate reaches neither the pool's server,
-    which has no authentication, nor anything else); () where util-linux's unshare cannot make
+    IPC and UTS namespaces of its own (no network: a candidate reaches neither the pool's server
+    nor anything else); () where util-linux's unshare cannot make
     them here."""
     prefix = ["unshare", "--pid", "--net", "--ipc", "--uts", "--fork", "--kill-child"]
     if os.geteuid() != 0:

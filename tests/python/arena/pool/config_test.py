@@ -21,7 +21,10 @@ def test_the_template_fills_every_field_and_matches_on_the_remote_executors_prop
     assert (
         "${" not in text and 'address: "127.0.0.1:1"' in text and 'connection-string: "postgresql+psycopg2://x"' in text
     )
-    assert "bot-session-keepalive-timeout: 9" in text and f'path: "{tmp_path}"' in text
+    assert "bot-session-keepalive-timeout: 9" in text and f'path: "{tmp_path / "cas"}"' in text
+    # Every call needs a token: HS256 with the state's secret, the state's access list, loopback not trusted.
+    assert f'secret: "{tmp_path / "pool.secret"}"' in text and f'acl-config: "{tmp_path / "acl.yml"}"' in text
+    assert "method: jwt" in text and "allow-localhost-requests: false" in text
     assert "match-property-keys: [OSFamily, arena-gpu, container-image]" in text
     with pytest.raises(ArenaError, match="unknown or broken field"):
         render("address: ${nowhere}", PoolSettings(), "", tmp_path)

@@ -79,6 +79,22 @@ class Pool:
     folder: Path
     workers: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
 
+    def token_file(self, role: str) -> Path:
+        """A token of `role` from `arena pool token`, in a file (made once)."""
+        path = self.folder / f"{role}.token"
+        if not path.exists():
+            made = subprocess.run(
+                [sys.executable, "-m", "arena.cli.main", "pool", "token", "--role", role,
+                 "--state", str(self.folder / "state"), "--name", f"test-{role}"],
+                env=environment(), capture_output=True, text=True, timeout=60,
+            )  # fmt: skip
+            assert made.returncode == 0, made.stderr
+            path.write_text(made.stdout)
+        return path
+
+    def token(self, role: str) -> str:
+        return self.token_file(role).read_text().strip()
+
     def log(self, name: str) -> Path:
         return self.folder / f"{name}.log"
 
@@ -110,7 +126,7 @@ class Pool:
         self.work(name).mkdir()
         process = arena_command(
             "pool", "worker", "--server", self.endpoint, "--gpu", "cpu", "--bot-id", name,
-            "--work", str(self.work(name)), log=self.log(name),
+            "--work", str(self.work(name)), "--token-file", str(self.token_file("worker")), log=self.log(name),
         )  # fmt: skip
         self.workers[name] = process
         wait_for(self.log(name), r"bot session", process)
@@ -169,7 +185,7 @@ ACTION_PATH = f"{os.path.dirname(sys.executable)}:/usr/bin:/bin"
 def executor(pool: Pool) -> Any:
     from arena.executors.remote import RemoteExecutor
 
-    return RemoteExecutor(pool.endpoint, "cpu", backend="cpu", path=ACTION_PATH)
+    return RemoteExecutor(pool.endpoint, "cpu", backend="cpu", path=ACTION_PATH, token=pool.token("runner"))
 
 
 def settings(seed: int) -> HarnessSettings:
@@ -180,7 +196,7 @@ def test_both_workers_take_jobs_and_repeats_come_from_the_caches(pool: Pool, rep
     from arena.cache.reapi_store import ReapiStore
 
     remote = executor(pool)
-    store = ReapiStore(pool.endpoint, b"k" * 32)
+    store = ReapiStore(pool.endpoint, b"k" * 32, token=pool.token("runner"))
     wrong = Candidate(SCALE_ADDRESS, {"kernel.py": WRONG_KERNEL.encode()})
     environment = remote.environment(Environment())
     results: dict[str, Any] = {}
@@ -207,7 +223,13 @@ def test_both_workers_take_jobs_and_repeats_come_from_the_caches(pool: Pool, rep
     assert remote.run(task, None, repo, settings(1)) == results["baseline"]
     # The score cache shared through the pool's CAS answers the evaluation, from another store too.
     again = evaluate(
-        task, wrong, repo, settings(2), ReapiStore(pool.endpoint, b"k" * 32), runner=remote.run, environment=environment
+        task,
+        wrong,
+        repo,
+        settings(2),
+        ReapiStore(pool.endpoint, b"k" * 32, token=pool.token("runner")),
+        runner=remote.run,
+        environment=environment,
     )
     assert again.cached and again.status == "INCORRECT" and again.cache_key == results["wrong"].cache_key
     assert {name: pool.leases(name, "done") for name in WORKERS} == done
@@ -256,7 +278,7 @@ def test_arena_serve_sends_jobs_to_the_pool_and_keeps_scores_in_its_cas(
     runner = arena_command(
         "--repo-root", str(repo), "serve", "--listen", "127.0.0.1:0", "--state", str(state), "--devices", "cpu",
         "--executor", "remote", "--remote", pool.endpoint, "--remote-gpu", "cpu", "--remote-backend", "cpu",
-        "--remote-path", ACTION_PATH, "--store", "reapi",
+        "--remote-path", ACTION_PATH, "--store", "reapi", "--remote-token-file", str(pool.token_file("runner")),
         log=log, ARENA_TOKENS="alice:a-token",
     )  # fmt: skip
     try:
@@ -268,8 +290,75 @@ def test_arena_serve_sends_jobs_to_the_pool_and_keeps_scores_in_its_cas(
         assert evaluation.status == "PASSED" and not evaluation.cached, evaluation.errors
         assert sum(len(pool.leases(name, "done")) for name in pool.workers) == sum(before.values()) + 1
         # The runner's score lives in the pool's action cache and CAS, sealed with its state's key.
-        shared = ReapiStore(pool.endpoint, (state / "scores.key").read_bytes())
+        shared = ReapiStore(pool.endpoint, (state / "scores.key").read_bytes(), token=pool.token("runner"))
         assert shared.get(evaluation.cache_key) is not None
         assert not (state / "scores.sqlite").exists()
     finally:
         stop_process(runner)
+
+
+def refusal(call: Any) -> Any:
+    """The status code the pool answered `call` with (None: it was served)."""
+    import grpc
+
+    try:
+        call()
+    except grpc.RpcError as error:
+        return error.code()
+    return None
+
+
+def test_the_pool_serves_only_its_tokens_and_each_role_only_its_part(pool: Pool, tmp_path: Path) -> None:
+    import grpc
+
+    from arena.pool.worker import bots_protos
+    from arena.reapi.cas import Cas, digest_of, reapi_protos
+    from arena.reapi.channel import open_channel
+
+    re_pb2, re_grpc = reapi_protos()[:2]
+    bots_pb2, bots_grpc, _ = bots_protos()
+    digest = digest_of(b"an action")
+
+    def calls(token: str) -> dict[str, Any]:
+        channel = open_channel(pool.endpoint, token)
+        bot = bots_pb2.BotSession(bot_id=f"rogue-{token[-6:]}", status=bots_pb2.OK)
+        result = re_pb2.ActionResult(exit_code=0)
+        return {
+            "read a result": lambda: Cas(channel).get_action_result(digest),
+            "write a result": lambda: re_grpc.ActionCacheStub(channel).UpdateActionResult(
+                re_pb2.UpdateActionResultRequest(action_digest=digest, action_result=result), timeout=30
+            ),
+            "queue an action": lambda: list(
+                re_grpc.ExecutionStub(channel).Execute(re_pb2.ExecuteRequest(action_digest=digest), timeout=30)
+            ),
+            "become a worker": lambda: bots_grpc.BotsStub(channel).CreateBotSession(
+                bots_pb2.CreateBotSessionRequest(parent="", bot_session=bot), timeout=30
+            ),
+        }
+
+    denied = grpc.StatusCode.UNAUTHENTICATED
+    # Without a token (loopback is not trusted), or with another pool's, nothing is served.
+    forged = pool.token("runner").rsplit(".", 1)[0] + ".c2lnbmVkIGVsc2V3aGVyZQ"
+    for token in ("", forged):
+        assert {name: refusal(call) for name, call in calls(token).items()} == dict.fromkeys(calls(token), denied)
+    # A runner reads and writes results and queues work, but cannot stand in for a worker (a rogue
+    # bot is handed jobs, whose input roots hold the key their results are signed with).
+    runner = {name: refusal(call) for name, call in calls(pool.token("runner")).items()}
+    assert runner["read a result"] is None and runner["write a result"] is None
+    assert runner["queue an action"] != denied  # served (its action is not in the CAS)
+    assert runner["become a worker"] == denied
+    # A worker takes leases, but cannot queue work or write the action cache.
+    worker = calls(pool.token("worker"))
+    assert refusal(worker["queue an action"]) == denied and refusal(worker["write a result"]) == denied
+
+    # `arena pool worker` without a worker's token stops at once and says why.
+    log = tmp_path / "tokenless.log"
+    tokenless = arena_command(
+        "pool", "worker", "--server", pool.endpoint, "--gpu", "cpu", "--bot-id", "tokenless",
+        "--token-file", str(pool.token_file("runner")), log=log,
+    )  # fmt: skip
+    try:
+        assert tokenless.wait(timeout=60) != 0
+    finally:
+        stop_process(tokenless)
+    assert "refused this worker (UNAUTHENTICATED)" in log.read_text(), log.read_text()
