@@ -107,6 +107,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--work", type=Path, metavar="DIR", help="where jobs' input roots are laid out (default: the temporary folder)"
     )
     worker.add_argument(
+        "--allow-unisolated",
+        action="store_true",
+        help="run commands where no bubblewrap sandbox can be made (util-linux namespaces only: they see "
+        "this host's files as the worker's user): only for runners whose code you trust",
+    )
+    worker.add_argument(
         "--cpus",
         metavar="LIST",
         help="keep its jobs to these CPUs, e.g. 0-47 (those near its GPU), so workers on one host do not slow "
@@ -208,6 +214,13 @@ def run_worker(args: argparse.Namespace) -> int:
     )
     if sandbox_tool():  # its commands' users: a root worker refuses at start what it could not lease
         check_users(child_users())
+    elif not args.allow_unisolated:
+        who = "root" if os.geteuid() == 0 else "the worker's user"
+        raise ArenaError(
+            "no bubblewrap sandbox can be made here (install bubblewrap; it needs root or user namespaces): "
+            f"every command would run as {who} with this host's files in view. Pass --allow-unisolated only "
+            "for a pool whose runners send nothing but code you trust"
+        )
     worker = Worker(settings, log=lambda line: print(line, flush=True))
     stop = _stop_on_signals()
     try:

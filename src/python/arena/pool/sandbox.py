@@ -16,8 +16,9 @@ forge every later result of that worker. Now the command sees:
 - PID, network, IPC, UTS and cgroup namespaces of its own; under a root worker a uid of its own,
   leased for the command's life (arena.environment.users); under another, the worker's user
   through a user namespace.
-Where bubblewrap cannot make its namespaces here, the worker keeps util-linux unshare's
-namespaces (worker.pid_namespace) and says so when it starts.
+Where bubblewrap cannot make its namespaces here, `arena pool worker` refuses to start unless told
+`--allow-unisolated`; it then keeps util-linux unshare's namespaces (worker.pid_namespace) and
+says so when it starts.
 """
 
 from __future__ import annotations

@@ -79,3 +79,18 @@ def test_a_worker_refuses_cpus_this_machine_does_not_give_it(cpus: str) -> None:
     )
     with pytest.raises(ArenaError, match="--cpus .* is not a list of this machine's CPUs"):
         pool.run(args)  # before it reaches for its server
+
+
+def test_a_worker_without_a_sandbox_refuses_to_start_unless_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
+    from arena.cli import pool
+
+    monkeypatch.setattr(pool, "sandbox_tool", lambda: "")  # no bubblewrap here
+    parser = argparse.ArgumentParser()
+    pool.add_arguments(parser)
+    argv = ["worker", "--server", "127.0.0.1:1", "--gpu", "cpu", "--arena-gpu", "cpu"]
+    with pytest.raises(ArenaError, match="no bubblewrap sandbox .* --allow-unisolated"):
+        pool.run(parser.parse_args(argv))  # before it reaches for its server
+    started: list[str] = []
+    monkeypatch.setattr("arena.pool.worker.Worker.serve", lambda self, stop: started.append(self.settings.name))
+    assert pool.run(parser.parse_args([*argv, "--allow-unisolated", "--bot-id", "trusted"])) == 0
+    assert started == ["trusted"]
