@@ -23,6 +23,7 @@ import pytest
 import arena.cli.main  # noqa: F401  (the commands the child processes run)
 from arena.candidate.candidate import Candidate
 from arena.environment.environment import Environment
+from arena.environment.probe import sandbox_tool
 from arena.evaluation.evaluate import evaluate
 from arena.harness.settings import HarnessSettings
 from arena.pool.processes import stop_process
@@ -44,6 +45,8 @@ def missing() -> str:
             return f"the `{module}` package is not installed"
     if shutil.which("initdb") is None and not list(Path("/usr/lib/postgresql").glob("*/bin/initdb")):
         return "PostgreSQL is not installed (Debian: apt-get install postgresql)"
+    if not sandbox_tool():
+        return "no bubblewrap sandbox can be made here: a worker refuses to start (Debian: apt-get install bubblewrap)"
     return ""
 
 
