@@ -3,7 +3,7 @@ and its scaling over GPUs, and what a pool adds to each job.
 
     PYTHONPATH=src/python python3 bench/throughput.py evaluate [--tasks ADDR ...] [--repeats 2]
     PYTHONPATH=src/python python3 bench/throughput.py suite --category triton2triton [--devices 0 all]
-    PYTHONPATH=src/python python3 bench/throughput.py pool [--jobs 6] [--workers 2] [--gpu cpu]
+    PYTHONPATH=src/python python3 bench/throughput.py pool [--jobs 6] [--workers 2] [--gpu cpu|N|all] [--timed]
     ... [--json FILE]
 
 evaluate: `arena evaluate --no-cache --json` per task, a no-op (the baseline as the candidate),
@@ -13,8 +13,10 @@ task pays the Triton and HIP compile caches, the others not.
 suite: `arena suite --no-cache --json` over a category, once per ARENA_DEVICES value (its lanes:
 one per device): the wall of each and the speed-up over the first.
 pool: an `arena pool server` (BuildGrid, PostgreSQL) and --workers `arena pool worker`s on
-loopback; the same check-only job run --jobs times through the local executor and through the
-pool (the remote executor): the per-job overhead is the difference of their medians.
+loopback (--gpu all: worker n on GPU n); the same no-op job (check-only, or --timed) run --jobs
+times through the local executor and through the pool (the remote executor): the per-job
+overhead is the difference of their medians; then --jobs of them sent to the pool at once: the
+wall, its speed-up over the same jobs one at a time, and the jobs each worker ran.
 Without a GPU, evaluate and suite check the untimed cases in Triton's interpreter: the figures
 are the CPU path's, not the H200's; say which in the journal.
 """
@@ -100,75 +102,46 @@ def suite_part(category: str, devices: list[str], backend: str) -> list[dict[str
     return rows
 
 
-def pool_part(jobs: int, workers: int, gpu: str) -> dict[str, Any]:
-    """Local against pool wall per job, one check-only job (the pool's own processes on loopback)."""
+def pool_part(jobs: int, workers: int, gpu: str, timed: bool) -> dict[str, Any]:
+    """Local against pool wall per job (one at a time), then `jobs` jobs sent to the pool at once:
+    its wall, the speed-up over the same jobs one at a time, and how many each worker ran."""
     from arena.executors.local import LocalExecutor
-    from arena.executors.remote import RemoteExecutor
     from arena.harness.settings import HarnessSettings
     from arena.pool.processes import stop_process
-    from arena.pool.tokens import ensure_secret, mint
     from arena.task.load import load_task
 
     backend = "cpu" if gpu == "cpu" else "auto"
     task = load_task(REPO, "tasks/triton2triton/softmax")
     small = next(case.name for case in task.cases if not case.timed)  # the interpreter's size on the CPU
-    settings = HarnessSettings(backend=backend, check_only=True, cases=(small,))
+    settings = HarnessSettings(backend=backend, check_only=not timed, cases=() if timed else (small,))
     folder = Path(tempfile.mkdtemp(prefix="arena-pool-"))  # short: PostgreSQL's socket path
-    endpoint = f"127.0.0.1:{_free_port()}"
-    processes = [
-        _start(folder / "server.log", "pool", "server", "--listen", endpoint, "--state", str(folder / "state"))
-    ]
+    processes: list[subprocess.Popen[bytes]] = []
     try:
-        _wait(folder / "server.log", r"arena pool server on ", processes[0])
-        secret = ensure_secret(folder / "state").read_text()  # the server's own, as `arena pool token` reads it
-        (folder / "worker.token").write_text(mint(secret, "worker", "bench", days=1))
-        for n in range(workers):
-            work = folder / f"w{n}-work"
-            work.mkdir()
-            log = folder / f"w{n}.log"
-            processes.append(
-                _start(
-                    log,
-                    "pool",
-                    "worker",
-                    "--server",
-                    endpoint,
-                    "--gpu",
-                    gpu,
-                    "--bot-id",
-                    f"w{n}",
-                    "--work",
-                    str(work),
-                    "--token-file",
-                    str(folder / "worker.token"),
-                )  # fmt: skip
-            )
-            _wait(log, r"bot session", processes[-1])
-        path = f"{os.path.dirname(sys.executable)}:/usr/bin:/bin"
-        token = mint(secret, "runner", "bench", days=1)
-        remote = RemoteExecutor(endpoint, gpu, backend="cpu" if gpu == "cpu" else "cuda", path=path, token=token)
-        local = LocalExecutor()
+        remote = _pool(folder, workers, gpu, processes)
         walls: dict[str, list[float]] = {"local": [], "pool": []}
-        executors: dict[str, LocalExecutor | RemoteExecutor] = {"local": local, "pool": remote}
         for _ in range(jobs):
-            for name, executor in executors.items():
-                began = time.perf_counter()
-                result = executor.run(task, None, REPO, settings)
-                walls[name].append(time.perf_counter() - began)
-                if not result.correct:
-                    raise SystemExit(f"{name}: the no-op did not pass: {result.status} {result.errors[:1]}")
+            for name, executor in (("local", LocalExecutor()), ("pool", remote)):
+                walls[name].append(_job(executor, task, settings, name))
         medians = {name: statistics.median(values) for name, values in walls.items()}
+        before = _leases(folder, workers)
+        together = _together(remote, task, settings, jobs, workers)
+        ran = {name: count - before[name] for name, count in _leases(folder, workers).items()}
         summary = {
             "jobs": jobs,
             "workers": workers,
             "gpu": gpu,
+            "timed": timed,
             "median_s": medians,
             "overhead_s": round(medians["pool"] - medians["local"], 2),
             "walls_s": {k: [round(v, 2) for v in values] for k, values in walls.items()},
+            "together_s": round(together, 2),
+            "speedup": round(sum(walls["pool"]) / together, 2),
+            "jobs_by_worker": ran,
         }
         print(
             f"pool: local {medians['local']:.2f} s, pool {medians['pool']:.2f} s a job (median of {jobs}): "
-            f"{summary['overhead_s']:+.2f} s a job",
+            f"{summary['overhead_s']:+.2f} s a job; {jobs} at once {together:.1f} s "
+            f"({summary['speedup']:.2f}x the same one at a time), by worker {ran}",
             flush=True,
         )
         return summary
@@ -176,6 +149,79 @@ def pool_part(jobs: int, workers: int, gpu: str) -> dict[str, Any]:
         for process in reversed(processes):
             stop_process(process)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _pool(folder: Path, workers: int, gpu: str, processes: list[subprocess.Popen[bytes]]) -> Any:
+    """A pool server and `workers` workers (with --gpu all, worker n on GPU n); the remote executor."""
+    from arena.executors.remote import RemoteExecutor
+    from arena.pool.tokens import ensure_secret, mint
+
+    endpoint = f"127.0.0.1:{_free_port()}"
+    processes.append(
+        _start(folder / "server.log", "pool", "server", "--listen", endpoint, "--state", str(folder / "state"))
+    )
+    _wait(folder / "server.log", r"arena pool server on ", processes[0])
+    secret = ensure_secret(folder / "state").read_text()  # the server's own, as `arena pool token` reads it
+    (folder / "worker.token").write_text(mint(secret, "worker", "bench", days=1))
+    for n in range(workers):
+        work = folder / f"w{n}-work"
+        work.mkdir()
+        log = folder / f"w{n}.log"
+        device = str(n) if gpu == "all" else gpu
+        processes.append(
+            _start(
+                log,
+                "pool",
+                "worker",
+                "--server",
+                endpoint,
+                "--gpu",
+                device,
+                "--bot-id",
+                f"w{n}",
+                "--work",
+                str(work),
+                "--token-file",
+                str(folder / "worker.token"),
+            )  # fmt: skip
+        )
+        _wait(log, r"bot session", processes[-1])
+    path = f"{os.path.dirname(sys.executable)}:/usr/bin:/bin"
+    name = "cpu" if gpu == "cpu" else _gpu_name()
+    token = mint(secret, "runner", "bench", days=1)
+    return RemoteExecutor(endpoint, name, backend="cpu" if gpu == "cpu" else "cuda", path=path, token=token)
+
+
+def _gpu_name() -> str:
+    from arena.pool.worker import gpu_name
+
+    return gpu_name("0")
+
+
+def _job(executor: Any, task: Any, settings: Any, name: str) -> float:
+    """One no-op job's wall; it must pass."""
+    began = time.perf_counter()
+    result = executor.run(task, None, REPO, settings)
+    if not result.correct:
+        raise SystemExit(f"{name}: the no-op did not pass: {result.status} {result.errors[:1]}")
+    return time.perf_counter() - began
+
+
+def _together(remote: Any, task: Any, settings: Any, jobs: int, workers: int) -> float:
+    """The wall of `jobs` no-ops sent to the pool at once (distinct seeds: no action cache hit)."""
+    from concurrent.futures import ThreadPoolExecutor
+    from dataclasses import replace
+
+    began = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=max(workers, 1) * 2) as pool:
+        seeds = [replace(settings, secret_seed=1000 + n) for n in range(jobs)]
+        list(pool.map(lambda s: _job(remote, task, s, "pool at once"), seeds))
+    return time.perf_counter() - began
+
+
+def _leases(folder: Path, workers: int) -> dict[str, int]:
+    """Leases each worker has finished, from its log."""
+    return {f"w{n}": len(re.findall(r"lease \S+ done", (folder / f"w{n}.log").read_text())) for n in range(workers)}
 
 
 def _start(log: Path, *argv: str) -> subprocess.Popen[bytes]:
@@ -217,7 +263,10 @@ def main() -> None:
     parser.add_argument("--backend", default="auto")
     parser.add_argument("--jobs", type=int, default=6)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--gpu", default="cpu", help="the pool workers' --gpu (cpu, or a GPU index)")
+    parser.add_argument(
+        "--gpu", default="cpu", help="the pool workers' --gpu: cpu, a GPU index, or all (worker n on GPU n)"
+    )
+    parser.add_argument("--timed", action="store_true", help="pool: timed no-op jobs (default: check-only)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     if args.part == "evaluate":
@@ -225,7 +274,7 @@ def main() -> None:
     elif args.part == "suite":
         result = suite_part(args.category, args.devices, args.backend)
     else:
-        result = pool_part(args.jobs, args.workers, args.gpu)
+        result = pool_part(args.jobs, args.workers, args.gpu, args.timed)
     if args.json:
         args.json.write_text(
             json.dumps({"part": args.part, "date": time.strftime("%Y-%m-%d"), "result": result}, indent=1) + "\n"
