@@ -154,7 +154,7 @@ def pool_part(jobs: int, workers: int, gpu: str, timed: bool) -> dict[str, Any]:
 def _pool(folder: Path, workers: int, gpu: str, processes: list[subprocess.Popen[bytes]]) -> Any:
     """A pool server and `workers` workers (with --gpu all, worker n on GPU n); the remote executor."""
     from arena.executors.remote import RemoteExecutor
-    from arena.pool.tokens import ensure_secret, mint
+    from arena.pool.tokens import ensure_secret, mint, write_token
 
     endpoint = f"127.0.0.1:{_free_port()}"
     processes.append(
@@ -162,7 +162,7 @@ def _pool(folder: Path, workers: int, gpu: str, processes: list[subprocess.Popen
     )
     _wait(folder / "server.log", r"arena pool server on ", processes[0])
     secret = ensure_secret(folder / "state").read_text()  # the server's own, as `arena pool token` reads it
-    (folder / "worker.token").write_text(mint(secret, "worker", "bench", days=1))
+    write_token(folder / "worker.token", mint(secret, "worker", "bench", days=1))
     for n in range(workers):
         work = folder / f"w{n}-work"
         work.mkdir()

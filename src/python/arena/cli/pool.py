@@ -1,6 +1,6 @@
 """`arena pool server [--listen HOST:PORT] [--state DIR] [--config TEMPLATE] [--database URL] ...`:
 the GPU pool's server (BuildGrid: CAS, action cache, Execution, Bots, over a private PostgreSQL).
-`arena pool token --role runner|worker [--state DIR] [--name NAME] [--days N]`: a bearer token the
+`arena pool token --role runner|worker [--state DIR] [--name NAME] [--days N] [--out FILE]`: a token the
 server accepts for that role. `arena pool worker --server HOST:PORT --gpu N|cpu [--arena-gpu NAME]
 [--token-file FILE] ...`: one worker (one per GPU) taking the pool's jobs through the Remote Workers
 API. docs/executors.md, "The pool"."""
@@ -18,7 +18,7 @@ from arena.environment.probe import child_users, sandbox_tool
 from arena.environment.users import check_users
 from arena.errors import ArenaError
 from arena.limits.cpus import parsed
-from arena.pool.tokens import ROLES, TOKEN_VARIABLE, ensure_secret, mint, read_token
+from arena.pool.tokens import ROLES, TOKEN_VARIABLE, ensure_secret, mint, read_token, write_token
 from arena.runner.folders import state_root
 
 HELP = "the GPU pool: its server (BuildGrid with its scheduler) and its workers (one per GPU)"
@@ -78,6 +78,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     token.add_argument("--state", type=Path, metavar="DIR", help="the server's --state (default as the server's)")
     token.add_argument("--name", default="", help="who holds it, in the server's log (default: the role)")
     token.add_argument("--days", type=float, default=30.0, help="how long it lasts (default 30)")
+    token.add_argument(
+        "--out", type=Path, metavar="FILE", help="write it to FILE, readable by you alone (default: print it)"
+    )
 
     worker = parts.add_parser("worker", help="run one worker for one GPU", description="run one worker for one GPU")
     worker.add_argument("--server", required=True, metavar="HOST:PORT", help="the pool server")
@@ -130,7 +133,11 @@ def pool_state(args: argparse.Namespace) -> Path:
 
 def run_token(args: argparse.Namespace) -> int:
     secret = ensure_secret(pool_state(args)).read_text()
-    print(mint(secret, args.role, args.name or args.role, args.days))
+    token = mint(secret, args.role, args.name or args.role, args.days)
+    if args.out is None:
+        print(token)
+    else:
+        write_token(args.out, token)
     return 0
 
 

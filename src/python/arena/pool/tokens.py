@@ -97,11 +97,25 @@ def acl_text(instance: str) -> str:
     return json.dumps({instance: {"allow": allow}}, indent=2) + "\n"  # JSON is YAML
 
 
+def write_token(file: Path, token: str) -> None:
+    """`token` into `file`, readable by its owner alone (as read_token asks)."""
+    descriptor = os.open(file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(descriptor, "w") as out:
+        os.fchmod(out.fileno(), 0o600)
+        out.write(token + "\n")
+
+
 def read_token(file: Path | None) -> str:
-    """The token in `file`, else in ARENA_POOL_TOKEN; "" when neither gives one."""
+    """The token in `file`, else in ARENA_POOL_TOKEN; "" when neither gives one. A file others may
+    read is refused: a token is a worker's or a runner's power over the pool's GPUs."""
     if file is None:
         return os.environ.get(TOKEN_VARIABLE, "").strip()
     try:
-        return file.read_text().strip()
+        with open(file) as source:
+            mode = os.fstat(source.fileno()).st_mode
+            text = source.read()
     except OSError as error:
         raise ArenaError(f"cannot read the pool token in {file}: {error.strerror}") from None
+    if mode & 0o077:
+        raise ArenaError(f"others may read the pool token in {file} (mode {mode & 0o777:o}): chmod 600 it")
+    return text.strip()

@@ -88,11 +88,10 @@ class Pool:
         if not path.exists():
             made = subprocess.run(
                 [sys.executable, "-m", "arena.cli.main", "pool", "token", "--role", role,
-                 "--state", str(self.folder / "state"), "--name", f"test-{role}"],
+                 "--state", str(self.folder / "state"), "--name", f"test-{role}", "--out", str(path)],
                 env=environment(), capture_output=True, text=True, timeout=60,
             )  # fmt: skip
             assert made.returncode == 0, made.stderr
-            path.write_text(made.stdout)
         return path
 
     def token(self, role: str) -> str:

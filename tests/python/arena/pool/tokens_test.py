@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from arena.errors import ArenaError
-from arena.pool.tokens import acl_text, ensure_secret, mint, read_token
+from arena.pool.tokens import acl_text, ensure_secret, mint, read_token, write_token
 
 bg_auth = pytest.importorskip(
     "buildgrid.server.auth.manager", reason="the optional `buildgrid` package is not installed"
@@ -94,7 +94,11 @@ def test_a_bad_request_for_a_token_is_refused(role: str, name: str, days: float,
 def test_a_token_comes_from_its_file_or_the_variable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ARENA_POOL_TOKEN", " from-variable\n")
     assert read_token(None) == "from-variable"
-    (tmp_path / "token").write_text("from-file\n")
+    write_token(tmp_path / "token", "from-file")
+    assert (tmp_path / "token").stat().st_mode & 0o777 == 0o600
     assert read_token(tmp_path / "token") == "from-file"
+    os.chmod(tmp_path / "token", 0o644)
+    with pytest.raises(ArenaError, match="others may read the pool token"):
+        read_token(tmp_path / "token")
     with pytest.raises(ArenaError, match="cannot read the pool token"):
         read_token(tmp_path / "missing")
