@@ -21,14 +21,28 @@ from arena.limits.cpus import parsed
 from arena.pool.tokens import ROLES, TOKEN_VARIABLE, ensure_secret, mint, read_token, write_token
 from arena.runner.folders import state_root
 
-HELP = "the GPU pool: its server (BuildGrid with its scheduler) and its workers (one per GPU)"
+HELP = "the GPU pool: its server (BuildGrid with its scheduler), its tokens and its workers (one per GPU)"
 RUNS_WITHOUT_CHECKOUT = "always"  # neither the server nor a worker reads the repository
 DEFAULT_LISTEN = "127.0.0.1:8980"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parts = parser.add_subparsers(dest="part", metavar="PART", required=True)
-    server = parts.add_parser("server", help="run the pool's server", description="run the pool's server")
+    _server_arguments(parts.add_parser("server", help="run the pool's server", description="run the pool's server"))
+    _token_arguments(
+        parts.add_parser(
+            "token",
+            help="print a token the pool's server accepts for a runner or a worker",
+            description="print a token the pool's server accepts for a runner (arena serve --remote-token-file) "
+            "or a worker (arena pool worker --token-file), signed with the secret in the server's state folder",
+        )
+    )
+    _worker_arguments(
+        parts.add_parser("worker", help="run one worker for one GPU", description="run one worker for one GPU")
+    )
+
+
+def _server_arguments(server: argparse.ArgumentParser) -> None:
     server.add_argument("--listen", default=DEFAULT_LISTEN, metavar="HOST:PORT", help=f"default {DEFAULT_LISTEN}")
     server.add_argument(
         "--insecure-listen",
@@ -68,12 +82,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     server.add_argument("--reap-s", type=float, default=5.0, help="how often the scheduler looks for dead workers")
     server.add_argument("--max-job-attempts", type=int, default=3, help="runs of one job whose workers die or fail it")
 
-    token = parts.add_parser(
-        "token",
-        help="print a token the pool's server accepts for a runner or a worker",
-        description="print a token the pool's server accepts for a runner (arena serve --remote-token-file) "
-        "or a worker (arena pool worker --token-file), signed with the secret in the server's state folder",
-    )
+
+def _token_arguments(token: argparse.ArgumentParser) -> None:
     token.add_argument("--role", required=True, choices=ROLES, help="what its holder may do on the pool")
     token.add_argument("--state", type=Path, metavar="DIR", help="the server's --state (default as the server's)")
     token.add_argument("--name", default="", help="who holds it, in the server's log (default: the role)")
@@ -82,7 +92,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--out", type=Path, metavar="FILE", help="write it to FILE, readable by you alone (default: print it)"
     )
 
-    worker = parts.add_parser("worker", help="run one worker for one GPU", description="run one worker for one GPU")
+
+def _worker_arguments(worker: argparse.ArgumentParser) -> None:
     worker.add_argument("--server", required=True, metavar="HOST:PORT", help="the pool server")
     worker.add_argument(
         "--token-file",
