@@ -12,6 +12,7 @@ from pathlib import Path
 import grpc
 
 from arena.errors import ArenaError
+from arena.pem import read_pem
 
 # Addresses that never leave this host: gRPC's unix sockets and the loopback names.
 LOCAL_SCHEMES = ("unix:", "unix-abstract:")
@@ -67,17 +68,6 @@ def require_safe_connect(address: str, tls: bool, insecure_connect: bool) -> Non
         f"network unencrypted. Give --tls-ca FILE (or ARENA_TLS_CA) for a runner serving TLS, or pass "
         f"{INSECURE_CONNECT_FLAG} (or ARENA_INSECURE_CONNECT=1) if this network is private"
     )
-
-
-def read_pem(path: Path, what: str) -> bytes:
-    """The PEM file's bytes; a clear error when it is missing or holds no PEM block."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError as error:
-        raise ArenaError(f"cannot read the {what} {path}: {error.strerror or error}") from None
-    if b"-----BEGIN " not in data:
-        raise ArenaError(f"the {what} {path} is not a PEM file")
-    return data
 
 
 def server_credentials(cert: Path, key: Path) -> grpc.ServerCredentials:

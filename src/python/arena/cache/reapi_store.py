@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 from arena.cache.seal import opens, seal
@@ -30,14 +31,23 @@ _RPC_TIMEOUT_S = 60.0
 class ReapiStore:
     """get/put like SqliteStore, over a REAPI action cache + CAS at `endpoint` (host:port)."""
 
-    def __init__(self, endpoint: str, secret: bytes, instance: str = "", channel: Any = None, token: str = "") -> None:
+    def __init__(
+        self,
+        endpoint: str,
+        secret: bytes,
+        instance: str = "",
+        channel: Any = None,
+        token: str = "",
+        tls_ca: Path | None = None,
+    ) -> None:
         """`secret`: the key every runner sharing this cache holds (seal.py); rows written
-        without it read as misses. `token`: the pool's runner token, when the server asks for one."""
+        without it read as misses. `token`: the pool's runner token, when the server asks for one;
+        `tls_ca`: the CA of its TLS certificate, when it serves TLS."""
         if len(secret) < 16:
             raise ValueError("a shared score cache needs a secret of at least 16 bytes")
         self._secret = secret
         self.endpoint = endpoint
-        self._channel = channel or open_channel(endpoint, token)
+        self._channel = channel or open_channel(endpoint, token, tls_ca)
         self._cas = Cas(self._channel, instance)
 
     def close(self) -> None:

@@ -47,9 +47,13 @@ def _server_arguments(server: argparse.ArgumentParser) -> None:
     server.add_argument(
         "--insecure-listen",
         action="store_true",
-        help="allow an address beyond loopback: the pool speaks plaintext (its tokens cross the network "
-        "readable), keep it on a private network",
+        help="allow an address beyond loopback without TLS: its tokens cross the network readable, "
+        "keep it on a private network",
     )
+    server.add_argument(
+        "--tls-cert", type=Path, metavar="FILE", help="PEM certificate chain: serve TLS (with --tls-key)"
+    )
+    server.add_argument("--tls-key", type=Path, metavar="FILE", help="its PEM private key")
     server.add_argument(
         "--state",
         type=Path,
@@ -95,6 +99,9 @@ def _token_arguments(token: argparse.ArgumentParser) -> None:
 
 def _worker_arguments(worker: argparse.ArgumentParser) -> None:
     worker.add_argument("--server", required=True, metavar="HOST:PORT", help="the pool server")
+    worker.add_argument(
+        "--tls-ca", type=Path, metavar="FILE", help="PEM file of the CA that signed the server's TLS certificate"
+    )
     worker.add_argument(
         "--token-file",
         type=Path,
@@ -161,13 +168,19 @@ def _stop_on_signals() -> threading.Event:
 
 def run_server(args: argparse.Namespace) -> int:
     from arena.api.transport import is_loopback
+    from arena.pem import read_pem
     from arena.pool.server import PoolSettings, pool_server
 
-    if not args.insecure_listen and not is_loopback(args.listen):
+    if (args.tls_cert is None) != (args.tls_key is None):
+        raise ArenaError("--tls-cert and --tls-key go together: give both files, or neither")
+    if args.tls_cert is not None:  # BuildGrid reads them; a missing or wrong file is said here, first
+        read_pem(args.tls_cert, "TLS certificate")
+        read_pem(args.tls_key, "TLS private key")
+    elif not args.insecure_listen and not is_loopback(args.listen):
         raise ArenaError(
-            f"refusing to listen on {args.listen}: the pool speaks plaintext, so its tokens cross the network "
-            "readable (whoever reads one can run commands on its workers). Listen on 127.0.0.1, or pass "
-            "--insecure-listen on a private network"
+            f"refusing to listen on {args.listen} in plaintext: its tokens would cross the network readable "
+            "(whoever reads one can run commands on its workers). Give --tls-cert FILE and --tls-key FILE, "
+            "listen on 127.0.0.1, or pass --insecure-listen on a private network"
         )
     if args.keepalive_s < 4:
         raise ArenaError(
@@ -181,13 +194,16 @@ def run_server(args: argparse.Namespace) -> int:
         keepalive_s=args.keepalive_s,
         reap_s=args.reap_s,
         max_attempts=args.max_job_attempts,
+        tls_cert=str(args.tls_cert.resolve()) if args.tls_cert else "",
+        tls_key=str(args.tls_key.resolve()) if args.tls_key else "",
     )
     stop = _stop_on_signals()
     with pool_server(state, settings, template, args.database, args.postgres_bin) as server:
         database = "your database" if args.database else f"PostgreSQL in {state / 'postgres'}"
         print(
-            f"arena pool server on {args.listen}: instance '{args.instance}', {database}, state {state}, "
-            f"log {state / 'server.log'}; tokens: arena pool token --state {state} --role runner|worker",
+            f"arena pool server on {args.listen} ({'TLS' if args.tls_cert else 'plaintext'}): "
+            f"instance '{args.instance}', {database}, state {state}, log {state / 'server.log'}; "
+            f"tokens: arena pool token --state {state} --role runner|worker",
             flush=True,
         )
         while server.poll() is None and not stop.wait(0.5):
@@ -229,6 +245,7 @@ def run_worker(args: argparse.Namespace) -> int:
         work=args.work,
         cpus=cpus,
         token=read_token(args.token_file),
+        tls_ca=args.tls_ca,
     )
     if sandbox_tool():  # its commands' users: a root worker refuses at start what it could not lease
         check_users(child_users())

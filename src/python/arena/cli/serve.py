@@ -120,6 +120,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         f"(default: {TOKEN_VARIABLE})",
     )
     parser.add_argument(
+        "--remote-tls-ca",
+        type=Path,
+        metavar="FILE",
+        help="PEM file of the CA that signed the pool's TLS certificate (default: plaintext)",
+    )
+    parser.add_argument(
         "--store",
         choices=("sqlite", "reapi"),
         default="sqlite",
@@ -177,6 +183,7 @@ def build_executor(args: argparse.Namespace, lanes: tuple[str, ...]) -> Executor
             backend=args.remote_backend,
             path=args.remote_path,
             token=read_token(args.remote_token_file),
+            tls_ca=args.remote_tls_ca,
         )
     return LocalExecutor(cpu_sets=lane_cpus(lanes))
 
@@ -193,7 +200,9 @@ def build_store(args: argparse.Namespace, state: Path) -> Store | None:
     except (OSError, ValueError) as error:
         raise ArenaError(f"cannot read the score cache's key: {error}") from None
     instance = args.store_instance if args.store_instance is not None else args.remote_instance
-    return ReapiStore(endpoint, key, instance=instance, token=read_token(args.remote_token_file))
+    return ReapiStore(
+        endpoint, key, instance=instance, token=read_token(args.remote_token_file), tls_ca=args.remote_tls_ca
+    )
 
 
 def tls_credentials(args: argparse.Namespace) -> grpc.ServerCredentials | None:

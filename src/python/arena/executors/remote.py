@@ -81,6 +81,7 @@ class RemoteExecutor:
     queue_timeout_s: float = 3600.0  # waiting for a free worker, on top of the harness's timeout
     secret: bytes = field(default_factory=lambda: secrets.token_bytes(32), repr=False)
     token: str = field(default="", repr=False)  # the pool's runner token (arena/pool/tokens.py)
+    tls_ca: Path | None = None  # the CA of the pool's TLS certificate (None: plaintext)
     channels: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def run(self, task: Task, candidate: Candidate | None, repo_root: Path, settings: HarnessSettings) -> HarnessResult:
@@ -175,7 +176,7 @@ class RemoteExecutor:
 
     def _channel(self, endpoint: str) -> Any:
         if endpoint not in self.channels:
-            self.channels[endpoint] = open_channel(endpoint, self.token)
+            self.channels[endpoint] = open_channel(endpoint, self.token, self.tls_ca)
         return self.channels[endpoint]
 
     def describe(self) -> dict[str, str]:

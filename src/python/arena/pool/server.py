@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -38,6 +39,8 @@ class PoolSettings:
     reap_s: float = 5.0  # how often the scheduler looks for dead bots
     max_attempts: int = 3  # runs of one job whose bots die or fail it
     max_execution_s: int = 7200  # the longest a job may run on a bot
+    tls_cert: str = ""  # PEM certificate chain and its key: TLS on `listen` (neither: plaintext)
+    tls_key: str = ""
 
 
 def render(template: str, settings: PoolSettings, database: str, state: Path) -> str:
@@ -54,6 +57,9 @@ def render(template: str, settings: PoolSettings, database: str, state: Path) ->
         "cas": str(state / "cas"),
         "secret": str(state / SECRET_NAME),
         "acl": str(state / ACL_NAME),
+        "insecure": "false" if settings.tls_cert else "true",
+        "tls_cert": settings.tls_cert,
+        "tls_key": settings.tls_key,
     }
     try:
         return Template(template).substitute(fields)
@@ -73,6 +79,41 @@ def migrate(database: str, log: IO[bytes]) -> None:
         raise ArenaError(f"`bgd migrate apply` failed (exit {done.returncode}): see the server's log")
 
 
+def wait_until_ready(server: subprocess.Popen[bytes], settings: PoolSettings, timeout_s: float) -> None:
+    """Until the server answers on settings.listen; ArenaError when it exits first or takes longer
+    than `timeout_s`. Over TLS, until it accepts a connection: its certificate may chain to a CA
+    this process does not hold."""
+    import grpc
+
+    deadline = time.monotonic() + timeout_s
+    with grpc.insecure_channel(settings.listen) as channel:
+        ready = grpc.channel_ready_future(channel)
+        while True:
+            try:
+                if settings.tls_cert:
+                    if _accepts(settings.listen):
+                        return
+                    time.sleep(0.2)
+                else:
+                    ready.result(timeout=0.5)
+                    return
+            except grpc.FutureTimeoutError:
+                pass
+            if server.poll() is not None:
+                raise ArenaError(f"the BuildGrid server exited at start (exit {server.returncode}): see its log")
+            if time.monotonic() > deadline:
+                raise ArenaError(f"the BuildGrid server did not answer on {settings.listen} within {timeout_s:g} s")
+
+
+def _accepts(address: str) -> bool:
+    host, _, port = address.rpartition(":")
+    try:
+        with socket.create_connection((host.strip("[]") or "127.0.0.1", int(port)), timeout=0.5):
+            return True
+    except (OSError, ValueError):
+        return False
+
+
 @contextlib.contextmanager
 def pool_server(
     state: Path,
@@ -84,8 +125,6 @@ def pool_server(
     timeout_s: float = 120.0,
 ) -> Iterator[subprocess.Popen[bytes]]:
     """A running pool server (the `bgd` child), answering on settings.listen; stopped on exit."""
-    import grpc
-
     state.mkdir(parents=True, exist_ok=True)
     out = log if log is not None else (state / "server.log").open("ab")
     postgres: Postgres | None = None
@@ -108,22 +147,7 @@ def pool_server(
             stdin=subprocess.DEVNULL,
             preexec_fn=lambda: die_with_parent(signal.SIGTERM),
         )
-        with grpc.insecure_channel(settings.listen) as channel:
-            ready = grpc.channel_ready_future(channel)
-            deadline = time.monotonic() + timeout_s
-            while True:
-                try:
-                    ready.result(timeout=0.5)
-                    break
-                except grpc.FutureTimeoutError:
-                    if server.poll() is not None:
-                        raise ArenaError(
-                            f"the BuildGrid server exited at start (exit {server.returncode}): see its log"
-                        ) from None
-                    if time.monotonic() > deadline:
-                        raise ArenaError(
-                            f"the BuildGrid server did not answer on {settings.listen} within {timeout_s:g} s"
-                        ) from None
+        wait_until_ready(server, settings, timeout_s)
         yield server
     finally:
         if server is not None:

@@ -72,6 +72,7 @@ class WorkerSettings:
     max_timeout_s: float = 7200.0  # an action without a timeout, or with a longer one, stops here
     cpus: frozenset[int] | None = None  # its commands' CPUs (the GPU's own), None: any (limits/cpus.py)
     token: str = field(default="", repr=False)  # the pool's worker token (arena/pool/tokens.py)
+    tls_ca: Path | None = None  # the CA of the server's TLS certificate (None: plaintext)
 
     @property
     def name(self) -> str:
@@ -119,7 +120,7 @@ class Worker:
     def __init__(self, settings: WorkerSettings, log: Callable[[str], None] = print) -> None:
         self.settings = settings
         self.log = log
-        self._channel = open_channel(settings.server, settings.token)
+        self._channel = open_channel(settings.server, settings.token, settings.tls_ca)
         self._cas = Cas(self._channel, settings.instance)
         self._bots = bots_protos()[1].BotsStub(self._channel)
         self.leases_done = 0

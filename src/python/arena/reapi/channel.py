@@ -1,19 +1,27 @@
-"""A gRPC channel to a REAPI server that sends a bearer token with every call.
+"""A gRPC channel to a REAPI server that sends a bearer token with every call, in TLS when given
+the CA that signed the server's certificate.
 
-gRPC's own call credentials travel only over TLS (or a local socket), and the pool listens in
-plaintext on a private network, so the token goes in as metadata through an interceptor. The
-token is the pool's (arena/pool/tokens.py); "" sends none.
+gRPC's own call credentials travel only over TLS (or a local socket), and a pool may listen in
+plaintext on a private network, so the token goes in as metadata through an interceptor, either
+way. The token is the pool's (arena/pool/tokens.py); "" sends none.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Callable
 
+from arena.pem import read_pem
 
-def open_channel(endpoint: str, token: str = "") -> Any:
+
+def open_channel(endpoint: str, token: str = "", ca: Path | None = None) -> Any:
     import grpc
 
-    channel = grpc.insecure_channel(endpoint)
+    if ca is None:
+        channel = grpc.insecure_channel(endpoint)
+    else:
+        trusted = read_pem(ca, "pool's TLS CA certificate")
+        channel = grpc.secure_channel(endpoint, grpc.ssl_channel_credentials(root_certificates=trusted))
     if not token:
         return channel
     return grpc.intercept_channel(channel, _bearer(token))

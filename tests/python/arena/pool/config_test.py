@@ -25,6 +25,9 @@ def test_the_template_fills_every_field_and_matches_on_the_remote_executors_prop
     # Every call needs a token: HS256 with the state's secret, the state's access list, loopback not trusted.
     assert f'secret: "{tmp_path / "pool.secret"}"' in text and f'acl-config: "{tmp_path / "acl.yml"}"' in text
     assert "method: jwt" in text and "allow-localhost-requests: false" in text
+    assert "insecure-mode: true" in text  # plaintext unless given a certificate
+    tls = render(TEMPLATE.read_text(), PoolSettings(tls_cert="/c.pem", tls_key="/k.pem"), "db", tmp_path)
+    assert "insecure-mode: false" in tls and 'tls-server-cert: "/c.pem"' in tls and 'tls-server-key: "/k.pem"' in tls
     assert "match-property-keys: [OSFamily, arena-gpu, container-image]" in text
     with pytest.raises(ArenaError, match="unknown or broken field"):
         render("address: ${nowhere}", PoolSettings(), "", tmp_path)
@@ -94,3 +97,20 @@ def test_a_worker_without_a_sandbox_refuses_to_start_unless_allowed(monkeypatch:
     monkeypatch.setattr("arena.pool.worker.Worker.serve", lambda self, stop: started.append(self.settings.name))
     assert pool.run(parser.parse_args([*argv, "--allow-unisolated", "--bot-id", "trusted"])) == 0
     assert started == ["trusted"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["--tls-cert", "c.pem"], "--tls-cert and --tls-key go together"),
+        (["--listen", "0.0.0.0:8980"], "refusing to listen on 0.0.0.0:8980 in plaintext"),
+        (["--tls-cert", "missing.pem", "--tls-key", "missing.key"], "cannot read the TLS certificate"),
+    ],
+)
+def test_a_server_refuses_a_plaintext_network_address_and_half_a_certificate(argv: list[str], words: str) -> None:
+    from arena.cli import pool
+
+    parser = argparse.ArgumentParser()
+    pool.add_arguments(parser)
+    with pytest.raises(ArenaError, match=words):
+        pool.run(parser.parse_args(["server", *argv]))  # before it starts anything

@@ -364,3 +364,55 @@ def test_the_pool_serves_only_its_tokens_and_each_role_only_its_part(pool: Pool,
     finally:
         stop_process(tokenless)
     assert "refused this worker (UNAUTHENTICATED)" in log.read_text(), log.read_text()
+
+
+def test_a_tls_pool_takes_jobs_over_tls_alone(tmp_path_factory: pytest.TempPathFactory, repo: Path, task: Task) -> None:
+    """A server given --tls-cert and --tls-key, a worker and the remote executor given its CA."""
+    import grpc
+
+    from arena.executors.remote import RemoteExecutor
+    from arena.pool.tokens import ensure_secret, mint
+    from arena.reapi.cas import Cas, digest_of
+    from arena.reapi.channel import open_channel
+    from arena_testing.tls_kit import self_signed
+
+    if missing():
+        pytest.skip(missing())
+    folder = Path(tempfile.mkdtemp(prefix="arena-tls-pool-"))  # short: PostgreSQL's socket path
+    certificate = self_signed(folder / "tls", "pool")
+    endpoint = f"127.0.0.1:{free_port()}"
+    server = arena_command(
+        "pool", "server", "--listen", endpoint, "--state", str(folder / "state"), "--tls-cert",
+        str(certificate.cert), "--tls-key", str(certificate.key), "--keepalive-s", str(KEEPALIVE_S),
+        log=folder / "server.log",
+    )  # fmt: skip
+    worker = None
+    try:
+        wait_for(folder / "server.log", r"arena pool server on \S+ \(TLS\)", server)
+        secret = ensure_secret(folder / "state").read_text()
+        token_file = folder / "worker.token"
+        token_file.write_text(mint(secret, "worker", "tls", days=1))
+        token_file.chmod(0o600)
+        (folder / "work").mkdir()
+        worker = arena_command(
+            "pool", "worker", "--server", endpoint, "--gpu", "cpu", "--bot-id", "tls", "--work",
+            str(folder / "work"), "--token-file", str(token_file), "--tls-ca", str(certificate.cert),
+            log=folder / "worker.log",
+        )  # fmt: skip
+        wait_for(folder / "worker.log", r"bot session", worker)
+        runner = mint(secret, "runner", "tls", days=1)
+        # In plaintext the server is not reached at all, token or not.
+        plaintext = Cas(open_channel(endpoint, runner))
+        assert refusal(lambda: plaintext.get_action_result(digest_of(b"x"))) == grpc.StatusCode.UNAVAILABLE
+        remote = RemoteExecutor(endpoint, "cpu", backend="cpu", path=ACTION_PATH, token=runner, tls_ca=certificate.cert)
+        result = remote.run(task, None, repo, settings(7))
+        assert result.status == "PASSED" and result.correct, (
+            result.errors,
+            (folder / "worker.log").read_text()[-3000:],
+        )
+        assert re.search(r"lease \S+ done", (folder / "worker.log").read_text())
+    finally:
+        for process in (worker, server):
+            if process is not None:
+                stop_process(process)
+        shutil.rmtree(folder, ignore_errors=True)
