@@ -48,6 +48,7 @@ report = {
     "worker_file": attempt(lambda: Path(sys.argv[1]).read_text()),
     "candidate": attempt(lambda: Path("run/candidate/kernel.py").write_text("mine\n")),
     "tmp": attempt(lambda: Path("/tmp/scratch").write_text("mine\n")),
+    "variables": sorted(os.environ),
 }
 Path("report.json").write_text(json.dumps(report))
 """
@@ -84,8 +85,9 @@ def _site_packages() -> Path:
     return Path(site.getsitepackages()[0])
 
 
-def test_the_command_sees_only_its_lease_and_what_it_runs_on(tmp_path: Path) -> None:
+def test_the_command_sees_only_its_lease_and_what_it_runs_on(tmp_path: Path, monkeypatch) -> None:
     planted = _site_packages() / "planted_by_candidate.py"
+    monkeypatch.setenv("ARENA_POOL_TOKEN", "the-workers-token")  # the worker's, never its commands'
     code, report, stderr = run_probe(tmp_path)
     try:
         assert code == 0, stderr
@@ -95,6 +97,7 @@ def test_the_command_sees_only_its_lease_and_what_it_runs_on(tmp_path: Path) -> 
         assert report["oracle"] in ("OSError", "PermissionError"), report
         assert report["worker_file"] == "FileNotFoundError", report  # not in its view at all
         assert report["candidate"] == "done" and report["tmp"] == "done", report
+        assert "ARENA_POOL_TOKEN" not in str(report["variables"]), report
         assert (tmp_path / "lease/root/run/task/reference.py").read_text() == "def reference(): pass\n"
         if os.geteuid() == 0:  # a root worker's command is a leased user, never root
             assert report["uid"] != 0 and report["name"] == "arena-sandbox", report
