@@ -18,7 +18,7 @@ from arena.environment.probe import child_users, sandbox_tool
 from arena.environment.users import check_users
 from arena.errors import ArenaError
 from arena.limits.cpus import parsed
-from arena.pool.tokens import ROLES, TOKEN_VARIABLE, ensure_secret, mint, read_token, write_token
+from arena.pool.tokens import ROLES, TOKEN_VARIABLE, mint, read_secret, read_token, write_token
 from arena.runner.folders import state_root
 
 HELP = "the GPU pool: its server (BuildGrid with its scheduler), its tokens and its workers (one per GPU)"
@@ -150,7 +150,7 @@ def pool_state(args: argparse.Namespace) -> Path:
 
 
 def run_token(args: argparse.Namespace) -> int:
-    secret = ensure_secret(pool_state(args)).read_text()
+    secret = read_secret(pool_state(args))
     token = mint(secret, args.role, args.name or args.role, args.days)
     if args.out is None:
         print(token)

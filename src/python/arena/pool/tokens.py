@@ -68,6 +68,17 @@ def ensure_secret(state: Path) -> Path:
     return path
 
 
+def read_secret(state: Path) -> str:
+    """The secret the pool server in `state` made; ArenaError when it has made none there."""
+    path = state / SECRET_NAME
+    if not path.is_file() or path.is_symlink():
+        raise ArenaError(
+            f"no pool secret in {state}: tokens are signed with the secret `arena pool server --state {state}` "
+            "makes at its first start; start it first, or give the server's --state"
+        )
+    return ensure_secret(state).read_text()  # its owner's alone, or refused
+
+
 def _encoded(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 

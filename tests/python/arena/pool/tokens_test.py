@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from arena.errors import ArenaError
-from arena.pool.tokens import acl_text, ensure_secret, mint, read_token, write_token
+from arena.pool.tokens import acl_text, ensure_secret, mint, read_secret, read_token, write_token
 
 bg_auth = pytest.importorskip(
     "buildgrid.server.auth.manager", reason="the optional `buildgrid` package is not installed"
@@ -73,8 +73,11 @@ def test_each_role_may_do_its_own_part_alone(tmp_path: Path) -> None:
 
 
 def test_the_secret_is_made_once_and_its_owners_alone(tmp_path: Path) -> None:
+    with pytest.raises(ArenaError, match="no pool secret in .*start it first"):
+        read_secret(tmp_path / "state")  # `arena pool token` makes none of its own
     path = ensure_secret(tmp_path / "state")
     text = path.read_text()
+    assert read_secret(tmp_path / "state") == text
     assert path.stat().st_mode & 0o777 == 0o600 and len(text.strip()) == 64
     assert ensure_secret(tmp_path / "state").read_text() == text
     os.chmod(path, 0o640)
