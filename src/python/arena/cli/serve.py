@@ -252,6 +252,10 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as error:
         raise ArenaError(f"cannot configure the runner: {error}") from None
     store = build_store(args, state)
+    if isinstance(executor, RemoteExecutor):  # a pool that refuses its token stops the runner now
+        unanswered = executor.check_access()
+        if unanswered:
+            print(f"arena serve: {unanswered}; jobs wait for it", file=sys.stderr, flush=True)
     sweep_run_folders()  # what runs killed before us left in the temporary directory
     runner = open_runner(
         args.repo_root,

@@ -24,6 +24,7 @@ from typing import Any
 
 from arena.candidate.candidate import Candidate
 from arena.environment.environment import Environment, with_environment
+from arena.errors import ArenaError
 from arena.executors.base import EXECUTOR_VERSION_KEY, ExecutorError
 from arena.harness.job import (
     RESULT_LIMIT,
@@ -173,6 +174,24 @@ class RemoteExecutor:
         frames = [f for f in result.output_files if f.path == RESULT_NAME and f.digest.size_bytes <= RESULT_LIMIT]
         frame = cas.download(frames[0].digest) if frames else b""
         return read_result(frame, key, log, task, settings)
+
+    def check_access(self) -> str:
+        """Ask the pool's action cache once for what a runner asks of it: ArenaError when the pool
+        refuses this runner's token (at start, not at every job); else "" when it answered, or
+        what kept it from answering (a pool that is down may come up later)."""
+        import grpc
+
+        cas = Cas(self._channel(self.cas_endpoint or self.endpoint), self.instance)
+        try:
+            cas.get_action_result(digest_of(b"arena: may this runner use the pool?"))  # a miss: allowed
+        except grpc.RpcError as error:
+            if error.code() in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):
+                raise ArenaError(
+                    f"the pool at {self.endpoint} refused this runner ({error.code().name}): give --remote-token-file "
+                    "(or ARENA_POOL_TOKEN) a runner's token made by `arena pool token --role runner`"
+                ) from None
+            return f"the pool at {self.endpoint} did not answer ({error.code().name})"
+        return ""
 
     def _channel(self, endpoint: str) -> Any:
         if endpoint not in self.channels:

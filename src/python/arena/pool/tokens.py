@@ -45,7 +45,7 @@ ROLE_REQUESTS = {
         "GetCapabilities",
         *_CAS,
     ],
-    "worker": ["CreateBotSession", "UpdateBotSession", "PostBotEventTemp", "GetCapabilities", *_CAS],
+    "worker": ["CreateBotSession", "UpdateBotSession", "PostBotEventTemp", *_CAS],
 }
 ROLES = tuple(ROLE_REQUESTS)
 _NAME = re.compile(r"[A-Za-z0-9._@-]{1,64}")

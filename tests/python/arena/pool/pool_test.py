@@ -297,6 +297,18 @@ def test_arena_serve_sends_jobs_to_the_pool_and_keeps_scores_in_its_cas(
         assert not (state / "scores.sqlite").exists()
     finally:
         stop_process(runner)
+    # A runner whose token the pool refuses does not start (before: every job failed, retried).
+    refused = arena_command(
+        "--repo-root", str(repo), "serve", "--listen", "127.0.0.1:0", "--state", str(state / "refused"),
+        "--devices", "cpu", "--executor", "remote", "--remote", pool.endpoint, "--remote-gpu", "cpu",
+        "--remote-token-file", str(pool.token_file("worker")),
+        log=state / "refused.log", ARENA_TOKENS="alice:a-token",
+    )  # fmt: skip
+    try:
+        assert refused.wait(timeout=60) != 0
+    finally:
+        stop_process(refused)
+    assert "refused this runner (UNAUTHENTICATED)" in (state / "refused.log").read_text()
 
 
 def refusal(call: Any) -> Any:
@@ -352,6 +364,15 @@ def test_the_pool_serves_only_its_tokens_and_each_role_only_its_part(pool: Pool,
     # A worker takes leases, but cannot queue work or write the action cache.
     worker = calls(pool.token("worker"))
     assert refusal(worker["queue an action"]) == denied and refusal(worker["write a result"]) == denied
+
+    # A runner checks its token at start: served, or refused with what to give it.
+    from arena.errors import ArenaError
+    from arena.executors.remote import RemoteExecutor
+
+    assert executor(pool).check_access() == ""
+    for token in ("", pool.token("worker")):
+        with pytest.raises(ArenaError, match="refused this runner .*arena pool token --role runner"):
+            RemoteExecutor(pool.endpoint, "cpu", backend="cpu", token=token).check_access()
 
     # `arena pool worker` without a worker's token stops at once and says why.
     log = tmp_path / "tokenless.log"
