@@ -181,16 +181,16 @@ class RemoteExecutor:
         what kept it from answering (a pool that is down may come up later)."""
         import grpc
 
-        cas = Cas(self._channel(self.cas_endpoint or self.endpoint), self.instance)
+        endpoint = self.cas_endpoint or self.endpoint  # the first a job reaches
         try:
-            cas.get_action_result(digest_of(b"arena: may this runner use the pool?"))  # a miss: allowed
+            Cas(self._channel(endpoint), self.instance).get_action_result(digest_of(b"may this runner use the pool?"))
         except grpc.RpcError as error:
             if error.code() in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):
                 raise ArenaError(
-                    f"the pool at {self.endpoint} refused this runner ({error.code().name}): give --remote-token-file "
+                    f"the pool at {endpoint} refused this runner ({error.code().name}): give --remote-token-file "
                     "(or ARENA_POOL_TOKEN) a runner's token made by `arena pool token --role runner`"
                 ) from None
-            return f"the pool at {self.endpoint} did not answer ({error.code().name})"
+            return f"the pool at {endpoint} did not answer ({error.code().name})"
         return ""
 
     def _channel(self, endpoint: str) -> Any:

@@ -81,28 +81,29 @@ def migrate(database: str, log: IO[bytes]) -> None:
 
 def wait_until_ready(server: subprocess.Popen[bytes], settings: PoolSettings, timeout_s: float) -> None:
     """Until the server answers on settings.listen; ArenaError when it exits first or takes longer
-    than `timeout_s`. Over TLS, until it accepts a connection: its certificate may chain to a CA
-    this process does not hold."""
+    than `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while not _answers(settings):
+        if server.poll() is not None:
+            raise ArenaError(f"the BuildGrid server exited at start (exit {server.returncode}): see its log")
+        if time.monotonic() > deadline:
+            raise ArenaError(f"the BuildGrid server did not answer on {settings.listen} within {timeout_s:g} s")
+        time.sleep(0.1)
+
+
+def _answers(settings: PoolSettings) -> bool:
+    """A gRPC handshake in plaintext; over TLS, an accepted connection (its certificate may chain
+    to a CA this process does not hold)."""
+    if settings.tls_cert:
+        return _accepts(settings.listen)
     import grpc
 
-    deadline = time.monotonic() + timeout_s
     with grpc.insecure_channel(settings.listen) as channel:
-        ready = grpc.channel_ready_future(channel)
-        while True:
-            try:
-                if settings.tls_cert:
-                    if _accepts(settings.listen):
-                        return
-                    time.sleep(0.2)
-                else:
-                    ready.result(timeout=0.5)
-                    return
-            except grpc.FutureTimeoutError:
-                pass
-            if server.poll() is not None:
-                raise ArenaError(f"the BuildGrid server exited at start (exit {server.returncode}): see its log")
-            if time.monotonic() > deadline:
-                raise ArenaError(f"the BuildGrid server did not answer on {settings.listen} within {timeout_s:g} s")
+        try:
+            grpc.channel_ready_future(channel).result(timeout=0.5)
+            return True
+        except grpc.FutureTimeoutError:
+            return False
 
 
 def _accepts(address: str) -> bool:
