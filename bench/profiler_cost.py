@@ -22,10 +22,13 @@ profiler as profile.profile_call starts it, CUDA activities only), for each kern
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import statistics
 import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -39,10 +42,16 @@ from arena.harness.timing import cycles_per_us, elapsed_us, interquartile_mean, 
 from arena_testing.harness_tasks import TRITON_ADD
 
 
-def add_kernel(scratch: dict[str, Any]) -> Kernel:
-    """TRITON_ADD's `add`, compiled here: the candidate as a Triton task's is."""
-    exec(compile(TRITON_ADD, "triton_add.py", "exec"), scratch)  # noqa: S102 - this repository's own test kernel
-    add = scratch["add"]
+def add_kernel(folder: Path) -> Kernel:
+    """TRITON_ADD's `add`, imported from a file as a Triton task's candidate is (Triton reads a
+    `@jit` function's source from its file: code compiled from a string is refused)."""
+    source = folder / "triton_add.py"
+    source.write_text(TRITON_ADD)
+    spec = importlib.util.spec_from_file_location("triton_add", source)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    add = module.add
     return Kernel(label="add", invoke=lambda inputs, scalars, outputs, dims: add(*inputs), harness_outputs=False)
 
 
@@ -109,7 +118,7 @@ def main() -> None:
     args = parser.parse_args()
     if not torch.cuda.is_available():
         sys.exit("profiler_cost.py needs a GPU: it times kernels with and without the profiler")
-    scratch: dict[str, Any] = {}
+    scratch = Path(tempfile.mkdtemp(prefix="profiler-cost-"))
     rows = [
         measure("empty", empty_kernel(), 1, args.blocks, args.calls),
         measure("add", add_kernel(scratch), 1 << 16, args.blocks, args.calls),
