@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -135,11 +136,24 @@ def add_json_flag(parser: argparse.ArgumentParser, what: str) -> None:
 
 
 def write_json(target: str, document: object) -> None:
+    """`document` to stdout ("-") or to the file `target`, whole: a plain file is written beside it,
+    then renamed over it, so a reader (or a command cut short while writing) never finds half a
+    document; anything else (/dev/stdout, a pipe) is written to as it is."""
     text = json.dumps(document, indent=2, sort_keys=True) + "\n"
     if target == "-":
         sys.stdout.write(text)
-    else:
-        Path(target).write_text(text, encoding="utf-8")
+        return
+    path = Path(target)
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        path.write_text(text, encoding="utf-8")
+        return
+    partial = path.with_name(f".{path.name}.{os.getpid()}.part")
+    try:
+        partial.write_text(text, encoding="utf-8")
+    except PermissionError:  # a file we may write in a folder we may not add to
+        path.write_text(text, encoding="utf-8")
+        return
+    os.replace(partial, path)
 
 
 def caller_error(message: str) -> int:

@@ -7,21 +7,27 @@ in this process (one lane per GPU, or one "cpu" lane; no gRPC) sharing the score
 `arena evaluate`, so a second run is answered from the cache. Prints a line per evaluation,
 then the table and the suite's geomean and fast_p. Exits 0 when the suite ran, with or without
 a GPU (it says what needed one).
+
+A suite cut short loses nothing it finished: `--json FILE` is rewritten after every evaluation
+(`"complete": false` until the last), and SIGINT or SIGTERM (timeout(1)'s signal) stop it, print
+the table of what finished and exit 128 + the signal's number; a second signal ends it at once.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Generator, Iterator, Mapping
 
 from arena.candidate.candidate import Candidate, baseline_candidate, exemplar_candidates, load_candidate
 from arena.cli.evaluate import (
@@ -44,7 +50,7 @@ from arena.runner.auth import Identity
 from arena.runner.devices import discover_lanes, lane_cpus, parse_lanes
 from arena.runner.records import Progress
 from arena.runner.runner import Evaluate, Runner
-from arena.scoring.stats import summarize_suite
+from arena.scoring.stats import SuiteSummary, summarize_suite
 from arena.task.load import load_tasks, parse_address
 from arena.task.task import CATEGORIES, Task
 
@@ -56,6 +62,7 @@ OPERATOR = Identity("local", operator=True)  # the in-process runner's only call
 REMOTE_IN_FLIGHT = 16  # candidates sent to a remote runner at once; it queues them on its lanes
 MIN_PENDING = 256
 EXIT_NOT_SCORED = 1  # some evaluation failed in the runner (a harness fault): the suite is incomplete
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 # submit(candidate, on_stage) -> wait(): queue it now; wait() returns its evaluation, telling
 # on_stage each stage (queued, running, done) while it waits.
@@ -149,7 +156,7 @@ def refused_evaluation(request: Request, args: argparse.Namespace, remote: bool 
 
 def evaluations(
     requests: list[Request], args: argparse.Namespace, progress: LiveProgress
-) -> Iterator[tuple[str, Evaluation | JobFailed]]:
+) -> Generator[tuple[str, Evaluation | JobFailed], None, None]:
     """(label, evaluation) per request, in order; all are queued first so every lane keeps busy. A
     job the runner failed (a harness fault, after its retries) is (label, its error): nobody's
     score, and the suite goes on. `progress` hears which one is awaited and its stages."""
@@ -271,13 +278,89 @@ def needs_gpu(evaluation: Evaluation, check_only: bool) -> bool:
     return evaluation.status is Status.NEEDS_DEVICE or untimed
 
 
+class Interrupted(Exception):
+    """SIGINT or SIGTERM reached the suite (stopped_by_signals)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+@contextmanager
+def stopped_by_signals() -> Iterator[None]:
+    """The first SIGINT or SIGTERM raises Interrupted in the main thread, so the suite reports what
+    it finished; the handlers before are back from then on, and a second signal acts as they do."""
+    if threading.current_thread() is not threading.main_thread():  # signal handlers live there alone
+        yield
+        return
+    before = {number: signal.getsignal(number) for number in STOP_SIGNALS}
+
+    def interrupt(signum: int, frame: object) -> None:
+        for number, handler in before.items():
+            signal.signal(number, handler)
+        raise Interrupted(signum)
+
+    for number in STOP_SIGNALS:
+        signal.signal(number, interrupt)
+    try:
+        yield
+    finally:
+        for number, handler in before.items():
+            signal.signal(number, handler)
+
+
 def run(args: argparse.Namespace) -> int:
-    if args.category is None and not args.tasks:
-        return caller_error("give --category, or --tasks naming the suite's tasks (of any category)")
+    refused = check_arguments(args)
+    if refused is not None:
+        return refused
     try:
         tasks = select_tasks(args.repo_root, args.category, args.tasks)
     except UnknownTask as error:
         return caller_error(str(error))
+    # With JSON on stdout, the human report goes to stderr so the JSON stays parseable.
+    report = sys.stderr if args.json == "-" else sys.stdout
+    print(f"{len(tasks)} {args.category or 'named'} task(s)", file=report)
+    for task in tasks:
+        if task.skip:
+            print(f"skipped {task.address}: {task.skip}", file=report)
+    requests = suite_requests([task for task in tasks if not task.skip], args)
+    done: list[tuple[str, Evaluation]] = []
+    failed: list[tuple[str, str]] = []
+    progress = LiveProgress(len(requests), report)  # the awaited task, its stage, an ETA
+    interrupted: Interrupted | None = None
+    try:
+        with stopped_by_signals(), closing(evaluations(requests, args, progress)) as results:
+            for label, evaluation in results:
+                if isinstance(evaluation, JobFailed):
+                    failed.append((label, str(evaluation)))
+                    progress.print(f"[{len(done) + len(failed)}] {label}  FAILED, not scored: {evaluation}")
+                else:
+                    done.append((label, evaluation))
+                    progress.print(f"[{len(done) + len(failed)}] {label}  {result_line(evaluation)}")
+                if args.json and args.json != "-":  # what finished, kept should the suite be cut short
+                    write_json(args.json, suite_document(args, done, failed, complete=False))
+    except Interrupted as signalled:
+        interrupted = signalled
+    finally:
+        progress.close()
+    report_suite(args, done, failed, report)
+    if interrupted is not None:
+        print(
+            f"\ninterrupted by {interrupted}: {len(done) + len(failed)} of {len(requests)} evaluation(s) finished; "
+            "the table and the JSON hold those alone",
+            file=report,
+        )
+    if args.json:
+        write_json(args.json, suite_document(args, done, failed, complete=interrupted is None))
+    if interrupted is not None:
+        return 128 + interrupted.signum
+    return EXIT_NOT_SCORED if failed else 0
+
+
+def check_arguments(args: argparse.Namespace) -> int | None:
+    """The caller's error's exit code, or None when the command line holds together."""
+    if args.category is None and not args.tasks:
+        return caller_error("give --category, or --tasks naming the suite's tasks (of any category)")
     if args.submissions is not None and not args.submissions.is_dir():
         return caller_error(f"submissions folder {str(args.submissions)!r} does not exist or is not a folder")
     if args.devices not in (None, "all"):
@@ -287,35 +370,25 @@ def run(args: argparse.Namespace) -> int:
             parse_lanes(args.devices)
         except ValueError as error:
             return caller_error(f"--devices: {error}")
-    done: list[tuple[str, Evaluation]] = []
-    # With JSON on stdout, the human report goes to stderr so the JSON stays parseable.
-    report = sys.stderr if args.json == "-" else sys.stdout
-    print(f"{len(tasks)} {args.category or 'named'} task(s)", file=report)
-    for task in tasks:
-        if task.skip:
-            print(f"skipped {task.address}: {task.skip}", file=report)
-    tasks = [task for task in tasks if not task.skip]
-    failed: list[tuple[str, str]] = []
-    requests = suite_requests(tasks, args)
-    progress = LiveProgress(len(requests), report)  # the awaited task, its stage, an ETA
-    try:
-        for label, evaluation in evaluations(requests, args, progress):
-            if isinstance(evaluation, JobFailed):
-                failed.append((label, str(evaluation)))
-                progress.print(f"[{len(done) + len(failed)}] {label}  FAILED, not scored: {evaluation}")
-                continue
-            done.append((label, evaluation))
-            timed = evaluation.score.geomean_speedup
-            speed = f"speedup {timed:.3f}" if timed else "untimed"
-            cached = " (cached)" if evaluation.cached else ""
-            # Why a candidate failed, in the log too: a suite cut short writes no JSON.
-            failing = evaluation.errors and evaluation.status.value != "PASSED"
-            why = f"  ({evaluation.errors[0][:300]})" if failing else ""
-            progress.print(f"[{len(done) + len(failed)}] {label}  {evaluation.status.value}  {speed}{cached}{why}")
-    finally:
-        progress.close()
-    summary = summarize_suite([task_outcome(evaluation) for _, evaluation in done])
-    print("\n" + format_suite(done, summary), file=report)
+    return None
+
+
+def result_line(evaluation: Evaluation) -> str:
+    """An evaluation's line in the log: status, speedup, cached, and why a candidate failed (in the
+    log too, for a suite run without --json)."""
+    timed = evaluation.score.geomean_speedup
+    speed = f"speedup {timed:.3f}" if timed else "untimed"
+    cached = " (cached)" if evaluation.cached else ""
+    failing = evaluation.errors and evaluation.status.value != "PASSED"
+    why = f"  ({evaluation.errors[0][:300]})" if failing else ""
+    return f"{evaluation.status.value}  {speed}{cached}{why}"
+
+
+def report_suite(
+    args: argparse.Namespace, done: list[tuple[str, Evaluation]], failed: list[tuple[str, str]], report: Any
+) -> None:
+    """The table, the geomean and fast_p, what needed a GPU and what the runner failed."""
+    print("\n" + format_suite(done, summary_of(done)), file=report)
     waiting = [label for label, evaluation in done if needs_gpu(evaluation, args.check_only)]
     if waiting:
         print(
@@ -329,24 +402,32 @@ def run(args: argparse.Namespace) -> int:
             f"{', '.join(label for label, _ in failed)}",
             file=report,
         )
-    if args.json:
-        write_json(
-            args.json,
-            {
-                "category": args.category,
-                "candidates": "exemplars" if args.exemplars else "submissions" if args.submissions else "baselines",
-                "evaluations": [dict(evaluation.to_dict(), label=label) for label, evaluation in done],
-                "summary": {
-                    "tasks": summary.tasks,
-                    "correct": summary.correct,
-                    "timed": summary.timed,
-                    # None, not the 1.0 a geomean of untimed tasks would read, when nothing was timed.
-                    "geomean_speedup": summary.geomean_speedup if summary.timed else None,
-                    "nothing_timed": not summary.timed,
-                    "fast_p": summary.fast_p,
-                },
-                "failed": [{"label": label, "error": error} for label, error in failed],
-                "created_unix_ms": int(time.time() * 1000),
-            },
-        )
-    return EXIT_NOT_SCORED if failed else 0
+
+
+def summary_of(done: list[tuple[str, Evaluation]]) -> SuiteSummary:
+    return summarize_suite([task_outcome(evaluation) for _, evaluation in done])
+
+
+def suite_document(
+    args: argparse.Namespace, done: list[tuple[str, Evaluation]], failed: list[tuple[str, str]], complete: bool
+) -> dict[str, Any]:
+    """The suite's JSON: every evaluation that finished, the summary over them, the runner's failures;
+    `complete` False while the suite runs and when it was cut short."""
+    summary = summary_of(done)
+    return {
+        "category": args.category,
+        "candidates": "exemplars" if args.exemplars else "submissions" if args.submissions else "baselines",
+        "complete": complete,
+        "evaluations": [dict(evaluation.to_dict(), label=label) for label, evaluation in done],
+        "summary": {
+            "tasks": summary.tasks,
+            "correct": summary.correct,
+            "timed": summary.timed,
+            # None, not the 1.0 a geomean of untimed tasks would read, when nothing was timed.
+            "geomean_speedup": summary.geomean_speedup if summary.timed else None,
+            "nothing_timed": not summary.timed,
+            "fast_p": summary.fast_p,
+        },
+        "failed": [{"label": label, "error": error} for label, error in failed],
+        "created_unix_ms": int(time.time() * 1000),
+    }

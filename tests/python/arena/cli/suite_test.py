@@ -1,8 +1,12 @@
 import importlib.util
 import json
+import os
 import re
 import shutil
+import signal
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -297,3 +301,84 @@ def test_a_suite_of_named_tasks_needs_no_category_and_refuses_unknown_ones(
     assert main(["--repo-root", str(add_repo), "suite", "--tasks", "tasks/hip2hip/nope"]) == 2
     assert "not tasks: tasks/hip2hip/nope:nope" in capsys.readouterr().err
     assert main(["--repo-root", str(add_repo), "suite"]) == 2  # neither a category nor tasks
+
+
+def _two_exemplars(tmp_path: Path) -> Path:
+    from arena_testing.add_task import ADD_FILES, ADD_KERNEL, write_add_task
+
+    files = {**ADD_FILES, "exemplars/narrow/kernel.py": ADD_KERNEL.format(op="+", block=256)}
+    return write_add_task(tmp_path / "two", files, exemplars=["exemplars/wide", "exemplars/narrow"])
+
+
+def test_the_json_is_rewritten_after_every_evaluation(
+    tmp_path: Path,
+    fake_harness: list[Any],
+    cache_dir: Path,
+    gpu_machine: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """While the second evaluation runs, the file already holds the first, marked incomplete: a
+    suite killed outright (SIGKILL, a machine taken back) keeps what it finished."""
+    import arena.harness.launch as launch
+
+    out_file = tmp_path / "suite.json"
+    seen_while_running: list[dict[str, Any]] = []
+    stand_in = launch.run_harness  # fake_harness's: it records the call
+
+    def harness(task, candidate, repo_root, settings, standby=None, cpus=None):  # type: ignore[no-untyped-def]
+        if len(fake_harness) == 1:  # the lane takes this job as the suite reads the first one's result
+            deadline = time.monotonic() + 20
+            while not out_file.exists() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            seen_while_running.append(json.loads(out_file.read_text()))
+        return stand_in(task, candidate, repo_root, settings)
+
+    monkeypatch.setattr(launch, "run_harness", harness)
+    assert _suite(_two_exemplars(tmp_path), "--exemplars", "--json", str(out_file)) == 0
+    (partial,) = seen_while_running
+    assert partial["complete"] is False and [e["label"] for e in partial["evaluations"]] == [
+        "tasks/triton2triton/add:add [exemplars/wide]"
+    ]
+    final = json.loads(out_file.read_text())
+    assert final["complete"] is True and len(final["evaluations"]) == 2
+    assert not list(tmp_path.glob(".suite.json.*"))  # no partial file left beside it
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_suite_cut_short_by_a_signal_reports_and_keeps_what_finished(
+    signum: int,
+    tmp_path: Path,
+    fake_harness: list[Any],
+    cache_dir: Path,
+    gpu_machine: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """timeout(1) sends SIGTERM, a terminal SIGINT: the suite stops waiting, prints the table of
+    what finished, writes it as JSON marked incomplete and exits 128 + the signal."""
+    import arena.harness.launch as launch
+
+    release = threading.Event()
+    stand_in = launch.run_harness  # fake_harness's: it records the call
+
+    def harness(task, candidate, repo_root, settings, standby=None, cpus=None):  # type: ignore[no-untyped-def]
+        if len(fake_harness) == 1:  # the second evaluation is under way when the signal comes
+            os.kill(os.getpid(), signum)
+            release.wait(30)
+        return stand_in(task, candidate, repo_root, settings)
+
+    monkeypatch.setattr(launch, "run_harness", harness)
+    out_file = tmp_path / "suite.json"
+    before = signal.getsignal(signum)
+    try:
+        code = _suite(_two_exemplars(tmp_path), "--exemplars", "--json", str(out_file))
+    finally:
+        release.set()
+    assert code == 128 + signum
+    assert signal.getsignal(signum) == before  # the suite's handler is gone with it
+    out = capsys.readouterr().out
+    assert "[exemplars/wide]  PASSED  speedup 2.0" in out and "1/1 correct" in out
+    assert f"interrupted by {signal.Signals(signum).name}: 1 of 2 evaluation(s) finished" in out
+    saved = json.loads(out_file.read_text())
+    assert saved["complete"] is False and saved["summary"]["tasks"] == 1
+    assert [e["label"] for e in saved["evaluations"]] == ["tasks/triton2triton/add:add [exemplars/wide]"]
