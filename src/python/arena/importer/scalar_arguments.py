@@ -78,159 +78,214 @@ def as_separate_scalars(
     params = [a.arg for a in function.args.posonlyargs + function.args.args]
     if len(call.args) > len(params):
         return loop
-    arguments = [(params[i], arg, False) for i, arg in enumerate(call.args)]
-    arguments += [(str(k.arg), k.value, True) for k in call.keywords]
-    per_case = list(followed) if followed is not None and len(followed) == len(arguments) else None
-    spread = {id(node): _listed(node) or _per_case(node, loop) for _, node, _ in arguments}
-    chosen = {
-        id(node): _choice(node, loop) or (_followed_choice(per_case[k]) if per_case else None)
-        for k, (_, node, _) in enumerate(arguments)
-    }
-    tensors = {
-        id(node): _tensor_kind(per_case[k], node, loop) if per_case else None
-        for k, (_, node, _) in enumerate(arguments)
-    }
-    dtypes = {
-        id(node): _dtype(node) or (_followed_dtype(per_case[k]) if per_case else None)
-        for k, (_, node, _) in enumerate(arguments)
-    }
     stored = _stored(loop)
-    tensor_lists = {
-        id(node): _tensor_list(per_case[k], node, loop, stored) if per_case else None
-        for k, (_, node, _) in enumerate(arguments)
-    }
-    nones = {  # None in every case followed
-        id(node): all(v is None for v in per_case[k]) if per_case else False for k, (_, node, _) in enumerate(arguments)
-    }
-    given = {id(node): by_keyword and tensors[id(node)] is not None for _, node, by_keyword in arguments}
-    given |= {id(node): tensor_lists[id(node)] is not None or nones[id(node)] for _, node, _ in arguments}
-    given |= {id(node): True for _, node, _ in arguments if isinstance(tensors[id(node)], ast.Assign)}
-    if not any(
-        spread[id(node)] is not None or dtypes[id(node)] is not None or chosen[id(node)] is not None or given[id(node)]
-        for _, node, _ in arguments
-    ):
+    arguments = _read_arguments(loop, call, params, followed, stored)
+    if not any(argument.read for argument in arguments):
         return loop
-    taken = set(params) | {a.arg for a in function.args.kwonlyargs}
-    positional: list[str] = []  # the appended function's parameters, then what the test passes them
-    keyword_only: list[str] = []
-    given_args: list[ast.expr] = []
-    given_keywords: list[ast.keyword] = []
-    passed_args: list[ast.expr] = []
-    passed_keywords: list[ast.keyword] = []
-    choices: list[tuple[str, str, tuple[bool | str, ...]]] = []
-    optional: list[tuple[str, str]] = []  # (the test's name of a tensor None in some cases, its flag)
-    drawn: dict[int, list[ast.stmt]] = {}  # id of `b = <draw> if has_bias else None` -> `b = <draw>`, ...
-    for param, node, by_keyword in arguments:
-        listed, dtype, choice, tensor = spread[id(node)], dtypes[id(node)], chosen[id(node)], tensors[id(node)]
-        if nones[id(node)]:  # None in every case: passed as written
-            if by_keyword:
-                passed_keywords.append(ast.keyword(param, ast.Constant(None)))
-            else:
-                passed_args.append(ast.Constant(None))
-            continue
-        tensor_list = tensor_lists[id(node)]
-        if tensor_list is not None:  # `xs = [<draw>, ...]`: each element an input, the list built again
-            assert isinstance(node, ast.Name)
-            assignment, elements = tensor_list
-            element_params = [f"{param}_{j}" for j in range(len(elements))]
-            named = [f"{node.id}_{j}" for j in range(len(elements))]
-            if (set(element_params) | set(named)) & (taken | stored):
-                return loop
-            taken |= set(element_params)
-            drawn[id(assignment)] = _named_elements(assignment, named)
-            positional += element_params
-            given_args += [ast.Name(name, ast.Load()) for name in named]
-            display = type(assignment.value)([ast.Name(name, ast.Load()) for name in element_params], ast.Load())
-            if by_keyword:
-                passed_keywords.append(ast.keyword(param, display))
-            else:
-                passed_args.append(display)
-            continue
-        if tensor is not None:  # a tensor: by position (the entry's inputs come first), as the test passes it
-            assert isinstance(node, ast.Name)
-            passed_param: ast.expr = ast.Name(param, ast.Load())
-            positional.append(param)
-            given_args.append(node)
-            if isinstance(tensor, ast.Assign):  # None in some cases: drawn in every case, given or not
-                flag = f"{param}_given"
-                if flag in taken:
-                    return loop
-                taken.add(flag)
-                optional_draw = _optional_draw(tensor)
-                assert optional_draw is not None  # _tensor_kind found it so
-                draw, test = optional_draw
-                drawn[id(tensor)] = [
-                    ast.fix_missing_locations(ast.copy_location(ast.Assign(tensor.targets, draw), tensor))
-                ]
-                keyword_only.append(flag)
-                given_keywords.append(ast.keyword(flag, ast.IfExp(test, ast.Constant(1), ast.Constant(0))))
-                passed_param = ast.IfExp(ast.Name(flag, ast.Load()), passed_param, ast.Constant(None))
-                optional.append((node.id, flag))
-            if by_keyword:
-                passed_keywords.append(ast.keyword(param, passed_param))
-            else:
-                passed_args.append(passed_param)
-            continue
-        if dtype is not None:
-            passed: ast.expr = _torch_dtype(dtype)
-            names: list[str] = []
-            values: list[ast.expr] = []
+    entry = _Entry(taken=set(params) | {a.arg for a in function.args.kwonlyargs}, stored=stored)
+    if not all(entry.add(argument) for argument in arguments):  # a name it would add is taken
+        return loop
+    adapter = _adapter(function, kernel_file, kernel_tree, entry, arguments)
+    if earlier is not None:  # both appended, that one first
+        adapter = dataclasses.replace(adapter, text=earlier.text + adapter.text)
+    return _called_through(loop, call, adapter, entry)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Argument:
+    """One argument of the test's kernel call (`param`: the kernel function's parameter it fills)
+    and what is read of it; None where that reading does not apply."""
+
+    param: str
+    node: ast.expr
+    by_keyword: bool
+    listed: Listed | None  # a list display, or a list the cases unpack: its elements
+    dtype: str | None
+    choice: tuple[bool | str, ...] | None  # a bool or string: the values the cases give
+    tensor: bool | ast.Assign | None  # a tensor; its conditional draw where it is None in some cases
+    tensor_list: tuple[ast.Assign, list[ast.expr]] | None  # `xs = [<draw>, ...]`, its elements
+    none: bool  # None in every case followed
+
+    @property
+    def given(self) -> bool:
+        """Given otherwise than as written: a tensor by keyword (taken by position), a list of
+        tensors, a None, a tensor drawn in some cases."""
+        by_keyword = self.by_keyword and self.tensor is not None
+        return by_keyword or self.tensor_list is not None or self.none or isinstance(self.tensor, ast.Assign)
+
+    @property
+    def read(self) -> bool:
+        """Read otherwise than as a plain scalar or tensor: it needs the appended function."""
+        return self.listed is not None or self.dtype is not None or self.choice is not None or self.given
+
+
+def _read_arguments(
+    loop: TestLoop,
+    call: ast.Call,
+    params: list[str],
+    followed: Sequence[Sequence[Any]] | None,
+    stored: set[str],
+) -> list[_Argument]:
+    """The call's arguments, positional then keywords, each with what its node (and, where the loop
+    was followed, its value in each case) says it is."""
+    passed = [(params[i], arg, False) for i, arg in enumerate(call.args)]
+    passed += [(str(k.arg), k.value, True) for k in call.keywords]
+    per_case = list(followed) if followed is not None and len(followed) == len(passed) else None
+    arguments = []
+    for k, (param, node, by_keyword) in enumerate(passed):
+        values = per_case[k] if per_case else None
+        arguments.append(
+            _Argument(
+                param=param,
+                node=node,
+                by_keyword=by_keyword,
+                listed=_listed(node) or _per_case(node, loop),
+                dtype=_dtype(node) or (_followed_dtype(values) if values is not None else None),
+                choice=_choice(node, loop) or (_followed_choice(values) if values is not None else None),
+                tensor=_tensor_kind(values, node, loop) if values is not None else None,
+                tensor_list=_tensor_list(values, node, loop, stored) if values is not None else None,
+                none=all(v is None for v in values) if values is not None else False,
+            )
+        )
+    return arguments
+
+
+@dataclasses.dataclass
+class _Entry:
+    """The appended function, argument by argument: its parameters, what the test's call now
+    gives them, and what it passes the kernel function; the loop's statements it rewrites."""
+
+    taken: set[str]  # names its parameters may not take
+    stored: set[str]  # names the loop binds
+    positional: list[str] = dataclasses.field(default_factory=list)
+    keyword_only: list[str] = dataclasses.field(default_factory=list)
+    given_args: list[ast.expr] = dataclasses.field(default_factory=list)
+    given_keywords: list[ast.keyword] = dataclasses.field(default_factory=list)
+    passed_args: list[ast.expr] = dataclasses.field(default_factory=list)
+    passed_keywords: list[ast.keyword] = dataclasses.field(default_factory=list)
+    choices: list[tuple[str, str, tuple[bool | str, ...]]] = dataclasses.field(default_factory=list)
+    optional: list[tuple[str, str]] = dataclasses.field(default_factory=list)  # (the test's name, its flag)
+    drawn: dict[int, list[ast.stmt]] = dataclasses.field(default_factory=dict)  # id of a statement -> its rewrite
+
+    def add(self, argument: _Argument) -> bool:
+        """Take `argument` in; False where a name it needs is taken."""
+        if argument.none:  # None in every case: passed as written
+            self.pass_on(argument, ast.Constant(None))
+            return True
+        if argument.tensor_list is not None:
+            return self.add_tensor_list(argument, argument.tensor_list)
+        if argument.tensor is not None:
+            return self.add_tensor(argument, argument.tensor)
+        return self.add_scalar(argument)
+
+    def pass_on(self, argument: _Argument, value: ast.expr) -> None:
+        """What the appended function passes the kernel function for `argument`, as the test does."""
+        if argument.by_keyword:
+            self.passed_keywords.append(ast.keyword(argument.param, value))
+        else:
+            self.passed_args.append(value)
+
+    def take(self, names: list[str]) -> bool:
+        if set(names) & self.taken:
+            return False
+        self.taken |= set(names)
+        return True
+
+    def add_tensor_list(self, argument: _Argument, tensor_list: tuple[ast.Assign, list[ast.expr]]) -> bool:
+        """`xs = [<draw>, ...]`: each element an input, the list built again."""
+        assert isinstance(argument.node, ast.Name)
+        assignment, elements = tensor_list
+        element_params = [f"{argument.param}_{j}" for j in range(len(elements))]
+        named = [f"{argument.node.id}_{j}" for j in range(len(elements))]
+        if (set(element_params) | set(named)) & (self.taken | self.stored) or not self.take(element_params):
+            return False
+        self.drawn[id(assignment)] = _named_elements(assignment, named)
+        self.positional += element_params
+        self.given_args += [ast.Name(name, ast.Load()) for name in named]
+        self.pass_on(
+            argument, type(assignment.value)([ast.Name(name, ast.Load()) for name in element_params], ast.Load())
+        )
+        return True
+
+    def add_tensor(self, argument: _Argument, tensor: bool | ast.Assign) -> bool:
+        """A tensor: by position (the entry's inputs come first), passed on as the test passes it;
+        one None in some cases drawn in every case, with a 0/1 flag saying whether it is given."""
+        node = argument.node
+        assert isinstance(node, ast.Name)
+        passed: ast.expr = ast.Name(argument.param, ast.Load())
+        self.positional.append(argument.param)
+        self.given_args.append(node)
+        if isinstance(tensor, ast.Assign):
+            flag = f"{argument.param}_given"
+            if not self.take([flag]):
+                return False
+            optional_draw = _optional_draw(tensor)
+            assert optional_draw is not None  # _tensor_kind found it so
+            draw, test = optional_draw
+            self.drawn[id(tensor)] = [
+                ast.fix_missing_locations(ast.copy_location(ast.Assign(tensor.targets, draw), tensor))
+            ]
+            self.keyword_only.append(flag)
+            self.given_keywords.append(ast.keyword(flag, ast.IfExp(test, ast.Constant(1), ast.Constant(0))))
+            passed = ast.IfExp(ast.Name(flag, ast.Load()), passed, ast.Constant(None))
+            self.optional.append((node.id, flag))
+        self.pass_on(argument, passed)
+        return True
+
+    def add_scalar(self, argument: _Argument) -> bool:
+        """A dtype (as the test writes it), a bool or string (its index among the cases' values, or
+        as written where it is one), a list (its elements, separate numbers), or any other value."""
+        param, node, choice = argument.param, argument.node, argument.choice
+        names: list[str] = []
+        values: list[ast.expr] = []
+        if argument.dtype is not None:
+            passed: ast.expr = _torch_dtype(argument.dtype)
         elif choice is not None and len(choice) == 1:  # a string, the same in every case: as written
-            passed, names, values = ast.Constant(choice[0]), [], []
+            passed = ast.Constant(choice[0])
         elif choice is not None:  # the index of the case's value, looked up by the entry
             names, values = [param], [_index_of(node, choice)]
             passed = ast.Subscript(_choices_display(choice), ast.Name(param, ast.Load()), ast.Load())
             if isinstance(node, ast.Name):
-                choices.append((node.id, param, choice))
-        elif listed is not None:
-            kind, values = listed
+                self.choices.append((node.id, param, choice))
+        elif argument.listed is not None:
+            kind, values = argument.listed
             names = [f"{param}_{j}" for j in range(len(values))]
-            if any(name in taken for name in names):
-                return loop
-            taken |= set(names)
+            if not self.take(names):
+                return False
             passed = kind([ast.Name(name, ast.Load()) for name in names], ast.Load())
         else:
             names, values, passed = [param], [node], ast.Name(param, ast.Load())
-        if by_keyword:
-            keyword_only += names
-            given_keywords += [ast.keyword(name, value) for name, value in zip(names, values)]
-            passed_keywords.append(ast.keyword(param, passed))
+        if argument.by_keyword:
+            self.keyword_only += names
+            self.given_keywords += [ast.keyword(name, value) for name, value in zip(names, values)]
         else:
-            positional += names
-            given_args += values
-            passed_args.append(passed)
-    read_more = bool(choices or optional or any(given.values()))  # beyond lists and dtypes: say so
-    lists_of_tensors = any(tensor_lists[id(node)] is not None or nones[id(node)] for _, node, _ in arguments)
-    adapter = _adapter(
-        function,
-        kernel_file,
-        kernel_tree,
-        positional,
-        keyword_only,
-        passed_args,
-        passed_keywords,
-        read_more,
-        lists_of_tensors,
-    )
-    if earlier is not None:  # both appended, that one first
-        adapter = dataclasses.replace(adapter, text=earlier.text + adapter.text)
-    called = ast.Attribute(call.func.value, adapter.function.name, ast.Load())  # `mod.<fn>_scalars`
-    value = ast.copy_location(ast.Call(called, given_args, given_keywords), call)
+            self.positional += names
+            self.given_args += values
+        self.pass_on(argument, passed)
+        return True
+
+
+def _called_through(loop: TestLoop, call: ast.Call, adapter: Adapter, entry: _Entry) -> TestLoop:
+    """`loop` whose kernel call is now a call of `adapter` (`mod.<fn>_scalars`), given what `entry`
+    says, and whose statements are the ones `entry` rewrote."""
+    assert isinstance(call.func, ast.Attribute)
+    called = ast.Attribute(call.func.value, adapter.function.name, ast.Load())
+    value = ast.copy_location(ast.Call(called, entry.given_args, entry.given_keywords), call)
     statement: ast.Assign | ast.Expr = copy.copy(loop.call)
     statement.value = value
     statement = ast.fix_missing_locations(statement)
     statements = tuple(
         replaced
         for node in loop.statements
-        for replaced in ([statement] if node is loop.call else drawn.get(id(node), [node]))
+        for replaced in ([statement] if node is loop.call else entry.drawn.get(id(node), [node]))
     )
     return dataclasses.replace(
         loop,
         statements=statements,
         call=statement,
         adapter=adapter,
-        choices=loop.choices + tuple(choices),
-        optional=loop.optional + tuple(optional),
+        choices=loop.choices + tuple(entry.choices),
+        optional=loop.optional + tuple(entry.optional),
     )
 
 
@@ -493,16 +548,13 @@ def _binds_torch(tree: ast.Module) -> bool:
 
 
 def _adapter(
-    function: ast.FunctionDef,
-    kernel_file: str,
-    kernel_tree: ast.Module,
-    positional: list[str],
-    keyword_only: list[str],
-    passed_args: list[ast.expr],
-    passed_keywords: list[ast.keyword],
-    read_more: bool = False,
-    lists_of_tensors: bool = False,
+    function: ast.FunctionDef, kernel_file: str, kernel_tree: ast.Module, entry: _Entry, arguments: list[_Argument]
 ) -> Adapter:
+    """The appended function `entry` describes, with the comment that says what it reads."""
+    positional, keyword_only = entry.positional, entry.keyword_only
+    # beyond lists and dtypes: say so
+    read_more = bool(entry.choices or entry.optional or any(argument.given for argument in arguments))
+    lists_of_tensors = any(argument.tensor_list is not None or argument.none for argument in arguments)
     name = f"{function.name}_scalars"
     while name in top_level_names(kernel_tree):
         name = f"arena_{name}"
@@ -517,7 +569,7 @@ def _adapter(
         kwarg=None,
         defaults=[],
     )
-    adapter.body = [ast.Return(ast.Call(ast.Name(function.name, ast.Load()), passed_args, passed_keywords))]
+    adapter.body = [ast.Return(ast.Call(ast.Name(function.name, ast.Load()), entry.passed_args, entry.passed_keywords))]
     adapter = ast.fix_missing_locations(ast.copy_location(adapter, function))
     comment = (
         (

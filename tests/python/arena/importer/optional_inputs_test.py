@@ -159,3 +159,29 @@ def test_a_tensor_set_to_none_otherwise_than_by_one_conditional_draw_is_refused(
     )
     runner.write_text(text)
     assert "bias" in refusal(checkout, TASK)
+
+
+def test_a_tensor_passed_by_keyword_alone_is_taken_by_position(checkout: Path, tmp_path: Path) -> None:
+    """`mod.scale_rows(x, w=w)` past a parameter the test leaves out: nothing else in the call needs
+    the appended function, which still gives `w` by keyword (by position it would fill `bias`).
+    Session 25's list-of-tensors change had dropped this reading (the kernel call was refused:
+    "tensor w= is passed by keyword; arena passes inputs by position")."""
+    kernel = "import torch\n\n\ndef scale_rows(x, bias=None, w=None):\n    return x * w\n"
+    (checkout / FOLDER / "source" / "fake_scale.py").write_text(kernel)
+    runner = RUNNER.replace("CALL", "result = mod.scale_rows(x, w=w)")
+    runner = runner.replace("ref = reference_scale(x, w, bias, mode, gate)", "ref = x * w")
+    (checkout / FOLDER / "scripts" / "task_runner.py").write_text(runner)
+    out = tmp_path / "out"
+    outcomes = {o.source: o for o in import_checkout(checkout, out)}
+    assert outcomes[TASK].address == ADDRESS, outcomes[TASK].reason
+    task = load_task(out, ADDRESS)
+    assert str(task.entry) == "source/fake_scale.py:scale_rows_scalars"
+    assert [t.name for t in task.inputs] == ["x", "w"]
+    copied = load_module(out / FOLDER / "source" / "fake_scale.py")
+    assert (
+        (out / FOLDER / "source" / "fake_scale.py")
+        .read_text()
+        .endswith("def scale_rows_scalars(x, w):\n    return scale_rows(x, w=w)\n")
+    )
+    x, w = torch.randn(4, 16), torch.randn(16)
+    assert torch.equal(copied.scale_rows_scalars(x, w), x * w)
