@@ -74,7 +74,9 @@ class Draw:
 
 
 def find_draw(name: str, value: ast.expr) -> Draw:
-    """The draw `name = value` makes; NotImportable naming the expression when it is none."""
+    """The draw `name = value` makes; NotImportable naming the expression when it is none. Read
+    from outside in: elementwise maps, an offset and a scale, a period or divisor, a negation, a
+    wrapper (a cumsum, a sort, ...), then the torch call (sliced, transposed or reshaped)."""
     node = _strip_methods(_spelled_plainly(value))
     maps: list[str] = []
     while (applied := _map(node)) is not None:  # `x.sigmoid().log()`: log, then sigmoid, read from outside in
@@ -85,50 +87,16 @@ def find_draw(name: str, value: ast.expr) -> Draw:
         if drawn.kind == "cumsum_of":
             raise NotDrawn(f"input {name!r} is `{_short(value)}`, a {maps[0]} of another tensor's running sums")
         return dataclasses.replace(drawn, maps=tuple(maps))
-    scale: ast.expr | None = None
-    offset: ast.expr | None = None
-    negate_offset = False
-    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
-        offset, negate_offset = node.right, isinstance(node.op, ast.Sub)
-        node = _strip_methods(node.left)
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
-        product = node
-        if _drawn(product.right) and not _drawn(product.left):
-            node, scale = _strip_methods(product.right), product.left
-        else:
-            node, scale = _strip_methods(product.left), product.right
-    period: ast.expr | None = None
-    divisor: ast.expr | None = None
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv):  # torch.arange(n) // d: d each
-        node, divisor = _strip_methods(node.left), node.right  # type: ignore[attr-defined]
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):  # torch.arange(n) % p: 0 .. p-1 per row
-        node, period = _strip_methods(node.left), node.right  # type: ignore[attr-defined]
-    if period is not None or divisor is not None:
-        reshaped = _reshaped_arange(node)
-        arange = _torch_call(_strip_methods(reshaped.func.value) if reshaped else node)  # type: ignore[attr-defined]
-        if not is_call_with_one_argument(arange, "torch.arange"):
-            raise NotDrawn(f"input {name!r} is `{_short(value)}`, which no arena distribution matches")
+    node, scale, offset, negate_offset = _affine(node)
+    node, period, divisor = _periodic(node, name, value)
     negate = False
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         node, negate = _strip_methods(node.operand), True
     wrapper = _wrapper(node)
     if wrapper is not None:
-        how, operand, dim = wrapper
-        try:
-            base = find_draw(name, operand)
-        except NotImportable:
-            base = None
-        summed = _scaled_name(operand) if base is None and how == "cumsum" else None
-        if summed is not None:  # the running sums of another tensor: computed from it (cumsum_of)
-            assert isinstance(node, ast.Call)  # the cumsum itself: no torch draw of its own
-            wrapped = Wrapped(how, dim, scale, offset, negate_offset, negate)
-            return Draw(node, "cumsum_of", summed[1], None, False, [], source=summed[0], wrapped=wrapped)
-        if base is None or base.wrapped is not None:
-            raise NotDrawn(
-                f"input {name!r} is `{_short(value)}`, the {how} of `{_short(operand)}`, which no arena "
-                "distribution draws (arena draws each input on its own)"
-            ) from None
-        return dataclasses.replace(base, wrapped=Wrapped(how, dim, scale, offset, negate_offset, negate))
+        return _wrapped_draw(
+            name, value, node, wrapper, Wrapped(wrapper[0], wrapper[2], scale, offset, negate_offset, negate)
+        )
     first: ast.expr | None = None
     if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
         cut = node.slice
@@ -144,7 +112,6 @@ def find_draw(name: str, value: ast.expr) -> Draw:
     if call is None:
         raise NotDrawn(f"input {name!r} is `{_short(value)}`, which no arena distribution matches")
     kind = call.func.attr.removesuffix("_like")  # type: ignore[attr-defined]
-    like = call.func.attr.endswith("_like")  # type: ignore[attr-defined]
     unknown = sorted({k.arg or "**" for k in call.keywords} - _KEYWORDS)
     if unknown:
         raise NotDrawn(f"input {name!r} is drawn with {', '.join(unknown)}=, which arena does not model")
@@ -153,27 +120,89 @@ def find_draw(name: str, value: ast.expr) -> Draw:
     if (first is not None) != (kind == "randperm"):
         shown = "a slice of a draw" if first is not None else "a whole torch.randperm"
         raise NotDrawn(f"input {name!r} is {shown} (`{_short(value)}`), which no arena distribution matches")
-    # torch.full(size, value) and torch.randint([low,] high, size): the size is one argument;
-    # torch.arange(end) is its own size; torch.randperm(n)[:k] has k elements.
-    if like:  # the other tensor's shape (torch.full_like(x, v) has v where torch.full has it)
-        size_args = []
-    elif kind == "full":
-        size_args = list(call.args[:1])
-    elif kind == "randint":
-        size_args = list(call.args[-1:])
-    elif kind == "arange" and reshaped is not None:
-        size_args = list(reshaped.args)
-    elif kind == "arange":
-        size_args = list(call.args[:1]) if len(call.args) == 1 else []
-    elif first is not None:
-        size_args = [first]
-    elif kind == "tensor":  # torch.tensor(<list>): the list's shape, matched to the case's dims by the caller
-        size_args = []
-    else:
-        size_args = list(call.args)
+    size_args = _size_args(call, kind, reshaped, first)
     if swapped is not None:
         size_args = _swap_axes(size_args, swapped[1], kind, first, period, divisor, name, value)
     return Draw(call, kind, scale, offset, negate_offset, size_args, negate, first, period=period, divisor=divisor)
+
+
+def _affine(node: ast.expr) -> tuple[ast.expr, ast.expr | None, ast.expr | None, bool]:
+    """(what is left, its scale, its offset, whether the offset is taken off): `<draw> * s + o`,
+    `s * <draw> - o` (the factor that draws nothing is the scale)."""
+    scale: ast.expr | None = None
+    offset: ast.expr | None = None
+    negate_offset = False
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+        offset, negate_offset = node.right, isinstance(node.op, ast.Sub)
+        node = _strip_methods(node.left)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        product = node
+        if _drawn(product.right) and not _drawn(product.left):
+            node, scale = _strip_methods(product.right), product.left
+        else:
+            node, scale = _strip_methods(product.left), product.right
+    return node, scale, offset, negate_offset
+
+
+def _periodic(node: ast.expr, name: str, value: ast.expr) -> tuple[ast.expr, ast.expr | None, ast.expr | None]:
+    """(what is left, its period, its divisor): `torch.arange(n) // d` (d each), `torch.arange(n) % p`
+    (0 .. p-1 per row), of a torch.arange alone."""
+    period: ast.expr | None = None
+    divisor: ast.expr | None = None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv):
+        node, divisor = _strip_methods(node.left), node.right  # type: ignore[attr-defined]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+        node, period = _strip_methods(node.left), node.right  # type: ignore[attr-defined]
+    if period is not None or divisor is not None:
+        reshaped = _reshaped_arange(node)
+        arange = _torch_call(_strip_methods(reshaped.func.value) if reshaped else node)  # type: ignore[attr-defined]
+        if not is_call_with_one_argument(arange, "torch.arange"):
+            raise NotDrawn(f"input {name!r} is `{_short(value)}`, which no arena distribution matches")
+    return node, period, divisor
+
+
+def _wrapped_draw(
+    name: str, value: ast.expr, node: ast.expr, wrapper: tuple[str, ast.expr, ast.expr | None], wrapped: Wrapped
+) -> Draw:
+    """The draw of `wrapper`'s operand, `wrapped` around it; or, for a cumsum of a tensor no
+    distribution draws, its running sums (cumsum_of), computed from it."""
+    how, operand, _ = wrapper
+    try:
+        base = find_draw(name, operand)
+    except NotImportable:
+        base = None
+    summed = _scaled_name(operand) if base is None and how == "cumsum" else None
+    if summed is not None:
+        assert isinstance(node, ast.Call)  # the cumsum itself: no torch draw of its own
+        return Draw(node, "cumsum_of", summed[1], None, False, [], source=summed[0], wrapped=wrapped)
+    if base is None or base.wrapped is not None:
+        raise NotDrawn(
+            f"input {name!r} is `{_short(value)}`, the {how} of `{_short(operand)}`, which no arena "
+            "distribution draws (arena draws each input on its own)"
+        ) from None
+    return dataclasses.replace(base, wrapped=wrapped)
+
+
+def _size_args(call: ast.Call, kind: str, reshaped: ast.Call | None, first: ast.expr | None) -> list[ast.expr]:
+    """The expressions of the draw's sizes. torch.full(size, value) and torch.randint([low,] high,
+    size): the size is one argument; torch.arange(end) is its own size; torch.randperm(n)[:k] has k
+    elements; a `_like` draw has the other tensor's shape (torch.full_like(x, v) has v where
+    torch.full has it)."""
+    if call.func.attr.endswith("_like"):  # type: ignore[attr-defined]
+        return []
+    if kind == "full":
+        return list(call.args[:1])
+    if kind == "randint":
+        return list(call.args[-1:])
+    if kind == "arange" and reshaped is not None:
+        return list(reshaped.args)
+    if kind == "arange":
+        return list(call.args[:1]) if len(call.args) == 1 else []
+    if first is not None:
+        return [first]
+    if kind == "tensor":  # torch.tensor(<list>): the list's shape, matched to the case's dims by the caller
+        return []
+    return list(call.args)
 
 
 def _transposed(node: ast.expr) -> tuple[ast.expr, tuple[int, int] | None] | None:

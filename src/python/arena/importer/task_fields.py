@@ -15,7 +15,7 @@ from typing import Any, Callable, Sequence
 
 from arena.importer.calls import is_call_with_one_argument
 from arena.importer.correctness import Comparison, TestLoop, written_names
-from arena.importer.draws import distribution, find_draw, normalized_axis, with_mapped
+from arena.importer.draws import Draw, distribution, find_draw, normalized_axis, with_mapped
 from arena.importer.follow import FollowedCase, same_in_every_case
 from arena.importer.outcome import (
     KernelCallNotRead,
@@ -230,54 +230,20 @@ def _inputs(loop: TestLoop, cases: list[FollowedCase], dims: _Dims) -> tuple[tup
 def _input(
     loop: TestLoop, cases: list[FollowedCase], dims: _Dims, node: ast.expr, values: list[Any], seen: set[str]
 ) -> TensorField:
+    """The input the kernel call passes as `node`: its draw, read back from the loop (through copies,
+    casts, a normalization, a triangle mask and writes through a mask), its shape in dims and its
+    dtype from the values the cases gave it."""
     while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _PASSED_AS_IS:
         node = node.func.value
     shown = ast.unparse(node)
     if not isinstance(node, ast.Name) or node.id in seen:
         raise KernelCallNotRead(f"kernel argument `{shown}` is not one named tensor")
     writes: list[MaskWrite] = []
-    assignment = _last_assignment(loop, node.id, writes=writes)
-    copy_of: list[str] = []
-    cast_of: list[str] = []
-    while isinstance(assignment, ast.expr) and isinstance(source := _copied(assignment), ast.Name):
-        if source.id in seen or source.id in copy_of or source.id == node.id:
-            raise NotDrawn(f"input {shown!r} is a copy of {source.id!r}; arena draws each input on its own")
-        copy_of.append(source.id)  # `q_k = q.clone()`: the draw of q, which the reference reads as q
-        if any(_dtype_of(case.scope.names.get(source.id)) != _dtype_of(value) for case, value in zip(cases, values)):
-            cast_of.append(source.id)  # `a = a_f.to(torch.float16)`: other values than a_f's
-        assignment = _last_assignment(loop, source.id)
-    if assignment is None:
-        raise NotDrawn(f"input {shown!r} is not drawn inside the test loop")
-    if isinstance(assignment, ast.stmt):
-        first = ast.unparse(assignment).splitlines()[0][:70]
-        how = "comes from" if isinstance(assignment, ast.Assign) else f"is written by line {assignment.lineno},"
-        raise NotDrawn(f"input {shown!r} {how} `{first}`, which no arena distribution matches")
-    axis = normalized_axis(node.id, assignment)
-    if axis is not None:  # `p = p / p.sum(-1, keepdim=True)`: p's earlier draw, normalized along the axis
-        earlier = _value(_last_assignment(loop, node.id, before=assignment))
-        if earlier is None:
-            raise NotDrawn(f"input {shown!r} is `{ast.unparse(assignment)[:60]}` of values no draw makes")
-        assignment = earlier
-    triangle: Triangle | None = None
-    if masked(node.id, assignment) is not None:  # `A = A * mask[None, :, None, :]`: a tril of A's draw
-        tensors = _tensors(values, f"input {shown!r}")
-        earlier = _value(_last_assignment(loop, node.id, before=assignment))
-        triangle = read_triangle(
-            node.id, assignment, lambda n: _value(_last_assignment(loop, n)), len(tensors[0].shape), earlier
-        )
-        _check_triangle(triangle, cases, tensors, shown)
-        assignment = triangle.base
+    assignment, copy_of, cast_of = _through_copies(loop, cases, node, values, seen, writes)
+    axis, triangle, assignment = _before_reshaping(loop, cases, node, values, assignment)
     draw = find_draw(node.id, assignment)
     tensors = _tensors(values, f"input {shown!r}")
-    reader = _same_reader(cases, f"input {shown!r}:")
-    try:
-        dist = distribution(draw, node.id, reader)
-        case_dists: tuple[dict[str, Any], ...] = ()
-    except _Differs:
-        # A parameter that differs between cases (`torch.full((b,), seq_len // 2)`): the first
-        # case's distribution, and each case's own as its `dists` override.
-        case_dists = tuple(distribution(draw, node.id, _case_reader(case, shown)) for case in cases)
-        dist = dict(case_dists[0])
+    dist, case_dists = _distributions(draw, node.id, cases, shown)
     if axis is not None:
         along = _same_reader(cases, f"input {shown!r}: the axis it is normalized along")(axis)
         if isinstance(along, bool) or not isinstance(along, int):
@@ -290,31 +256,10 @@ def _input(
     if writes:  # `x[torch.rand(...) < p] = v` after the draw
         if copy_of or triangle is not None:
             raise NotDrawn(f"input {shown!r} is written through a mask and also copied or masked to a triangle")
-        tensors = _tensors(values, f"input {shown!r}")
         dist = _masked(dist, writes, cases, tensors, shown)
         case_dists = tuple(_masked(d, writes, cases, tensors, shown) for d in case_dists)
-    if dist["kind"] in ("randint", "permutation") or dist.get("base") == "randint":
-        high = _bound_values(cases, dims, dist["high"])
-        if isinstance(high, list):
-            # A bound no dim names that differs between cases (`max_tokens + 1`) is each case's
-            # own number, not a dim: validation moves an odd dim alone (variants.py), which would
-            # draw values past the sizes the bound was computed from (indices out of bounds).
-            case_dists = tuple({**d, "high": h} for d, h in zip(case_dists or (dist,) * len(cases), high))
-            dist["high"] = high[0]
-        else:
-            dist["high"] = high
-            case_dists = tuple({**d, "high": high} for d in case_dists)
-    axes = draw.size_args
-    if len(axes) == 1 and isinstance(axes[0], (ast.Tuple, ast.List)):
-        axes = axes[0].elts  # torch.randn((m, n)): one tuple of sizes
-    shape: list[str | int] = []
-    for position in range(len(tensors[0].shape)):
-        per_case = [tensor.shape[position] for tensor in tensors]
-        named = dims.named(axes[position], per_case) if len(axes) == len(tensors[0].shape) else None
-        if named is None:  # no size expression per axis (zeros_like, arange(a, b)): a dim of those values
-            base = f"{node.id}_{position}"
-            named = dims.matching(per_case, base, avoid=shape) if not axes else dims.new(base, per_case)
-        shape.append(named)
+    case_dists = _bounded(dist, case_dists, cases, dims)
+    shape = _shape(draw, tensors, dims, node.id)
     for key in ("period", "divisor") if dist["kind"] == "arange" else ():  # `% p`, `// d`: a dim or an int
         if key in dist:
             dist[key] = _period(cases, dims, dist[key], shape, tensors, node.id, key)
@@ -332,6 +277,107 @@ def _input(
         case_dtypes=case_dtypes,
         literal_of=data.id if isinstance(data, ast.Name) and dtype in INT_DTYPES and not copy_of else None,
     )
+
+
+def _through_copies(
+    loop: TestLoop,
+    cases: list[FollowedCase],
+    node: ast.Name,
+    values: list[Any],
+    seen: set[str],
+    writes: list[MaskWrite],
+) -> tuple[ast.expr, list[str], list[str]]:
+    """The expression `node`'s value comes from, followed through copies (`q_k = q.clone()`: the draw
+    of q, which the reference reads as q) and casts (`a = a_f.to(torch.float16)`); the names copied
+    and those cast. `writes` gets the writes through a mask after the draw. NotDrawn where the
+    value is not drawn in the loop, or comes from a statement no distribution matches."""
+    shown = ast.unparse(node)
+    assignment = _last_assignment(loop, node.id, writes=writes)
+    copy_of: list[str] = []
+    cast_of: list[str] = []
+    while isinstance(assignment, ast.expr) and isinstance(source := _copied(assignment), ast.Name):
+        if source.id in seen or source.id in copy_of or source.id == node.id:
+            raise NotDrawn(f"input {shown!r} is a copy of {source.id!r}; arena draws each input on its own")
+        copy_of.append(source.id)
+        if any(_dtype_of(case.scope.names.get(source.id)) != _dtype_of(value) for case, value in zip(cases, values)):
+            cast_of.append(source.id)  # other values than the source's
+        assignment = _last_assignment(loop, source.id)
+    if assignment is None:
+        raise NotDrawn(f"input {shown!r} is not drawn inside the test loop")
+    if isinstance(assignment, ast.stmt):
+        first = ast.unparse(assignment).splitlines()[0][:70]
+        how = "comes from" if isinstance(assignment, ast.Assign) else f"is written by line {assignment.lineno},"
+        raise NotDrawn(f"input {shown!r} {how} `{first}`, which no arena distribution matches")
+    return assignment, copy_of, cast_of
+
+
+def _before_reshaping(
+    loop: TestLoop, cases: list[FollowedCase], node: ast.Name, values: list[Any], assignment: ast.expr
+) -> tuple[ast.expr | None, Triangle | None, ast.expr]:
+    """(the axis `node` is normalized along, the triangle it is masked to, the draw before both):
+    `p = p / p.sum(-1, keepdim=True)` is p's earlier draw normalized along -1; `A = A * mask[...]`
+    a tril of A's draw (checked against the cases' values)."""
+    shown = ast.unparse(node)
+    axis = normalized_axis(node.id, assignment)
+    if axis is not None:
+        earlier = _value(_last_assignment(loop, node.id, before=assignment))
+        if earlier is None:
+            raise NotDrawn(f"input {shown!r} is `{ast.unparse(assignment)[:60]}` of values no draw makes")
+        assignment = earlier
+    triangle: Triangle | None = None
+    if masked(node.id, assignment) is not None:
+        tensors = _tensors(values, f"input {shown!r}")
+        earlier = _value(_last_assignment(loop, node.id, before=assignment))
+        triangle = read_triangle(
+            node.id, assignment, lambda n: _value(_last_assignment(loop, n)), len(tensors[0].shape), earlier
+        )
+        _check_triangle(triangle, cases, tensors, shown)
+        assignment = triangle.base
+    return axis, triangle, assignment
+
+
+def _distributions(
+    draw: Draw, name: str, cases: list[FollowedCase], shown: str
+) -> tuple[dict[str, Any], tuple[dict[str, Any], ...]]:
+    """The draw's distribution, and each case's own where a parameter differs between cases
+    (`torch.full((b,), seq_len // 2)`: the first case's, each case's as its `dists` override)."""
+    try:
+        return distribution(draw, name, _same_reader(cases, f"input {shown!r}:")), ()
+    except _Differs:
+        case_dists = tuple(distribution(draw, name, _case_reader(case, shown)) for case in cases)
+        return dict(case_dists[0]), case_dists
+
+
+def _bounded(
+    dist: dict[str, Any], case_dists: tuple[dict[str, Any], ...], cases: list[FollowedCase], dims: _Dims
+) -> tuple[dict[str, Any], ...]:
+    """An integer draw's upper bound, in `dist`, as a dim, a number or (a bound no dim names that
+    differs between cases, `max_tokens + 1`) each case's own number: validation moves an odd dim
+    alone (variants.py), which would draw values past the sizes the bound was computed from."""
+    if not (dist["kind"] in ("randint", "permutation") or dist.get("base") == "randint"):
+        return case_dists
+    high = _bound_values(cases, dims, dist["high"])
+    if isinstance(high, list):
+        dist["high"] = high[0]
+        return tuple({**d, "high": h} for d, h in zip(case_dists or (dist,) * len(cases), high))
+    dist["high"] = high
+    return tuple({**d, "high": high} for d in case_dists)
+
+
+def _shape(draw: Draw, tensors: list[Tensor], dims: _Dims, name: str) -> list[str | int]:
+    """Each axis's dim: the one its size expression names, else one of the cases' sizes."""
+    axes = draw.size_args
+    if len(axes) == 1 and isinstance(axes[0], (ast.Tuple, ast.List)):
+        axes = axes[0].elts  # torch.randn((m, n)): one tuple of sizes
+    shape: list[str | int] = []
+    for position in range(len(tensors[0].shape)):
+        per_case = [tensor.shape[position] for tensor in tensors]
+        named = dims.named(axes[position], per_case) if len(axes) == len(tensors[0].shape) else None
+        if named is None:  # no size expression per axis (zeros_like, arange(a, b)): a dim of those values
+            base = f"{name}_{position}"
+            named = dims.matching(per_case, base, avoid=shape) if not axes else dims.new(base, per_case)
+        shape.append(named)
+    return shape
 
 
 def _value(found: ast.expr | ast.stmt | None) -> ast.expr | None:
