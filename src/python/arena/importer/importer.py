@@ -13,11 +13,11 @@ from typing import Any
 
 from arena.importer.autograd_apply import refuse_gradients, refuse_unreadable_forward, with_apply_functions
 from arena.importer.checkout import SourceTask, find_tasks, inside
-from arena.importer.config import read_config, runner_path
+from arena.importer.config import TaskConfig, read_config, runner_path
 from arena.importer.correctness import TestLoop, read_test_loop
 from arena.importer.declaration import CATEGORY, build_file_text, declare
 from arena.importer.fit import Fit, fit_tolerances, loosened
-from arena.importer.follow import follow_cases
+from arena.importer.follow import FollowedCase, follow_cases
 from arena.importer.harness import harness_path, read_harness_loop
 from arena.importer.hip_layout import HIP_CATEGORIES, refuse_hip_task
 from arena.importer.interpreter import Interpreter, module_scope
@@ -88,6 +88,46 @@ def _refitted(out: Path, outcome: Outcome, imported: ImportedTask, fits: list[Fi
 
 def read_task(task: SourceTask, checkout: Path) -> ImportedTask:
     """One task's files; NotImportable with the reason when it cannot be imported."""
+    read = _read_layout(task, checkout)
+    loop, kernel_tree = read.loop, read.kernel_tree
+    function = next(
+        (n for n in kernel_tree.body if isinstance(n, ast.FunctionDef) and n.name == loop.function_name), None
+    )
+    if function is None:
+        raise LayoutNotRead(f"the test calls {loop.function_name}(), which {read.kernel_file} does not define")
+    refuse_unreadable_forward(read.source_tree, loop.function_name)
+    refuse_gradients(list(loop.statements), "the test")
+    refuse_stateful(kernel_tree, function)
+    loop, function, kernel_tree = _adapted(loop, function, read.kernel_file, kernel_tree, read.runner_tree)
+    cases = follow_cases(
+        loop,
+        module_scope(read.runner_tree, Interpreter()),
+        SourceModule(read.kernel_file, module_scope(kernel_tree, Interpreter())),
+    )
+    fields = read_task_fields(loop, cases, function)
+    if not fields.return_ignored:
+        refuse_returned_arguments(function, _tensor_parameters(function, fields))
+    return _imported(task, checkout, read, loop, kernel_tree, cases, fields)
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """What a task's layout gives: its test (the runner, a geak_eval harness or a pytest file), its
+    kernel file as written and as read (`f = Cls.apply` read as its forward; the test's launch, made
+    a function, appended), and the test loop read from them."""
+
+    config: TaskConfig
+    runner_file: str
+    runner_text: str
+    runner_tree: ast.Module
+    kernel_file: str
+    kernel_text: str
+    source_tree: ast.Module
+    kernel_tree: ast.Module
+    loop: TestLoop
+
+
+def _read_layout(task: SourceTask, checkout: Path) -> _Layout:
     config = read_config(task.folder)
     if config.task_type in HIP_CATEGORIES:
         refuse_hip_task(task, checkout, config)
@@ -112,14 +152,17 @@ def read_task(task: SourceTask, checkout: Path) -> ImportedTask:
         loop = read_pytest_loop(kernel_tree, runner_file, pytest[1])
     if loop.adapter is not None:  # the test's launch, made a function beside the kernel file
         kernel_tree = ast.Module(body=[*kernel_tree.body, loop.adapter.function], type_ignores=[])
-    function = next(
-        (n for n in kernel_tree.body if isinstance(n, ast.FunctionDef) and n.name == loop.function_name), None
+    return _Layout(
+        config, runner_file, runner_text, runner_tree, kernel_file, kernel_text, source_tree, kernel_tree, loop
     )
-    if function is None:
-        raise LayoutNotRead(f"the test calls {loop.function_name}(), which {kernel_file} does not define")
-    refuse_unreadable_forward(source_tree, loop.function_name)
-    refuse_gradients(list(loop.statements), "the test")
-    refuse_stateful(kernel_tree, function)
+
+
+def _adapted(
+    loop: TestLoop, function: ast.FunctionDef, kernel_file: str, kernel_tree: ast.Module, runner_tree: ast.Module
+) -> tuple[TestLoop, ast.FunctionDef, ast.Module]:
+    """The loop, the task's entry and the kernel file's tree once the functions appended to the
+    kernel file's copy are in: the elements the test keeps, outputs written in place, lists, dtypes,
+    choices and optional tensors given as arena's inputs and scalars."""
     if loop.picked:  # `out, _, _ = mod.fn(...)`: fn_outputs returns what the test keeps
         loop = as_picked_outputs(loop, loop.picked, function, kernel_file, kernel_tree)
         assert loop.adapter is not None
@@ -131,31 +174,39 @@ def read_task(task: SourceTask, checkout: Path) -> ImportedTask:
     if loop.adapter is not None and loop.adapter.function not in kernel_tree.body:  # appended: the entry
         kernel_tree = ast.Module(body=[*kernel_tree.body, loop.adapter.function], type_ignores=[])
         function = loop.adapter.function
-    cases = follow_cases(
-        loop,
-        module_scope(runner_tree, Interpreter()),
-        SourceModule(kernel_file, module_scope(kernel_tree, Interpreter())),
-    )
-    fields = read_task_fields(loop, cases, function)
-    if not fields.return_ignored:
-        refuse_returned_arguments(function, _tensor_parameters(function, fields))
+    return loop, function, kernel_tree
+
+
+def _imported(
+    task: SourceTask,
+    checkout: Path,
+    read: _Layout,
+    loop: TestLoop,
+    kernel_tree: ast.Module,
+    cases: list[FollowedCase],
+    fields: TaskFields,
+) -> ImportedTask:
+    """The task's files: its BUILD, the kernel file's copy (with what is appended), the reference
+    written from the test, and the checkout's modules the kernel file imports."""
+    kernel_file, kernel_text = read.kernel_file, read.kernel_text
     reference_file = REFERENCE_FILE if kernel_file != REFERENCE_FILE else f"aka_{REFERENCE_FILE}"
-    runner = RunnerSource(runner_text, runner_tree, f"{task.name}/{runner_file}")
+    runner = RunnerSource(read.runner_text, read.runner_tree, f"{task.name}/{read.runner_file}")
     reference_text = write_reference(runner, loop, cases, fields)
     name = task.folder.name
     modules = _local_modules(checkout, task.folder, kernel_file, kernel_tree)
+    launch_file = loop.adapter.file if loop.adapter is not None and loop.adapter.file != kernel_file else None
     declared = declare(
         name,
         task.name,
         kernel_file,
         reference_file,
-        config.instructions,
+        read.config.instructions,
         fields,
         sorted(modules),
-        reference_function(runner_tree),
-        loop.adapter.file if loop.adapter is not None and loop.adapter.file != kernel_file else None,
+        reference_function(read.runner_tree),
+        launch_file,
     )
-    if loop.adapter is not None and loop.adapter.file != kernel_file:
+    if loop.adapter is not None and launch_file is not None:
         modules[loop.adapter.file] = loop.adapter.text.encode()
     elif loop.adapter is not None:  # appended to the kernel file's copy (arena.importer.returned_argument)
         kernel_text = kernel_text.rstrip("\n") + "\n" + loop.adapter.text
