@@ -11,6 +11,7 @@ import functools
 import json
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 from arena.cache.sqlite_store import SqliteStore
@@ -147,12 +148,14 @@ def write_json(target: str, document: object) -> None:
     if path.is_symlink() or (path.exists() and not path.is_file()):
         path.write_text(text, encoding="utf-8")
         return
-    partial = path.with_name(f".{path.name}.{os.getpid()}.part")
-    try:
-        partial.write_text(text, encoding="utf-8")
+    try:  # a new file of its own (O_EXCL, a random name): nothing planted beside it is written through
+        handle, partial = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent or ".")
     except PermissionError:  # a file we may write in a folder we may not add to
         path.write_text(text, encoding="utf-8")
         return
+    with os.fdopen(handle, "w", encoding="utf-8") as out:
+        os.fchmod(out.fileno(), path.stat().st_mode & 0o777 if path.exists() else 0o644)  # mkstemp's is 0600
+        out.write(text)
     os.replace(partial, path)
 
 

@@ -1,4 +1,6 @@
 import json
+import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -124,3 +126,30 @@ def test_the_child_starts_before_the_machine_is_probed_and_is_closed(
     assert _arena(add_repo, "--no-cache") == 0
     assert events[:3] == ["made again=False", "warm", "probe"] and events[-1] == "close"
     assert len(fake_harness) == 1
+
+
+def test_json_is_written_whole_with_the_files_mode_and_through_what_is_not_a_file(tmp_path: Path) -> None:
+    from arena.cli.evaluate import write_json
+
+    kept = tmp_path / "kept.json"
+    kept.write_text("old")
+    kept.chmod(0o640)
+    write_json(str(kept), {"a": 1})
+    assert json.loads(kept.read_text()) == {"a": 1} and kept.stat().st_mode & 0o777 == 0o640
+    new = tmp_path / "new.json"
+    write_json(str(new), [1])
+    assert json.loads(new.read_text()) == [1] and new.stat().st_mode & 0o777 == 0o644
+    target = tmp_path / "target.json"
+    (tmp_path / "link.json").symlink_to(target)
+    write_json(str(tmp_path / "link.json"), {"b": 2})  # through the link, which stays one
+    assert (tmp_path / "link.json").is_symlink() and json.loads(target.read_text()) == {"b": 2}
+    pipe = tmp_path / "pipe.json"  # not a plain file (as /dev/stdout): written to, never replaced
+    os.mkfifo(pipe)
+    read: list[str] = []
+    reader = threading.Thread(target=lambda: read.append(pipe.read_text()))
+    reader.start()
+    write_json(str(pipe), {"c": 3})
+    reader.join(10)
+    assert json.loads(read[0]) == {"c": 3} and pipe.is_fifo()
+    names = ["kept.json", "link.json", "new.json", "pipe.json", "target.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == names  # no partial file left

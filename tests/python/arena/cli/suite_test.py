@@ -360,15 +360,18 @@ def test_a_suite_cut_short_by_a_signal_reports_and_keeps_what_finished(
 
     release = threading.Event()
     stand_in = launch.run_harness  # fake_harness's: it records the call
+    out_file = tmp_path / "suite.json"
 
     def harness(task, candidate, repo_root, settings, standby=None, cpus=None):  # type: ignore[no-untyped-def]
-        if len(fake_harness) == 1:  # the second evaluation is under way when the signal comes
+        if len(fake_harness) == 1:  # the second evaluation is under way, the first reported, when the signal comes
+            deadline = time.monotonic() + 20
+            while not out_file.exists() and time.monotonic() < deadline:
+                time.sleep(0.05)
             os.kill(os.getpid(), signum)
             release.wait(30)
         return stand_in(task, candidate, repo_root, settings)
 
     monkeypatch.setattr(launch, "run_harness", harness)
-    out_file = tmp_path / "suite.json"
     before = signal.getsignal(signum)
     try:
         code = _suite(_two_exemplars(tmp_path), "--exemplars", "--json", str(out_file))
