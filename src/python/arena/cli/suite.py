@@ -21,7 +21,6 @@ import signal
 import sys
 import tempfile
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, replace
@@ -39,18 +38,20 @@ from arena.cli.evaluate import (
     settings_from_args,
     write_json,
 )
+from arena.cli.suite_file import NotResumable, candidates_kind, kept_evaluations, suite_document, summary_of
+from arena.environment.probe import probe_environment
 from arena.errors import ArenaError, InvalidCandidate, JobFailed, UnknownTask
 from arena.evaluation.evaluate import Store, evaluate, evaluate_directory
 from arena.evaluation.evaluation import Evaluation, Status
 from arena.executors.local import LocalExecutor
 from arena.harness.settings import HarnessSettings
+from arena.harness.version import harness_version
 from arena.report.progress import Progress as LiveProgress
-from arena.report.table import format_suite, task_outcome
+from arena.report.table import format_suite
 from arena.runner.auth import Identity
 from arena.runner.devices import discover_lanes, lane_cpus, parse_lanes
 from arena.runner.records import Progress
 from arena.runner.runner import Evaluate, Runner
-from arena.scoring.stats import SuiteSummary, summarize_suite
 from arena.task.load import load_tasks, parse_address
 from arena.task.task import CATEGORIES, Task
 
@@ -88,6 +89,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     which.add_argument("--exemplars", action="store_true", help="evaluate each task's exemplars")
     which.add_argument("--submissions", type=Path, metavar="DIR", help="DIR/<task name>/ holds each task's candidate")
     add_json_flag(parser, "every evaluation and the summary")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="with --json FILE: keep the evaluations FILE holds of the same candidates of unchanged tasks, measured "
+        "by this harness in this environment (a suite cut short), and evaluate the rest",
+    )
     parser.add_argument(
         "--runner",
         metavar="HOST:PORT",
@@ -324,10 +331,58 @@ def run(args: argparse.Namespace) -> int:
         if task.skip:
             print(f"skipped {task.address}: {task.skip}", file=report)
     requests = suite_requests([task for task in tasks if not task.skip], args)
-    done: list[tuple[str, Evaluation]] = []
+    try:
+        kept = resumed(args, requests)
+    except NotResumable as error:
+        return caller_error(str(error))
+    done = [(request.label, kept[request.label]) for request in requests if request.label in kept]
+    for count, (label, evaluation) in enumerate(done, 1):
+        print(f"[{count}] {label}  {result_line(evaluation)}  (kept from {args.json})", file=report)
     failed: list[tuple[str, str]] = []
+    remaining = [request for request in requests if request.label not in kept]
+    interrupted = run_requests(remaining, args, done, failed, report)
+    order = {request.label: index for index, request in enumerate(requests)}
+    done.sort(key=lambda item: order[item[0]])  # the suite's order, kept and new alike
+    report_suite(args, done, failed, report)
+    if interrupted is not None:
+        print(
+            f"\ninterrupted by {interrupted}: {len(done) + len(failed)} of {len(requests)} evaluation(s) finished; "
+            "the table and the JSON hold those alone",
+            file=report,
+        )
+    if args.json:
+        write_json(args.json, document(args, done, failed, complete=interrupted is None))
+    if interrupted is not None:
+        return 128 + interrupted.signum
+    return EXIT_NOT_SCORED if failed else 0
+
+
+def resumed(args: argparse.Namespace, requests: list[Request]) -> dict[str, Evaluation]:
+    """With --resume, the evaluations the suite's file already holds that answer for a request, by
+    label (suite_file.kept_evaluations); NotResumable when the file is not a suite's of these."""
+    if not args.resume:
+        return {}
+    wanted = {r.label: (r.task, r.candidate) for r in requests if r.candidate is not None}
+    return kept_evaluations(
+        Path(args.json),
+        candidates_kind(args.exemplars, args.submissions),
+        wanted,
+        args.repo_root,
+        harness_version(),
+        probe_environment().fingerprint,
+    )
+
+
+def run_requests(
+    requests: list[Request],
+    args: argparse.Namespace,
+    done: list[tuple[str, Evaluation]],
+    failed: list[tuple[str, str]],
+    report: Any,
+) -> Interrupted | None:
+    """Evaluate `requests`, each result into `done` or `failed` as it comes (and into the JSON file:
+    what finished is kept should the suite be cut short); the signal that stopped it, if one did."""
     progress = LiveProgress(len(requests), report)  # the awaited task, its stage, an ETA
-    interrupted: Interrupted | None = None
     try:
         with stopped_by_signals(), closing(evaluations(requests, args, progress)) as results:
             for label, evaluation in results:
@@ -337,24 +392,19 @@ def run(args: argparse.Namespace) -> int:
                 else:
                     done.append((label, evaluation))
                     progress.print(f"[{len(done) + len(failed)}] {label}  {result_line(evaluation)}")
-                if args.json and args.json != "-":  # what finished, kept should the suite be cut short
-                    write_json(args.json, suite_document(args, done, failed, complete=False))
+                if args.json and args.json != "-":
+                    write_json(args.json, document(args, done, failed, complete=False))
     except Interrupted as signalled:
-        interrupted = signalled
+        return signalled
     finally:
         progress.close()
-    report_suite(args, done, failed, report)
-    if interrupted is not None:
-        print(
-            f"\ninterrupted by {interrupted}: {len(done) + len(failed)} of {len(requests)} evaluation(s) finished; "
-            "the table and the JSON hold those alone",
-            file=report,
-        )
-    if args.json:
-        write_json(args.json, suite_document(args, done, failed, complete=interrupted is None))
-    if interrupted is not None:
-        return 128 + interrupted.signum
-    return EXIT_NOT_SCORED if failed else 0
+    return None
+
+
+def document(
+    args: argparse.Namespace, done: list[tuple[str, Evaluation]], failed: list[tuple[str, str]], complete: bool
+) -> dict[str, Any]:
+    return suite_document(args.category, candidates_kind(args.exemplars, args.submissions), done, failed, complete)
 
 
 def check_arguments(args: argparse.Namespace) -> int | None:
@@ -363,6 +413,12 @@ def check_arguments(args: argparse.Namespace) -> int | None:
         return caller_error("give --category, or --tasks naming the suite's tasks (of any category)")
     if args.submissions is not None and not args.submissions.is_dir():
         return caller_error(f"submissions folder {str(args.submissions)!r} does not exist or is not a folder")
+    if args.resume and (not args.json or args.json == "-"):
+        return caller_error("--resume needs --json FILE: the suite's file to resume from")
+    if args.resume and (args.runner or os.environ.get(RUNNER_VARIABLE, "")):
+        return caller_error(
+            "--resume is for a runner in this process; a --runner answers what it scored from its cache"
+        )
     if args.devices not in (None, "all"):
         if args.runner or os.environ.get(RUNNER_VARIABLE, ""):
             return caller_error("--devices chooses the lanes of a runner in this process; a --runner has its own")
@@ -402,32 +458,3 @@ def report_suite(
             f"{', '.join(label for label, _ in failed)}",
             file=report,
         )
-
-
-def summary_of(done: list[tuple[str, Evaluation]]) -> SuiteSummary:
-    return summarize_suite([task_outcome(evaluation) for _, evaluation in done])
-
-
-def suite_document(
-    args: argparse.Namespace, done: list[tuple[str, Evaluation]], failed: list[tuple[str, str]], complete: bool
-) -> dict[str, Any]:
-    """The suite's JSON: every evaluation that finished, the summary over them, the runner's failures;
-    `complete` False while the suite runs and when it was cut short."""
-    summary = summary_of(done)
-    return {
-        "category": args.category,
-        "candidates": "exemplars" if args.exemplars else "submissions" if args.submissions else "baselines",
-        "complete": complete,
-        "evaluations": [dict(evaluation.to_dict(), label=label) for label, evaluation in done],
-        "summary": {
-            "tasks": summary.tasks,
-            "correct": summary.correct,
-            "timed": summary.timed,
-            # None, not the 1.0 a geomean of untimed tasks would read, when nothing was timed.
-            "geomean_speedup": summary.geomean_speedup if summary.timed else None,
-            "nothing_timed": not summary.timed,
-            "fast_p": summary.fast_p,
-        },
-        "failed": [{"label": label, "error": error} for label, error in failed],
-        "created_unix_ms": int(time.time() * 1000),
-    }

@@ -385,3 +385,58 @@ def test_a_suite_cut_short_by_a_signal_reports_and_keeps_what_finished(
     saved = json.loads(out_file.read_text())
     assert saved["complete"] is False and saved["summary"]["tasks"] == 1
     assert [e["label"] for e in saved["evaluations"]] == ["tasks/triton2triton/add:add [exemplars/wide]"]
+
+
+def test_resume_keeps_what_still_answers_and_evaluates_the_rest(
+    tmp_path: Path,
+    fake_harness: list[Any],
+    cache_dir: Path,
+    gpu_machine: Any,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A suite's file resumed (--no-cache: fresh measurements, as on a GPU lent for minutes): an
+    exemplar unchanged since is kept, one whose files changed is evaluated again, and an entry of
+    another harness version is not trusted."""
+    repo = _two_exemplars(tmp_path)
+    out_file = tmp_path / "suite.json"
+    assert _suite(repo, "--exemplars", "--no-cache", "--json", str(out_file)) == 0
+    assert len(fake_harness) == 2
+    capsys.readouterr()
+    narrow = repo / "tasks" / "triton2triton" / "add" / "exemplars" / "narrow" / "kernel.py"
+    narrow.write_text(narrow.read_text() + "\n# changed\n")
+    assert _suite(repo, "--exemplars", "--no-cache", "--json", str(out_file), "--resume") == 0
+    out = capsys.readouterr().out
+    assert len(fake_harness) == 3  # the changed one alone
+    assert re.search(
+        rf"\[1\] tasks/triton2triton/add:add \[exemplars/wide\]  PASSED  speedup 2\.\d+  \(kept from {re.escape(str(out_file))}\)",
+        out,
+    )
+    assert "[2] tasks/triton2triton/add:add [exemplars/narrow]  PASSED" in out
+    saved = json.loads(out_file.read_text())
+    assert saved["complete"] is True
+    assert [e["label"] for e in saved["evaluations"]] == [
+        "tasks/triton2triton/add:add [exemplars/wide]",
+        "tasks/triton2triton/add:add [exemplars/narrow]",
+    ]
+    for entry in saved["evaluations"]:
+        entry["harness_version"] = "another harness"
+    out_file.write_text(json.dumps(saved))
+    assert _suite(repo, "--exemplars", "--no-cache", "--json", str(out_file), "--resume") == 0
+    assert len(fake_harness) == 5 and "kept from" not in capsys.readouterr().out
+
+
+def test_resume_refuses_what_it_cannot_resume_from(
+    tmp_path: Path, add_repo: Path, cache_dir: Path, cpu_machine: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out_file = tmp_path / "suite.json"
+    assert _suite(add_repo, "--resume") == 2
+    assert "--resume needs --json FILE" in capsys.readouterr().err
+    assert _suite(add_repo, "--resume", "--json", str(out_file), "--runner", "localhost:1") == 2
+    assert "a --runner answers what it scored" in capsys.readouterr().err
+    out_file.write_text("{not json")
+    assert _suite(add_repo, "--resume", "--json", str(out_file)) == 2
+    assert f"cannot resume from {out_file}" in capsys.readouterr().err
+    out_file.write_text(json.dumps({"candidates": "exemplars", "evaluations": []}))
+    assert _suite(add_repo, "--resume", "--json", str(out_file)) == 2  # the baselines asked
+    assert "holds the 'exemplars' of a suite, not its 'baselines'" in capsys.readouterr().err
+    assert out_file.read_text() == json.dumps({"candidates": "exemplars", "evaluations": []})  # untouched
