@@ -106,6 +106,9 @@ def stop_before_the_child_starts(monkeypatch: pytest.MonkeyPatch, popen: Callabl
 
     monkeypatch.setattr(launch, "sandbox_tool", lambda: "")
     monkeypatch.setattr(launch, "trusted_root", lambda: tmp_path / "kernels")
+    # No byte code compiled first: where none is cached yet (a fresh machine), that compile is a
+    # Popen of its own, in a folder of its own, which `popen` would take for the child's.
+    monkeypatch.setattr(launch, "bytecode_folder", lambda measurement: None)
     monkeypatch.setattr(launch.subprocess, "Popen", popen)
 
 

@@ -115,6 +115,7 @@ def test_a_folder_to_be_shown_that_holds_the_checkout_is_refused_and_nothing_sta
 
     _checkout(tmp_path)
     started = []
+    monkeypatch.setattr(launch, "bytecode_folder", lambda measurement: None)  # no compile's Popen first
     monkeypatch.setattr(launch.subprocess, "Popen", lambda *args, **kwargs: started.append(args))
     monkeypatch.setenv("CUDA_HOME", str(tmp_path))  # a toolchain folder the sandbox would show
     with pytest.raises(UnusableEnvironment, match=r"\.arena|pants\.toml"):
