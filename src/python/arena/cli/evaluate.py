@@ -149,7 +149,7 @@ def write_json(target: str, document: object) -> None:
         path.write_text(text, encoding="utf-8")
         return
     try:  # a new file of its own (O_EXCL, a random name): nothing planted beside it is written through
-        handle, partial = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent or ".")
+        handle, partial = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
     except PermissionError:  # a file we may write in a folder we may not add to
         path.write_text(text, encoding="utf-8")
         return

@@ -413,14 +413,15 @@ def check_arguments(args: argparse.Namespace) -> int | None:
         return caller_error("give --category, or --tasks naming the suite's tasks (of any category)")
     if args.submissions is not None and not args.submissions.is_dir():
         return caller_error(f"submissions folder {str(args.submissions)!r} does not exist or is not a folder")
+    remote = bool(args.runner or os.environ.get(RUNNER_VARIABLE, ""))
     if args.resume and (not args.json or args.json == "-"):
         return caller_error("--resume needs --json FILE: the suite's file to resume from")
-    if args.resume and (args.runner or os.environ.get(RUNNER_VARIABLE, "")):
+    if args.resume and remote:
         return caller_error(
             "--resume is for a runner in this process; a --runner answers what it scored from its cache"
         )
     if args.devices not in (None, "all"):
-        if args.runner or os.environ.get(RUNNER_VARIABLE, ""):
+        if remote:
             return caller_error("--devices chooses the lanes of a runner in this process; a --runner has its own")
         try:
             parse_lanes(args.devices)

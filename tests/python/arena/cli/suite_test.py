@@ -6,7 +6,6 @@ import shutil
 import signal
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,7 @@ import pytest
 from arena.cache.sqlite_store import SqliteStore
 from arena.cli import main as cli
 from arena.runner.runner import Runner
+from arena_testing.waiting import wait_until
 
 
 def _suite(repo: Path, *args: str) -> int:
@@ -327,9 +327,7 @@ def test_the_json_is_rewritten_after_every_evaluation(
 
     def harness(task, candidate, repo_root, settings, standby=None, cpus=None):  # type: ignore[no-untyped-def]
         if len(fake_harness) == 1:  # the lane takes this job as the suite reads the first one's result
-            deadline = time.monotonic() + 20
-            while not out_file.exists() and time.monotonic() < deadline:
-                time.sleep(0.05)
+            wait_until(out_file.exists, "the suite's file after its first evaluation")
             seen_while_running.append(json.loads(out_file.read_text()))
         return stand_in(task, candidate, repo_root, settings)
 
@@ -364,9 +362,7 @@ def test_a_suite_cut_short_by_a_signal_reports_and_keeps_what_finished(
 
     def harness(task, candidate, repo_root, settings, standby=None, cpus=None):  # type: ignore[no-untyped-def]
         if len(fake_harness) == 1:  # the second evaluation is under way, the first reported, when the signal comes
-            deadline = time.monotonic() + 20
-            while not out_file.exists() and time.monotonic() < deadline:
-                time.sleep(0.05)
+            wait_until(out_file.exists, "the suite's file after its first evaluation")
             os.kill(os.getpid(), signum)
             release.wait(30)
         return stand_in(task, candidate, repo_root, settings)
