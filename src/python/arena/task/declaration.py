@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 from arena.errors import TaskDeclarationError
 from arena.task import paths, vectors
@@ -38,14 +38,81 @@ def build_task(kwargs: Mapping[str, Any], build_file: str, task_dir: Path, repo_
         raise TaskDeclarationError(f"{build_file}: {target}: {error}") from None
 
 
+class _Files(NamedTuple):
+    """The task's files: what the candidate starts from, what it may change, what it calls."""
+
+    baseline: tuple[str, ...]
+    editable: tuple[str, ...]
+    sources: tuple[str, ...]
+    entry: Entry
+    reference: Entry | None  # None: the baseline is the reference
+
+
+class _Tensors(NamedTuple):
+    """What the entry takes and gives, and the cases that size it."""
+
+    inputs: tuple[TensorSpec, ...]
+    outputs: tuple[TensorSpec, ...]
+    scalars: dict[str, float | int | str]
+    cases: tuple[Case, ...]
+
+
 def _build(kwargs: Mapping[str, Any], task_dir: Path, repo_root: Path) -> Task:
     raw = check_form(kwargs)
-    name = require_str("name", task_dir.name if raw["name"] is None else raw["name"], empty=False)
+    name = _name(raw["name"], task_dir)
+    category = _category(raw["category"])
+    files = _files(raw, category, task_dir)
+    tensors = _tensors(raw, category, files.entry)
+    abi, entry = _abi_and_entry(raw["abi"], category, files.entry, tensors)
+    exemplars, wrong = _candidate_folders(raw, task_dir, files.editable)
+    folder = task_dir.relative_to(repo_root).as_posix()
+    return Task(
+        address=f"{folder}:{name}",
+        name=name,
+        category=category,
+        task_dir=folder,
+        description=require_str("description", raw["description"], empty=False),
+        baseline=files.baseline,
+        editable=files.editable,
+        entry=entry,
+        signature=require_str("signature", raw["signature"], empty=False),
+        reference=files.reference,
+        inputs=tensors.inputs,
+        outputs=tensors.outputs,
+        scalars=tensors.scalars,
+        abi=abi,
+        cases=tensors.cases,
+        tolerances=merge_tolerances(parse_tolerance_overrides(raw["tolerances"])),
+        forbidden=_forbidden(raw["forbidden"]),
+        flops=_formula("flops", raw["flops"], tensors.cases),
+        bytes=_formula("bytes", raw["bytes"], tensors.cases),
+        exemplars=exemplars,
+        wrong=wrong,
+        sources=files.sources,
+        build=require_str("build", raw["build"]),
+        bench=require_str("bench", raw["bench"]),
+        budget_seconds=require_int("budget_seconds", raw["budget_seconds"], minimum=1),
+        iterations=require_int("iterations", raw["iterations"], minimum=1),
+        archs=require_str_list("archs", raw["archs"], empty=False),
+        skip=_skip(raw["skip"]),
+        timeout=_timeout(raw["timeout"]),
+    )
+
+
+def _name(value: Any, task_dir: Path) -> str:
+    name = require_str("name", task_dir.name if value is None else value, empty=False)
     if "/" in name or ":" in name:
         raise FieldError("name", f"{name!r} must not contain '/' or ':'")
-    if raw["category"] not in CATEGORIES:
-        raise FieldError("category", f"{raw['category']!r} is not one of {', '.join(CATEGORIES)}")
-    category = Category(raw["category"])
+    return name
+
+
+def _category(value: Any) -> Category:
+    if value not in CATEGORIES:
+        raise FieldError("category", f"{value!r} is not one of {', '.join(CATEGORIES)}")
+    return Category(value)
+
+
+def _files(raw: Mapping[str, Any], category: Category, task_dir: Path) -> _Files:
     baseline = paths.check_files("baseline", raw["baseline"], task_dir)
     editable = paths.check_editable(raw["editable"], baseline, task_dir)
     sources = paths.check_files("sources", raw["sources"], task_dir, empty=True)
@@ -56,6 +123,10 @@ def _build(kwargs: Mapping[str, Any], task_dir: Path, repo_root: Path) -> Task:
     reference = None if raw["reference"] == "baseline" else _parse_entry("reference", raw["reference"])
     if reference is not None:
         paths.check_file("reference", task_dir, reference.file)
+    return _Files(baseline, editable, sources, entry, reference)
+
+
+def _tensors(raw: Mapping[str, Any], category: Category, entry: Entry) -> _Tensors:
     inputs = vectors.parse_tensors("inputs", raw["inputs"], with_dist=True)
     outputs = vectors.parse_outputs(raw["outputs"], inputs)
     if not outputs:
@@ -66,51 +137,38 @@ def _build(kwargs: Mapping[str, Any], task_dir: Path, repo_root: Path) -> Task:
     _check_unique_names(inputs + tuple(spec for spec in outputs if not spec.inplace), scalars)
     cases = vectors.parse_cases(raw["cases"], {spec.name for spec in inputs})
     vectors.check_dims_defined(cases, inputs + outputs, scalars)
-    floats = sorted({dim for case in cases for dim, value in case.dims.items() if isinstance(value, float)})
-    if floats and category.is_hip:  # a launcher's dims and dim-named scalars are int64_t
-        raise FieldError("cases", f"dim {floats[0]!r} is a float; a float case value is for a Python entry's scalars")
     if category.is_hip:
-        abi = _abi(raw["abi"], category, cases, [spec.name for spec in inputs + outputs], scalars)
-    else:
-        abi = _python_abi(raw["abi"], inputs, scalars)
-        entry = replace(entry, positional=positional_order(abi, inputs))
+        _check_int_dims(cases)
+    return _Tensors(inputs, outputs, scalars, cases)
+
+
+def _check_int_dims(cases: tuple[Case, ...]) -> None:
+    """A launcher's dims and dim-named scalars are int64_t: no case of a HIP task gives a float."""
+    floats = sorted({dim for case in cases for dim, value in case.dims.items() if isinstance(value, float)})
+    if floats:
+        raise FieldError("cases", f"dim {floats[0]!r} is a float; a float case value is for a Python entry's scalars")
+
+
+def _abi_and_entry(value: Any, category: Category, entry: Entry, tensors: _Tensors) -> tuple[tuple[str, ...], Entry]:
+    """The abi, and the entry with a Python entry's positional parameters in the abi's order."""
+    if category.is_hip:
+        names = [spec.name for spec in tensors.inputs + tensors.outputs]
+        return _abi(value, category, tensors.cases, names, tensors.scalars), entry
+    abi = _python_abi(value, tensors.inputs, tensors.scalars)
+    return abi, replace(entry, positional=positional_order(abi, tensors.inputs))
+
+
+def _candidate_folders(
+    raw: Mapping[str, Any], task_dir: Path, editable: tuple[str, ...]
+) -> tuple[tuple[str, ...], str]:
+    """The exemplars' folders and the wrong candidate's folder ("": none), without a trailing '/'."""
     exemplars = require_str_list("exemplars", raw["exemplars"])
     for folder in exemplars:
         paths.check_candidate_folder("exemplars", task_dir, folder, editable)
     wrong = require_str("wrong", raw["wrong"])
     if wrong:
         paths.check_candidate_folder("wrong", task_dir, wrong, editable)
-    return Task(
-        address=f"{task_dir.relative_to(repo_root).as_posix()}:{name}",
-        name=name,
-        category=category,
-        task_dir=task_dir.relative_to(repo_root).as_posix(),
-        description=require_str("description", raw["description"], empty=False),
-        baseline=baseline,
-        editable=editable,
-        entry=entry,
-        signature=require_str("signature", raw["signature"], empty=False),
-        reference=reference,
-        inputs=inputs,
-        outputs=outputs,
-        scalars=scalars,
-        abi=abi,
-        cases=cases,
-        tolerances=merge_tolerances(parse_tolerance_overrides(raw["tolerances"])),
-        forbidden=_forbidden(raw["forbidden"]),
-        flops=_formula("flops", raw["flops"], cases),
-        bytes=_formula("bytes", raw["bytes"], cases),
-        exemplars=tuple(e.rstrip("/") for e in exemplars),
-        wrong=wrong.rstrip("/"),
-        sources=sources,
-        build=require_str("build", raw["build"]),
-        bench=require_str("bench", raw["bench"]),
-        budget_seconds=require_int("budget_seconds", raw["budget_seconds"], minimum=1),
-        iterations=require_int("iterations", raw["iterations"], minimum=1),
-        archs=require_str_list("archs", raw["archs"], empty=False),
-        skip=_skip(raw["skip"]),
-        timeout=_timeout(raw["timeout"]),
-    )
+    return tuple(e.rstrip("/") for e in exemplars), wrong.rstrip("/")
 
 
 def _parse_entry(field: str, value: Any, ignorable: bool = False) -> Entry:
