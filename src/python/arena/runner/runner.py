@@ -72,6 +72,18 @@ def is_fault(error: BaseException) -> bool:
     return isinstance(error, (ExecutorError, JobFailed)) or not isinstance(error, ArenaError)
 
 
+def _check_limits(
+    max_attempts: int, max_tries: int, max_refunds: int, max_checks: int, max_pending_per_agent: int
+) -> None:
+    """Refuse limits that would leave an agent no attempt, run or waiting job (ValueError)."""
+    if max_attempts < 1 or max_tries < 1 or max_refunds < 0 or max_checks < 0 or max_pending_per_agent < 1:
+        raise ValueError(
+            f"max_attempts ({max_attempts}), max_tries ({max_tries}) and max_pending_per_agent "
+            f"({max_pending_per_agent}) must be at least 1, "
+            f"max_refunds ({max_refunds}) and max_checks ({max_checks}) at least 0"
+        )
+
+
 class Runner:
     def __init__(
         self,
@@ -98,12 +110,7 @@ class Runner:
         """`require_isolation`: refuse agents' candidates when the executor isolates nothing
         (Executor.isolation()); operators' own evaluations still run. `lookup` answers cached
         scores before the queue; by default the pipeline's own when `evaluate` is the pipeline's."""
-        if max_attempts < 1 or max_tries < 1 or max_refunds < 0 or max_checks < 0 or max_pending_per_agent < 1:
-            raise ValueError(
-                f"max_attempts ({max_attempts}), max_tries ({max_tries}) and max_pending_per_agent "
-                f"({max_pending_per_agent}) must be at least 1, "
-                f"max_refunds ({max_refunds}) and max_checks ({max_checks}) at least 0"
-            )
+        _check_limits(max_attempts, max_tries, max_refunds, max_checks, max_pending_per_agent)
         self.repo_root = repo_root
         self.lanes = lanes
         self._evaluate = evaluate
@@ -121,14 +128,18 @@ class Runner:
         self._tasks = {task.address: task for task in (tasks if tasks is not None else load_tasks(repo_root))}
         self._views: dict[str, TaskView] = {}
         self._database = Database(state_dir / STATE_FILE, durable=durable)
-        self._queue = JobQueue(
+        self._queue = self._open_queue(max_pending, max_tries)
+
+    def _open_queue(self, max_pending: int, max_tries: int) -> JobQueue:
+        """The queue of this runner's jobs, in its state, run on its lanes by _run_job."""
+        return JobQueue(
             self._database,
-            lanes,
+            self.lanes,
             self._run_job,
             self._refund,
             on_done=self._unchecked,
             max_pending=max_pending,
-            on_lane_start=getattr(executor, "prepare", None),  # e.g. start a lane's first child now
+            on_lane_start=getattr(self._executor, "prepare", None),  # e.g. start a lane's first child now
             is_fault=is_fault,
             max_tries=max_tries,
         )
@@ -190,13 +201,7 @@ class Runner:
         """
         task = self.find_task(candidate.task)
         candidate = accept_candidate(task, candidate.files)
-        if self._require_isolation and not identity.operator and not self.isolation():
-            raise Unisolated(
-                "this runner has no sandbox for candidate code (install bubblewrap, or use the docker or remote "
-                "executor); its operator may allow running without one (arena serve --allow-unisolated)"
-            )
-        if not attempt_id and not identity.operator:
-            raise PermissionDenied("evaluations outside an attempt are for operators; open an attempt first")
+        self._check_may_evaluate(identity, attempt_id)
         job = Job(
             id=job_id(identity.agent, attempt_id, candidate, task_digest(task, self.repo_root), check),
             agent=identity.agent,
@@ -205,36 +210,48 @@ class Runner:
             check=check,
         )
         cached = self._cached(task, candidate, check)
-        now_ms = self._now_ms()
-        with self._database.transaction() as conn:
-            existing = self._queue.find(conn, job.id, files=False)
-            accepted = existing is None or existing.state == "failed"
-            if accepted:
-                if attempt_id and check:
-                    attempts.charge_check(conn, attempt_id, identity.agent, task.address, now_ms, self._max_checks)
-                elif attempt_id:
-                    attempts.charge_attempt(conn, attempt_id, identity.agent, task.address, now_ms)
-                if cached is not None:
-                    self._queue.record_done(conn, job, cached, now_ms)
-                    self._unchecked(conn, job, cached)
-                else:
-                    share = None if identity.operator else self._max_pending_per_agent
-                    self._queue.enqueue(conn, job, now_ms, agent_share=share)
+        accepted = self._accept(identity, task, job, cached)
         if accepted and cached is not None:
             self._keep(candidate)
         if accepted:
-            log.info(
-                "job accepted: job=%s agent=%s attempt=%s task=%s kind=%s answer=%s",
-                job.id,
-                identity.agent,
-                attempt_id or "-",
-                task.address,
-                "check" if check else "scored",
-                "cache" if cached is not None else "queued",
-            )
+            _log_accepted(job, task, cached)
         if cached is None:  # a job recorded done needs no lane
             self._queue.wake()
         return self._queue.watch(job.id, is_active)
+
+    def _check_may_evaluate(self, identity: Identity, attempt_id: str) -> None:
+        """Refuse an agent's candidate where nothing isolates it, and an agent's call outside an attempt."""
+        if self._require_isolation and not identity.operator and not self.isolation():
+            raise Unisolated(
+                "this runner has no sandbox for candidate code (install bubblewrap, or use the docker or remote "
+                "executor); its operator may allow running without one (arena serve --allow-unisolated)"
+            )
+        if not attempt_id and not identity.operator:
+            raise PermissionDenied("evaluations outside an attempt are for operators; open an attempt first")
+
+    def _accept(self, identity: Identity, task: Task, job: Job, cached: Evaluation | None) -> bool:
+        """Charge the attempt and record `cached` as the job's answer, or queue the job, in one
+        transaction. False where the same job is there already and has not failed: it spends nothing."""
+        now_ms = self._now_ms()
+        with self._database.transaction() as conn:
+            existing = self._queue.find(conn, job.id, files=False)
+            if existing is not None and existing.state != "failed":
+                return False
+            self._charge(conn, job, task, now_ms)
+            if cached is not None:
+                self._queue.record_done(conn, job, cached, now_ms)
+                self._unchecked(conn, job, cached)
+            else:
+                share = None if identity.operator else self._max_pending_per_agent
+                self._queue.enqueue(conn, job, now_ms, agent_share=share)
+        return True
+
+    def _charge(self, conn: sqlite3.Connection, job: Job, task: Task, now_ms: int) -> None:
+        """Spend one of the attempt's free checks, or one of its iterations; nothing outside an attempt."""
+        if job.attempt and job.check:
+            attempts.charge_check(conn, job.attempt, job.agent, task.address, now_ms, self._max_checks)
+        elif job.attempt:
+            attempts.charge_attempt(conn, job.attempt, job.agent, task.address, now_ms)
 
     def submit(self, identity: Identity, attempt_id: str, evaluation_id: str) -> Attempt:
         """Close the attempt with one of its finished evaluations as the final one."""
@@ -491,6 +508,18 @@ class Runner:
 
     def _now_ms(self) -> int:
         return int(self._clock() * 1000)
+
+
+def _log_accepted(job: Job, task: Task, cached: Evaluation | None) -> None:
+    log.info(
+        "job accepted: job=%s agent=%s attempt=%s task=%s kind=%s answer=%s",
+        job.id,
+        job.agent,
+        job.attempt or "-",
+        task.address,
+        "check" if job.check else "scored",
+        "cache" if cached is not None else "queued",
+    )
 
 
 @dataclass(frozen=True)
