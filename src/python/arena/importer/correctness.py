@@ -13,7 +13,7 @@ building the inputs) or the outputs' checks.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from arena.importer.branch_assignments import merge_branch_assignments
 from arena.importer.constant_sums import fold_constant_sums
@@ -239,83 +239,131 @@ def _module_name(setup: list[ast.stmt], tree: ast.Module) -> str:
     raise LayoutNotRead(f"{TEST_FUNCTION}() loads no kernel module (`mod = load_module()`)")
 
 
-def read_loop_body(
-    body: list[ast.stmt], module_name: str, runner: str
-) -> tuple[ast.expr | None, list[ast.stmt], ast.Assign | ast.Expr, tuple[Comparison, ...]]:
+# read_loop_body's answer: the seed, the statements, the kernel call, one comparison per output
+_LoopPass = tuple[ast.expr | None, list[ast.stmt], ast.Assign | ast.Expr, tuple[Comparison, ...]]
+
+
+def read_loop_body(body: list[ast.stmt], module_name: str, runner: str) -> _LoopPass:
     """One pass of the loop: its seed, its statements up to the last comparison (the kernel call
     among them), that call, and one comparison per output."""
-    seed: ast.expr | None = None
-    statements: list[ast.stmt] = []
-    call: ast.Assign | ast.Expr | None = None
-    pending: list[ast.stmt] = []  # statements after a comparison of a written argument
-    found: dict[str, Comparison] = {}  # by output name, in the order the test compares them
-    complete = False  # every output the kernel returns is compared; an argument may follow
+    reader = _LoopBodyReader(module_name, runner)
     for node in merge_special_value_checks(fold_constant_sums(fold_fill_loops(body))):
+        if not reader.read(node):
+            break
+    return reader.result()
+
+
+@dataclass
+class _LoopBodyReader:
+    """What read_loop_body has read of one pass so far, statement by statement."""
+
+    module_name: str
+    runner: str
+    seed: ast.expr | None = None
+    statements: list[ast.stmt] = field(default_factory=list)
+    call: ast.Assign | ast.Expr | None = None
+    pending: list[ast.stmt] = field(default_factory=list)  # statements after a comparison of a written argument
+    found: dict[str, Comparison] = field(default_factory=dict)  # by output name, in the order the test compares them
+    complete: bool = False  # every output the kernel returns is compared; an argument may follow
+
+    def read(self, node: ast.stmt) -> bool:
+        """Read `node`; False where the pass ends before it (what follows checks nothing more)."""
         compared = _comparison_call(node)
-        if complete and isinstance(call, ast.Assign):
-            names = result_names(call)
-            try:
-                extra = _read_comparison(compared, call, found, runner) if compared is not None else None
-            except NotImportable:
-                extra = None
-            if extra is None or extra.output in names:
-                break
-            found[extra.output] = extra
-            continue
+        if self.complete and isinstance(self.call, ast.Assign):
+            return self._read_written_comparison(compared, self.call)
         if compared is not None:
-            if call is None:
-                raise PartialCheck(f"line {node.lineno}: the test compares before it calls the kernel")
-            comparison = _read_comparison(compared, call, found, runner, _aliases(statements, call))
-            found[comparison.output] = comparison
-            statements += pending
-            pending = []
-            complete = isinstance(call, ast.Assign) and all(name in found for name in result_names(call))
-            continue
+            self._add_comparison(node, compared)
+            return True
         torch_call = _torch_call_name(node)
-        if found and isinstance(call, ast.Expr):  # the test may compare another written argument later
-            if torch_call != "synchronize":
-                try:
-                    pending.append(_between_comparisons(node, found, module_name))
-                except NotImportable:
-                    break  # what follows checks nothing more the importer reads
-            continue
-        if found:
-            if torch_call != "synchronize":
-                statements.append(_between_comparisons(node, found, module_name))
-            continue
+        if self.found:
+            return self._read_between_comparisons(node, torch_call)
+        self._read_before_comparisons(node, torch_call)
+        return True
+
+    def _read_written_comparison(self, compared: ast.Call | None, call: ast.Assign) -> bool:
+        """After every returned output is compared: a comparison of an argument the kernel writes, or the end."""
+        try:
+            extra = _read_comparison(compared, call, self.found, self.runner) if compared is not None else None
+        except NotImportable:
+            extra = None
+        if extra is None or extra.output in result_names(call):
+            return False
+        self.found[extra.output] = extra
+        return True
+
+    def _add_comparison(self, node: ast.stmt, compared: ast.Call) -> None:
+        """One output's comparison; the statements held since the last one now belong to the pass."""
+        if self.call is None:
+            raise PartialCheck(f"line {node.lineno}: the test compares before it calls the kernel")
+        comparison = _read_comparison(
+            compared, self.call, self.found, self.runner, _aliases(self.statements, self.call)
+        )
+        self.found[comparison.output] = comparison
+        self.statements += self.pending
+        self.pending = []
+        names = result_names(self.call)
+        self.complete = isinstance(self.call, ast.Assign) and all(name in self.found for name in names)
+
+    def _read_between_comparisons(self, node: ast.stmt, torch_call: str) -> bool:
+        """A statement after a comparison that changes nothing compared: kept, or held until the next
+        comparison where the kernel writes its outputs into its arguments."""
+        if torch_call == "synchronize":
+            return True
+        if isinstance(self.call, ast.Expr):  # the test may compare another written argument later
+            try:
+                self.pending.append(_between_comparisons(node, self.found, self.module_name))
+            except NotImportable:
+                return False  # what follows checks nothing more the importer reads
+            return True
+        self.statements.append(_between_comparisons(node, self.found, self.module_name))
+        return True
+
+    def _read_before_comparisons(self, node: ast.stmt, torch_call: str) -> None:
+        """The seed, the kernel call and the statements that draw the inputs and compute the reference."""
         if torch_call == "manual_seed":
-            seed = node.value.args[0] if node.value.args else None  # type: ignore[attr-defined]
+            self.seed = node.value.args[0] if node.value.args else None  # type: ignore[attr-defined]
         elif torch_call == "synchronize":
-            continue
-        elif _calls_module(node, module_name):
-            _check_kernel_call(node, module_name, call)
-            call = node  # type: ignore[assignment]
-            statements.append(node)
+            return
+        elif _calls_module(node, self.module_name):
+            _check_kernel_call(node, self.module_name, self.call)
+            self.call = node  # type: ignore[assignment]
+            self.statements.append(node)
         elif isinstance(node, (ast.Assign, ast.Import, ast.ImportFrom) + _FOLLOWED):
-            statements.append(node)  # an input a compound statement writes is refused where it is read
+            self.statements.append(node)  # an input a compound statement writes is refused where it is read
         else:
             first = ast.unparse(node).splitlines()[0]
             raise LayoutNotRead(
                 f"line {node.lineno}: `{first[:70]}` prepares the case with code the importer does not follow"
             )
-    if complete and isinstance(call, ast.Assign):
-        # what it returns, then the arguments it writes that the test compares, in the call's order
-        names = result_names(call)
-        written = tuple(name for name in _argument_names(call) if name in found and name not in names)
-        return seed, statements, call, tuple(found[name] for name in names + written)
-    if isinstance(call, ast.Expr) and found:  # the written arguments, in the call's order
-        return seed, statements, call, tuple(found[name] for name in result_names(call) if name in found)
+
+    def result(self) -> _LoopPass:
+        """read_loop_body's answer, with the comparisons in the order the kernel gives its outputs."""
+        call, found = self.call, self.found
+        if self.complete and isinstance(call, ast.Assign):
+            # what it returns, then the arguments it writes that the test compares, in the call's order
+            names = result_names(call)
+            written = tuple(name for name in _argument_names(call) if name in found and name not in names)
+            return self.seed, self.statements, call, tuple(found[name] for name in names + written)
+        if isinstance(call, ast.Expr) and found:  # the written arguments, in the call's order
+            return self.seed, self.statements, call, tuple(found[name] for name in result_names(call) if name in found)
+        raise _unchecked_outputs(call, found, self.module_name)
+
+
+def _unchecked_outputs(
+    call: ast.Assign | ast.Expr | None, found: dict[str, Comparison], module_name: str
+) -> PartialCheck:
+    """Why a pass that ended without comparing every output is refused."""
     if isinstance(call, ast.Expr):
         function = f"`{module_name}.{call.value.func.attr}`"  # type: ignore[attr-defined]
-        raise PartialCheck(f"{function} returns nothing and the test compares none of the tensors it is given")
+        return PartialCheck(f"{function} returns nothing and the test compares none of the tensors it is given")
     if call is not None and found:
         names = result_names(call)
         function = f"`{module_name}.{call.value.func.attr}`"  # type: ignore[attr-defined]
-        raise PartialCheck(
+        return PartialCheck(
             f"{function} returns {len(names)} tensors and the test compares {len(found)} of them "
             f"({', '.join(found)}); arena checks every output"
         )
-    raise PartialCheck(f"{TEST_FUNCTION}() never compares the kernel's output with a reference")
+    return PartialCheck(f"{TEST_FUNCTION}() never compares the kernel's output with a reference")
 
 
 def written_names(statement: ast.stmt) -> set[str]:
