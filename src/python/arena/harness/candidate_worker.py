@@ -60,6 +60,7 @@ class CandidateWorker:
         """Started in the judge's working folder; it imports torch while the judge waits for its job."""
         _not_dumpable()
         self.settled_threads: int | None = None  # settle(): the worker's own threads
+        self.settled_ids: frozenset[str] = frozenset()  # settle(): every thread's id then
         requests_r, self._requests = os.pipe()
         self._replies, replies_w = os.pipe()
         for fd in (self._requests, self._replies):
@@ -200,6 +201,7 @@ class CandidateWorker:
         """The threads counted now (after the candidate's first call: the pools a library starts
         on first use exist) are the worker's own; left_running counts any beyond them."""
         self.settled_threads = self.threads()
+        self.settled_ids = frozenset(self._thread_names())
 
     def left_running(self) -> str:
         """What the candidate left running beside its calls, counted by the kernel ('' for
@@ -225,13 +227,30 @@ class CandidateWorker:
         plain pthread_create starts does, or that bear none; the GPU runtimes name theirs
         (cuda-EvtHandlr, ...) and may start them when they like. A renamed main thread changes
         nothing: the name is the executable's, not the main thread's now."""
+        return sum(1 for name in self._thread_names().values() if name in (self._started_as(), ""))
+
+    def named_since_settled(self) -> dict[str, int]:
+        """The threads started since settle() that threads() does not count (they bear another
+        name), by name: what the runtimes start after a first call, logged so that a rule counting
+        every thread can be judged against what honest runs show (a thread that renames itself is
+        not counted today: docs/harness.md)."""
+        names: dict[str, int] = {}
+        for tid, name in self._thread_names().items():
+            if name and tid not in self.settled_ids and name != self._started_as():
+                names[name] = names.get(name, 0) + 1
+        return names
+
+    def _thread_names(self) -> dict[str, str | None]:
+        """Each of the worker's threads (its id in /proc/<pid>/task) with its name."""
         task = Path(f"/proc/{self.pid}/task")
         try:
-            names = [_thread_name(entry) for entry in task.iterdir()]
+            return {entry.name: _thread_name(entry) for entry in task.iterdir()}
         except OSError as error:
             raise WorkerError(f"the worker's threads cannot be counted: {error}") from None
-        started_as = os.path.basename(sys.executable)[:15]  # the kernel keeps 15 bytes of a name
-        return sum(1 for name in names if name in (started_as, ""))
+
+    @staticmethod
+    def _started_as() -> str:
+        return os.path.basename(sys.executable)[:15]  # the kernel keeps 15 bytes of a name
 
     def close(self) -> None:
         if self.frozen:

@@ -628,6 +628,12 @@ class Run:
             )
         self.environment["clocks_under_load"] = read_clock_sample(clock_sample)
         self.timings_available = True
+        named = self.worker.named_since_settled()
+        if named:
+            self._mark(
+                "threads started since the first call, named by a runtime, not counted: "
+                + ", ".join(f"{n} x{c}" for n, c in sorted(named.items()))
+            )
         self._end_stage("time", True, f"{sum(o.timed for o in self.cases)} timed case(s)")
 
     def close(self) -> None:
