@@ -17,17 +17,14 @@ from dataclasses import dataclass, field
 
 from arena.importer.branch_assignments import merge_branch_assignments
 from arena.importer.constant_sums import fold_constant_sums
+from arena.importer.fill_loops import fold_fill_loops
+from arena.importer.helper_inlining import inline_helpers
 from arena.importer.launch import Adapter
+from arena.importer.literal_spreading import spread_literals
 from arena.importer.outcome import CasesByCode, KernelCallNotRead, LayoutNotRead, NotImportable, PartialCheck
+from arena.importer.output_loops import unroll_output_loops
 from arena.importer.picked_outputs import pick_compared
-from arena.importer.rewrites import (
-    fold_constant_ifs,
-    fold_fill_loops,
-    inline_helpers,
-    literal_bindings,
-    spread_literals,
-    unroll_output_loops,
-)
+from arena.importer.rewrites import fold_constant_ifs, literal_bindings
 from arena.importer.special_values import merge_special_value_checks
 from arena.importer.written_region import written_region
 
@@ -138,7 +135,8 @@ def read_test_loop(tree: ast.Module, runner: str) -> TestLoop:
     module_name = _module_name(setup, tree)
     body = loop.body[0].body if len(loop.body) == 1 and isinstance(loop.body[0], ast.Try) else loop.body
     # Helpers that draw the inputs before the kernel is called (`args, kwargs = gen_inputs(seed)`)
-    # inlined, and `mod.fn(*args, **kwargs)` of literal tuples and dicts spread (arena.importer.rewrites).
+    # inlined, and `mod.fn(*args, **kwargs)` of literal tuples and dicts spread
+    # (arena.importer.helper_inlining, .literal_spreading).
     helpers = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name != TEST_FUNCTION}
     body = spread_literals(inline_helpers(list(body), helpers, {}, runner, 0, module_name))
     body = fold_constant_ifs(body, literal_bindings(setup))

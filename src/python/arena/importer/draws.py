@@ -542,7 +542,7 @@ def _arange(draw: Draw, name: str, constant: Callable[[ast.expr], Any], scale: f
     if any(k.arg in ("start", "end", "step") for k in draw.call.keywords):
         raise NotDrawn(f"input {name!r}: torch.arange with its bounds given by keyword")
     integer = any(k.arg == "dtype" and ast.unparse(k.value) in INTEGER_DTYPES for k in draw.call.keywords)
-    if integer and not scale.is_integer():  # a fill loop read as an arange stores integers (rewrites.py)
+    if integer and not scale.is_integer():  # a fill loop read as an arange stores integers (fill_loops.py)
         raise NotDrawn(f"input {name!r} scales an integer torch.arange by {scale:g}, not an integer")
     start = 0.0 if len(arguments) == 1 else _number(constant(arguments[0]), name)
     step = 1.0 if len(arguments) < 3 else _number(constant(arguments[2]), name)

@@ -37,9 +37,10 @@ from typing import Any, Callable, Iterator
 from arena.importer.calls import is_call_with_one_argument
 from arena.importer.config import TaskConfig, command_words
 from arena.importer.correctness import TestLoop, read_loop_body, setup_and_loop
+from arena.importer.helper_inlining import inline_helpers
 from arena.importer.interpreter import Interpreter, Scope
 from arena.importer.outcome import CasesByCode, LayoutNotRead
-from arena.importer.rewrites import call_on_module, flatten, inline_helpers
+from arena.importer.rewrites import call_on_module, flatten
 from arena.importer.values import CannotRead, DType
 
 HARNESS_FLAG = "--correctness"

@@ -25,10 +25,11 @@ from arena.importer.autograd_apply import refuse_gradients
 from arena.importer.config import TaskConfig, command_words
 from arena.importer.correctness import TestLoop, read_loop_body
 from arena.importer.harness import Constants, assignment, is_literal_value
+from arena.importer.helper_inlining import inline_helpers
 from arena.importer.launch import launched, wrap_launch
 from arena.importer.outcome import CasesByCode, LaunchNotWritten, LayoutNotRead
 from arena.importer.returned_calls import inline_returned_calls, refuse_own_comparisons
-from arena.importer.rewrites import call_on_module, flatten, inline_helpers
+from arena.importer.rewrites import call_on_module, flatten
 from arena.importer.values import CannotRead, DType
 
 FIXTURES = frozenset(("request",))  # pytest fixtures a test may take that hold no case value

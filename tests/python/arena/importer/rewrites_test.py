@@ -1,5 +1,6 @@
-"""arena.importer.rewrites on small loops: a helper inlined without rebinding the loop's names,
-literal tuples spread, `if`s on literals folded, integer fill loops read as aranges."""
+"""The rewrites (arena.importer.rewrites and the modules it names) on small loops: a helper inlined
+without rebinding the loop's names, literal tuples spread, `if`s on literals folded, integer fill
+loops read as aranges."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ import ast
 
 import pytest
 
-from arena.importer.rewrites import fold_constant_ifs, fold_fill_loops, inline_helpers, spread_literals
+from arena.importer.fill_loops import fold_fill_loops
+from arena.importer.helper_inlining import inline_helpers
+from arena.importer.literal_spreading import spread_literals
+from arena.importer.rewrites import fold_constant_ifs
 
 
 def _functions(source: str) -> dict[str, ast.FunctionDef]:
