@@ -5,8 +5,8 @@ from __future__ import annotations
 import textwrap
 from typing import Any, Sequence
 
+from arena.importer.fields import TaskFields, TensorField
 from arena.importer.reference_source import REFERENCE_FUNCTION
-from arena.importer.task_fields import TaskFields, TensorField
 from arena.task.task import FLOAT_DTYPES, RETURN_IGNORED
 
 CATEGORY = "triton2triton"

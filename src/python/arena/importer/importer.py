@@ -16,6 +16,7 @@ from arena.importer.checkout import SourceTask, find_tasks, inside
 from arena.importer.config import TaskConfig, read_config, runner_path
 from arena.importer.correctness import TestLoop, read_test_loop
 from arena.importer.declaration import CATEGORY, build_file_text, declare
+from arena.importer.fields import TaskFields
 from arena.importer.fit import Fit, fit_tolerances, loosened
 from arena.importer.follow import FollowedCase, follow_cases
 from arena.importer.harness import harness_path, read_harness_loop
@@ -28,7 +29,7 @@ from arena.importer.reference_source import RunnerSource, reference_function, wr
 from arena.importer.returned_argument import as_picked_outputs, as_written_in_place
 from arena.importer.scalar_arguments import as_separate_scalars
 from arena.importer.state import refuse_returned_arguments, refuse_stateful
-from arena.importer.task_fields import TaskFields, read_task_fields
+from arena.importer.task_fields import read_task_fields
 from arena.importer.values import SourceModule
 
 REFERENCE_FILE = "reference.py"

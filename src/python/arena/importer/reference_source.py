@@ -20,9 +20,9 @@ from typing import Any, Mapping
 
 from arena.importer.calls import is_call_with_one_argument
 from arena.importer.correctness import TestLoop, written_names
+from arena.importer.fields import TaskFields, TensorField
 from arena.importer.follow import FollowedCase
 from arena.importer.outcome import ReferenceNotWritten
-from arena.importer.task_fields import TaskFields, TensorField
 from arena.importer.values import DType, Unknown, same_value
 from arena.task.task import CASE_DTYPE
 

@@ -12,9 +12,9 @@ import pytest
 import torch
 
 from arena.importer import task_fields
+from arena.importer.fields import TensorField
 from arena.importer.importer import import_checkout
 from arena.importer.outcome import NotImportable
-from arena.importer.task_fields import TensorField
 from arena.task.load import load_task
 from arena.task.task import Distribution
 from arena.task.tolerance import tolerance_for
