@@ -109,17 +109,19 @@ def main() -> None:
 def _executed(run: Run) -> HarnessResult:
     """The run's result: whatever it raised becomes a status here, the process edge (a verdict
     raised, a compile or runtime error of the stage it came in), except a failure of the judge's
-    own setup before anything of the candidate's ran, which leaves no verdict (_no_verdict)."""
+    own setup before anything of the candidate's ran, which leaves no verdict (_no_verdict): a
+    Verdict raised there too (the judge's calibration of empty chunks, which only harness code
+    runs, once read as the candidate's RUNTIME_ERROR: bench/results/2026-12-06.md)."""
     from arena.harness.run import cut
     from arena.harness.verdict import Verdict
 
     try:
         return run.execute()
-    except Verdict as verdict:
-        return run.finish(verdict.status, [str(verdict)])
     except BaseException as error:  # noqa: BLE001 - the process edge: any failure is a result
         if run.stage == "setup" and not run.candidate_touched:
             _no_verdict(run)
+        if isinstance(error, Verdict):
+            return run.finish(error.status, [str(error)])
         compiling = run.stage == "compile" or (run.stage == "first call" and "Compil" in type(error).__name__)
         status = "COMPILE_ERROR" if compiling else "RUNTIME_ERROR"
         return run.finish(status, [f"{run.stage}: {type(error).__name__}: {error}", cut(traceback.format_exc())])
