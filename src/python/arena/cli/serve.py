@@ -17,7 +17,10 @@ from arena.api.limits import CallLimits
 from arena.cache.reapi_store import ReapiStore
 from arena.cache.seal import load_key
 from arena.cache.sqlite_store import KEY_NAME
-from arena.cli.serve_options import DEFAULT_LISTEN, add_arguments  # noqa: F401 - `arena` reads each command's here
+from arena.cli.serve_options import (  # noqa: F401 - main.py asks each command's module for add_arguments
+    DEFAULT_LISTEN,
+    add_arguments,
+)
 from arena.environment.probe import child_users
 from arena.environment.users import Users, check_users
 from arena.errors import ArenaError

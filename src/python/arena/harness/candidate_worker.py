@@ -200,8 +200,9 @@ class CandidateWorker:
     def settle(self) -> None:
         """The threads counted now (after the candidate's first call: the pools a library starts
         on first use exist) are the worker's own; left_running counts any beyond them."""
-        self.settled_threads = self.threads()
-        self.settled_ids = frozenset(self._thread_names())
+        names = self._thread_names()  # one reading: the count and the ids agree
+        self.settled_threads = _counted(names)
+        self.settled_ids = frozenset(names)
 
     def left_running(self) -> str:
         """What the candidate left running beside its calls, counted by the kernel ('' for
@@ -227,7 +228,7 @@ class CandidateWorker:
         plain pthread_create starts does, or that bear none; the GPU runtimes name theirs
         (cuda-EvtHandlr, ...) and may start them when they like. A renamed main thread changes
         nothing: the name is the executable's, not the main thread's now."""
-        return sum(1 for name in self._thread_names().values() if name in (self._started_as(), ""))
+        return _counted(self._thread_names())
 
     def named_since_settled(self) -> dict[str, int]:
         """The threads started since settle() that threads() does not count (they bear another
@@ -236,7 +237,7 @@ class CandidateWorker:
         not counted today: docs/harness.md)."""
         names: dict[str, int] = {}
         for tid, name in self._thread_names().items():
-            if name and tid not in self.settled_ids and name != self._started_as():
+            if name and tid not in self.settled_ids and name != _STARTED_AS:
                 names[name] = names.get(name, 0) + 1
         return names
 
@@ -247,10 +248,6 @@ class CandidateWorker:
             return {entry.name: _thread_name(entry) for entry in task.iterdir()}
         except OSError as error:
             raise WorkerError(f"the worker's threads cannot be counted: {error}") from None
-
-    @staticmethod
-    def _started_as() -> str:
-        return os.path.basename(sys.executable)[:15]  # the kernel keeps 15 bytes of a name
 
     def close(self) -> None:
         if self.frozen:
@@ -274,6 +271,17 @@ class CandidateWorker:
                 os.close(fd)
             except OSError:
                 pass
+
+
+# The name every thread Python or a plain pthread_create starts bears: the worker's executable's
+# (the kernel keeps 15 bytes of a name).
+_STARTED_AS = os.path.basename(sys.executable)[:15]
+
+
+def _counted(names: dict[str, str | None]) -> int:
+    """The threads CandidateWorker.threads counts among `names` (id -> name): the executable's
+    name, or none."""
+    return sum(1 for name in names.values() if name in (_STARTED_AS, ""))
 
 
 def _parents() -> dict[int, int]:
