@@ -61,6 +61,7 @@ class CandidateWorker:
         _not_dumpable()
         self.settled_threads: int | None = None  # settle(): the worker's own threads
         self.settled_ids: frozenset[str] = frozenset()  # settle(): every thread's id then
+        self.settled_all: int | None = None  # settle(every_thread=True): every thread then, named or not
         requests_r, self._requests = os.pipe()
         self._replies, replies_w = os.pipe()
         for fd in (self._requests, self._replies):
@@ -197,49 +198,52 @@ class CandidateWorker:
             grew = bool(more)
         return len(tree - own)
 
-    def settle(self) -> None:
+    def settle(self, every_thread: bool = False) -> None:
         """The threads counted now (after the candidate's first call: the pools a library starts
-        on first use exist) are the worker's own; left_running counts any beyond them."""
+        on first use exist) are the worker's own; left_running counts any beyond them, and with
+        `every_thread` any beyond all of the threads now, whatever their names (a native thread
+        that names itself as a runtime's is then counted too: where runs showed no runtime
+        starting a thread after a first call, docs/harness.md)."""
         names = self._thread_names()  # one reading: the count and the ids agree
         self.settled_threads = _counted(names)
         self.settled_ids = frozenset(names)
+        self.settled_all = len(names) if every_thread else None
 
     def left_running(self) -> str:
         """What the candidate left running beside its calls, counted by the kernel ('' for
         nothing): threads beyond the settled count, processes it started. The judge asks after
         the checked calls and after every timed chunk, so nothing of the candidate's can wait
         between chunks for the next chunk's inputs (#35 item 6)."""
-        now = self.threads()
+        names = self._thread_names()
+        now = _counted(names)
         more = now - (now if self.settled_threads is None else self.settled_threads)
+        if self.settled_all is not None:
+            more = max(more, len(names) - self.settled_all)
         if more > 0:
+            named = self._named_since(names)
+            also = f"; started under other names: {_listed(named)}" if named else ""
             return (
                 f"the candidate left {more} thread(s) running that its calls started (counted by the kernel: "
-                "work beside its calls that the timer does not see)"
+                f"work beside its calls that the timer does not see{also})"
             )
         started = self.processes_started()
         if started:
             return f"the candidate left {started} process(es) running beside its calls (work the timer does not see)"
         return ""
 
-    def threads(self) -> int:
-        """The worker's threads as the kernel lists them (/proc/<pid>/task), however started
-        (threading, _thread, a native library): no code in the worker can hide one. Counted: those
-        that bear the name the worker started with (its executable's), as every thread Python or a
-        plain pthread_create starts does, or that bear none; the GPU runtimes name theirs
-        (cuda-EvtHandlr, ...) and may start them when they like. A renamed main thread changes
-        nothing: the name is the executable's, not the main thread's now."""
-        return _counted(self._thread_names())
-
     def named_since_settled(self) -> dict[str, int]:
-        """The threads started since settle() that threads() does not count (they bear another
-        name), by name: what the runtimes start after a first call, logged so that a rule counting
-        every thread can be judged against what honest runs show (a thread that renames itself is
-        not counted today: docs/harness.md)."""
-        names: dict[str, int] = {}
-        for tid, name in self._thread_names().items():
+        """The threads started since settle() that _counted leaves out (they bear another
+        name), by name: what the runtimes start after a first call, logged where they are not
+        counted (settle without every_thread: docs/harness.md) so that a rule counting every
+        thread can be judged against what honest runs show."""
+        return self._named_since(self._thread_names())
+
+    def _named_since(self, names: dict[str, str | None]) -> dict[str, int]:
+        found: dict[str, int] = {}
+        for tid, name in names.items():
             if name and tid not in self.settled_ids and name != _STARTED_AS:
-                names[name] = names.get(name, 0) + 1
-        return names
+                found[name] = found.get(name, 0) + 1
+        return found
 
     def _thread_names(self) -> dict[str, str | None]:
         """Each of the worker's threads (its id in /proc/<pid>/task) with its name."""
@@ -279,9 +283,17 @@ _STARTED_AS = os.path.basename(sys.executable)[:15]
 
 
 def _counted(names: dict[str, str | None]) -> int:
-    """The threads CandidateWorker.threads counts among `names` (id -> name): the executable's
-    name, or none."""
+    """The threads counted among the worker's `names` (id -> name, as the kernel lists them in
+    /proc/<pid>/task: no code in the worker can hide one): those that bear the name the worker
+    started with (its executable's), as every thread Python or a plain pthread_create starts does,
+    or none. The GPU runtimes name theirs (cuda-EvtHandlr, ...) and may start them when they like;
+    settle(every_thread=True) counts those too. A renamed main thread changes nothing: the name is
+    the executable's, not the main thread's now."""
     return sum(1 for name in names.values() if name in (_STARTED_AS, ""))
+
+
+def _listed(named: dict[str, int]) -> str:
+    return ", ".join(f"{name} x{count}" for name, count in sorted(named.items()))
 
 
 def _parents() -> dict[int, int]:

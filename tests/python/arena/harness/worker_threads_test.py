@@ -1,6 +1,7 @@
 """The worker's threads as the judge counts them (candidate_worker.CandidateWorker.threads) and the
 ones it logs but does not count (named_since_settled): a thread started after the first call that
-names itself as a runtime does is the known gap docs/harness.md states, now at least in the log."""
+names itself as a runtime does is counted where every thread is (settle(every_thread=True): CUDA),
+and only logged elsewhere (ROCm: the known gap docs/harness.md states)."""
 
 import subprocess
 import sys
@@ -34,7 +35,7 @@ def spawner():
     assert process.stdout is not None and process.stdout.readline() == b"ready\n"
     worker = CandidateWorker.__new__(CandidateWorker)  # its counting alone, on a process of this test's
     worker.process, worker._own = process, (process.pid,)
-    worker.settled_threads, worker.settled_ids = None, frozenset()
+    worker.settled_threads, worker.settled_ids, worker.settled_all = None, frozenset(), None
     yield process, worker
     process.kill()
     process.wait()
@@ -63,3 +64,14 @@ def test_a_thread_named_as_a_runtime_is_logged_not_counted(spawner):
     found: dict[str, int] = wait_until(lambda: worker.named_since_settled(), "the renamed thread to be listed")
     assert found == {"cuda-EvtHandlr": 1}  # the one started after settle; the early pool is not
     assert worker.left_running() == ""  # the gap: not counted
+
+
+def test_where_every_thread_counts_a_renamed_one_is_caught(spawner):
+    process, worker = spawner
+    _start(process, "early-pool")  # before settle: taken as a library's pool, as before
+    wait_until(lambda: "early-pool" in worker._thread_names().values(), "the first thread to take its name")
+    worker.settle(every_thread=True)
+    assert worker.left_running() == ""
+    _start(process, "cuda-EvtHandlr")
+    left: str = wait_until(lambda: worker.left_running(), "the renamed thread to be counted")
+    assert "left 1 thread(s) running" in left and "started under other names: cuda-EvtHandlr x1" in left
