@@ -1,6 +1,7 @@
 """What keeping the profiler on through every call would cost (#35 item 5), on a GPU.
 
-    PYTHONPATH=src/python:tests/python python3 bench/profiler_cost.py [--blocks 6] [--calls 96] [--json FILE]
+    PYTHONPATH=src/python:tests/python python3 bench/profiler_cost.py [--blocks 6] [--calls 96]
+        [--task ADDR] [--json FILE]
 
 The one profiled call is a call of its own, and a candidate can tell (torch's profiler state, the
 worker's `profile` request): it can leave a vendor library or a side stream out of that one call
@@ -17,6 +18,13 @@ profiler as profile.profile_call starts it, CUDA activities only), for each kern
 - the host time of an invoke, off and on (what it adds to queueing a chunk);
 - the profiler's start and stop, and the reading of its operations (profile.gpu_operations) for a
   round, in ms, with the operations it saw a call (the flush's, the spin, the kernel).
+
+Its "off" blocks follow "on" ones in one process, so what the profiler's first start leaves behind
+reads in both. `--task ADDR` measures that task's baseline on its first timed case instead, in
+this process alone: blocks before any profiler has started ("never"), then off and on in turn. On
+an H100 (2026-12-06) the always-on profiler of the branch profiler-through-chunks slowed the
+kernels a HIP library launches by 1-11% through the product, and Triton's not at all: this asks
+whether the slowdown comes with the profiler on, or stays once it has started.
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ import statistics
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -61,34 +70,90 @@ def empty_kernel() -> Kernel:
     )
 
 
-def one_round(
-    kernel: Kernel, sets: list[list[torch.Tensor]], flusher: Flusher, spin: int
-) -> tuple[list[float], list[float]]:
-    pairs, host = run_calls(kernel, list(range(len(sets))), sets, None, [], lambda k, j, r: None, flusher, spin, {}, {})
+@dataclass
+class Calls:
+    """What one round calls: the kernel, its input sets, its harness-made outputs (HIP), scalars, dims."""
+
+    label: str
+    n: int
+    kernel: Kernel
+    sets: list[list[torch.Tensor]]
+    outputs: list[torch.Tensor] = field(default_factory=list)
+    scalars: dict[str, Any] = field(default_factory=dict)
+    dims: dict[str, int] = field(default_factory=dict)
+
+
+def random_calls(label: str, kernel: Kernel, n: int, calls: int) -> Calls:
+    return Calls(
+        label, n, kernel, [[torch.randn(n, device="cuda"), torch.randn(n, device="cuda")] for _ in range(calls)]
+    )
+
+
+def task_calls(address: str, scratch: Path, calls: int) -> Calls:
+    """A task's baseline on its first timed case, built and loaded as the judge does (loading.py),
+    with `calls` input sets drawn as its timed calls' are (families.inputs_for)."""
+    from arena.harness.check import made_outputs
+    from arena.harness.device import device_arch
+    from arena.harness.families import inputs_for
+    from arena.harness.inputs import make_scalars, spec_dtype, spec_shape
+    from arena.harness.loading import build_side, load_side
+    from arena.task.load import load_task
+
+    task = load_task(Path.cwd(), address)
+    case = next(c for c in task.cases if c.timed)
+    device = open_device("cuda", torch.cuda.current_device())
+    folder = Path.cwd() / task.task_dir
+    build_side(task, folder, scratch, "baseline", "cuda", device_arch(device))
+    kernel = load_side(task, folder, scratch, "baseline")
+    sets = [inputs_for(task, case, seed, device.torch_device, fresh=True) for seed in range(calls)]
+    made = [task.outputs[i] for i in made_outputs(task)]
+    outputs = [
+        torch.empty(spec_shape(spec, case), dtype=getattr(torch, spec_dtype(spec, case)), device="cuda")
+        for spec in made
+    ] if kernel.harness_outputs else []  # fmt: skip
+    numel = sum(t.numel() for t in sets[0])
+    return Calls(f"{task.name}:{case.name}", numel, kernel, sets, outputs, make_scalars(task, case), dict(case.dims))
+
+
+def one_round(calls: Calls, flusher: Flusher, spin: int) -> tuple[list[float], list[float]]:
+    pairs, host = run_calls(
+        calls.kernel,
+        list(range(len(calls.sets))),
+        calls.sets,
+        None,
+        calls.outputs,
+        lambda k, j, r: None,
+        flusher,
+        spin,
+        calls.scalars,
+        calls.dims,
+    )
     torch.cuda.synchronize()
     return [elapsed_us(s, e) for s, e in pairs], host
 
 
-def measure(label: str, kernel: Kernel, n: int, blocks: int, calls: int) -> dict[str, Any]:
+def measure(calls: Calls, blocks: int, never: bool = False) -> dict[str, Any]:
+    """`blocks` rounds off and on in turn; with `never` first `blocks` rounds before any profiler
+    has started in this process (the caller's word that none has)."""
     from torch.autograd.profiler import profile
 
     flusher = Flusher(open_device("cuda", torch.cuda.current_device()))
     spin = int(SPIN_US * cycles_per_us())
-    sets = [[torch.randn(n, device="cuda"), torch.randn(n, device="cuda")] for _ in range(calls)]
-    one_round(kernel, sets, flusher, spin)  # compiled and warm
+    one_round(calls, flusher, spin)  # compiled and warm
+    before = [interquartile_mean(one_round(calls, flusher, spin)[0]) for _ in range(blocks if never else 0)]
     off: list[float] = []
     on: list[float] = []
     host: dict[str, list[float]] = {"off": [], "on": []}
     costs: dict[str, list[float]] = {"start_ms": [], "stop_ms": [], "read_ms": [], "operations_a_call": []}
     for _ in range(blocks):
-        times, spent = one_round(kernel, sets, flusher, spin)
+        times, spent = one_round(calls, flusher, spin)
         off.append(interquartile_mean(times))
         host["off"] += spent
         began = time.perf_counter()
         profiler = profile(use_cpu=False, use_device="cuda", use_kineto=True)
         profiler.__enter__()
         costs["start_ms"].append((time.perf_counter() - began) * 1e3)
-        times, spent = one_round(kernel, sets, flusher, spin)
+        times, spent = one_round(calls, flusher, spin)
         on.append(interquartile_mean(times))
         host["on"] += spent
         began = time.perf_counter()
@@ -97,10 +162,11 @@ def measure(label: str, kernel: Kernel, n: int, blocks: int, calls: int) -> dict
         began = time.perf_counter()
         operations = gpu_operations(profiler.kineto_results.events()) if profiler.kineto_results else []
         costs["read_ms"].append((time.perf_counter() - began) * 1e3)
-        costs["operations_a_call"].append(len(operations) / calls)  # the flush's, the spin, the kernel
+        costs["operations_a_call"].append(len(operations) / len(calls.sets))  # the flush's, the spin, the kernel
     return {
-        "kernel": label,
-        "n": n,
+        "kernel": calls.label,
+        "n": calls.n,
+        "us_never": statistics.median(before) if before else None,
         "us_off": statistics.median(off),
         "us_on": statistics.median(on),
         "on_over_off": statistics.median(on) / max(statistics.median(off), 1e-9),
@@ -114,20 +180,25 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--blocks", type=int, default=6)
     parser.add_argument("--calls", type=int, default=96)
+    parser.add_argument("--task", help="a task's baseline alone (tasks/x/y), with blocks before any profiler")
     parser.add_argument("--json", help="write the rows as JSON to this file")
     args = parser.parse_args()
     if not torch.cuda.is_available():
         sys.exit("profiler_cost.py needs a GPU: it times kernels with and without the profiler")
     scratch = Path(tempfile.mkdtemp(prefix="profiler-cost-"))
-    rows = [
-        measure("empty", empty_kernel(), 1, args.blocks, args.calls),
-        measure("add", add_kernel(scratch), 1 << 16, args.blocks, args.calls),
-        measure("add", add_kernel(scratch), 1 << 21, args.blocks, args.calls),
-    ]
-    print(f"{'kernel':8} {'n':>8} {'us off':>8} {'us on':>8} {'on/off':>7} {'host off':>9} {'host on':>8} "
-          f"{'start ms':>9} {'stop ms':>8} {'read ms':>8} {'ops/call':>8}")  # fmt: skip
+    if args.task:
+        rows = [measure(task_calls(args.task, scratch, args.calls), args.blocks, never=True)]
+    else:
+        rows = [
+            measure(random_calls("empty", empty_kernel(), 1, args.calls), args.blocks),
+            measure(random_calls("add", add_kernel(scratch), 1 << 16, args.calls), args.blocks),
+            measure(random_calls("add", add_kernel(scratch), 1 << 21, args.calls), args.blocks),
+        ]
+    print(f"{'kernel':8} {'n':>8} {'us never':>9} {'us off':>8} {'us on':>8} {'on/off':>7} {'host off':>9} "
+          f"{'host on':>8} {'start ms':>9} {'stop ms':>8} {'read ms':>8} {'ops/call':>8}")  # fmt: skip
     for r in rows:
-        print(f"{r['kernel']:8} {r['n']:>8} {r['us_off']:8.3f} {r['us_on']:8.3f} {r['on_over_off']:7.4f} "
+        never = f"{r['us_never']:9.3f}" if r["us_never"] is not None else f"{'-':>9}"
+        print(f"{r['kernel']:8} {r['n']:>8} {never} {r['us_off']:8.3f} {r['us_on']:8.3f} {r['on_over_off']:7.4f} "
               f"{r['host_us_off']:9.1f} {r['host_us_on']:8.1f} {r['start_ms']:9.1f} {r['stop_ms']:8.1f} "
               f"{r['read_ms']:8.1f} {r['operations_a_call']:8.2f}")  # fmt: skip
     if args.json:
