@@ -73,5 +73,7 @@ def test_where_every_thread_counts_a_renamed_one_is_caught(spawner):
     worker.settle(every_thread=True)
     assert worker.left_running() == ""
     _start(process, "cuda-EvtHandlr")
-    left: str = wait_until(lambda: worker.left_running(), "the renamed thread to be counted")
+    # Counted from its start (under the executable's name until it renames itself), then by name.
+    wait_until(lambda: "cuda-EvtHandlr" in worker._thread_names().values(), "the new thread to take its name")
+    left = worker.left_running()
     assert "left 1 thread(s) running" in left and "started under other names: cuda-EvtHandlr x1" in left
