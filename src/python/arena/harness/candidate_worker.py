@@ -221,7 +221,7 @@ class CandidateWorker:
             more = max(more, len(names) - self.settled_all)
         if more > 0:
             named = self._named_since(names)
-            also = f"; started under other names: {_listed(named)}" if named else ""
+            also = f"; started under other names: {listed(named)}" if named else ""
             return (
                 f"the candidate left {more} thread(s) running that its calls started (counted by the kernel: "
                 f"work beside its calls that the timer does not see{also})"
@@ -292,7 +292,8 @@ def _counted(names: dict[str, str | None]) -> int:
     return sum(1 for name in names.values() if name in (_STARTED_AS, ""))
 
 
-def _listed(named: dict[str, int]) -> str:
+def listed(named: dict[str, int]) -> str:
+    """Threads by name (named_since_settled) as one line: `name xcount`, by name."""
     return ", ".join(f"{name} x{count}" for name, count in sorted(named.items()))
 
 

@@ -28,7 +28,7 @@ from arena.harness.backends.kernel import Kernel
 from arena.harness.backends.python_entry import load_python_entry
 from arena.harness.backends.repository import run_repository_bench
 from arena.harness.backends.symbols import refused_symbols, undefined_symbols
-from arena.harness.candidate_worker import CandidateFailed, CandidateWorker
+from arena.harness.candidate_worker import CandidateFailed, CandidateWorker, listed
 from arena.harness.check import (
     check_output_type,
     find_mismatch,
@@ -633,8 +633,7 @@ class Run:
         named = self.worker.named_since_settled()
         if named:
             self._mark(
-                "threads started since the first call, named by a runtime, not counted: "
-                + ", ".join(f"{n} x{c}" for n, c in sorted(named.items()))
+                f"threads started since the first call under other names (counted on CUDA only): {listed(named)}"
             )
         self._end_stage("time", True, f"{sum(o.timed for o in self.cases)} timed case(s)")
 

@@ -1,4 +1,4 @@
-"""The worker's threads as the judge counts them (candidate_worker.CandidateWorker.threads) and the
+"""The worker's threads as the judge counts them (candidate_worker.CandidateWorker.left_running) and the
 ones it logs but does not count (named_since_settled): a thread started after the first call that
 names itself as a runtime does is counted where every thread is (settle(every_thread=True): CUDA),
 and only logged elsewhere (ROCm: the known gap docs/harness.md states)."""
