@@ -5,7 +5,8 @@ import.json, when there, only adds its counts to the summary) this runs
 `python -m arena.cli.main --repo-root DIR validate-task --task ADDR` in a child process of its own
 session, with a wall-clock limit per task (killed with its harness children when it runs past),
 and records the address, the exit code, the wall seconds, the last 40 lines of its output, its
-FAIL lines, and a verdict: valid (exit 0), invalid (any other exit) or timeout. The JSON is
+FAIL lines, and a verdict: valid (exit 0), unchecked (exit 0, the baseline not run: the task is
+declared for another GPU family, task/archs.py), invalid (any other exit) or timeout. The JSON is
 rewritten after every task, so a run that is cut off keeps what it has. --jobs runs that many
 tasks at once (validate-task only checks, it times nothing, so they may share a GPU); --budget
 caps the whole run: no task starts past it, each one's limit is cut to what is left of it, and
@@ -124,6 +125,8 @@ def validate_one(root: Path, address: str, timeout_s: float, backend: str | None
     wall_s = time.monotonic() - start
     lines = (output or "").splitlines()
     verdict = "timeout" if timed_out else "valid" if child.returncode == 0 else "invalid"
+    if verdict == "valid" and any("baseline: not checked here" in line for line in lines):
+        verdict = "unchecked"  # declared for another GPU family (task/archs.py): valid in form, run nowhere here
     return {
         "address": address,
         "verdict": verdict,
@@ -207,8 +210,11 @@ def main() -> int:
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         list(pool.map(run_one, addresses))
     line = f"{summary['valid']} of {summary['total']} validate"
-    by_verdict = {v: sum(r["verdict"] == v for r in summary["results"]) for v in ("invalid", "timeout")}
-    counts = f"{by_verdict['invalid']} invalid, {by_verdict['timeout']} timeout, {len(summary['not_run'])} not run"
+    by_verdict = {v: sum(r["verdict"] == v for r in summary["results"]) for v in ("invalid", "timeout", "unchecked")}
+    counts = (
+        f"{by_verdict['invalid']} invalid, {by_verdict['timeout']} timeout, {by_verdict['unchecked']} unchecked "
+        f"(declared for another GPU), {len(summary['not_run'])} not run"
+    )
     print(f"{line} ({counts}); summary in {args.out}")
     return 0 if summary["valid"] == summary["total"] else 1
 

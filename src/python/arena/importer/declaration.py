@@ -22,11 +22,13 @@ def declare(
     modules: list[str] | None = None,
     function: str = REFERENCE_FUNCTION,
     adapter: str | None = None,
+    archs: list[str] | None = None,
 ) -> dict[str, Any]:
     """The kernel_task keyword arguments. The first case is checked only (it is the one a CPU
     checks); the others are timed as well, as the original test times every shape. `adapter`: the
     file of the function written around the test's own launch (arena.importer.launch), then the
-    entry, in the baseline beside the kernel file."""
+    entry, in the baseline beside the kernel file; `archs`: the GPUs it is for, when not arena's
+    default (arena.importer.amd_options)."""
     case_dtype = next((f.dtype for f in fields.outputs + fields.inputs if f.dtype in FLOAT_DTYPES), "float32")
     cases = [
         {
@@ -62,6 +64,8 @@ def declare(
         declared["abi"] = list(fields.abi)
     if fields.tolerances:
         declared["tolerances"] = fields.tolerances
+    if archs:
+        declared["archs"] = archs
     return declared
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from arena.importer.amd_options import AMD_ARCHS, amd_only_options
 from arena.importer.autograd_apply import refuse_gradients, refuse_unreadable_forward, with_apply_functions
 from arena.importer.checkout import SourceTask, find_tasks, inside
 from arena.importer.config import TaskConfig, read_config, runner_path
@@ -206,6 +207,7 @@ def _imported(
         sorted(modules),
         reference_function(read.runner_tree),
         launch_file,
+        AMD_ARCHS if amd_only_options(kernel_tree) else None,
     )
     if loop.adapter is not None and launch_file is not None:
         modules[loop.adapter.file] = loop.adapter.text.encode()

@@ -13,6 +13,7 @@ from typing import Any, Mapping, NamedTuple
 
 from arena.errors import TaskDeclarationError
 from arena.task import paths, vectors
+from arena.task.archs import arch_error
 from arena.task.checks import (
     FieldError,
     require_int,
@@ -93,7 +94,7 @@ def _build(kwargs: Mapping[str, Any], task_dir: Path, repo_root: Path) -> Task:
         bench=require_str("bench", raw["bench"]),
         budget_seconds=require_int("budget_seconds", raw["budget_seconds"], minimum=1),
         iterations=require_int("iterations", raw["iterations"], minimum=1),
-        archs=require_str_list("archs", raw["archs"], empty=False),
+        archs=_archs(raw["archs"]),
         skip=_skip(raw["skip"]),
         timeout=_timeout(raw["timeout"]),
     )
@@ -254,6 +255,14 @@ def _formula(field: str, value: Any, cases: tuple[Case, ...]) -> str:
         if result < 0:
             raise FieldError(field, f"case {case.name!r}: formula {expr!r} is negative ({result})")
     return expr
+
+
+def _archs(value: Any) -> tuple[str, ...]:
+    archs = require_str_list("archs", value, empty=False)
+    for arch in archs:
+        if arch_error(arch):
+            raise FieldError("archs", arch_error(arch))
+    return archs
 
 
 def _skip(value: str) -> str:

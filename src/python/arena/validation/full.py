@@ -3,7 +3,8 @@
 1. the reference agrees with itself in float64 on the small cases (within the task's tolerance);
 2. the baseline evaluates correct (check-only); 3. every exemplar evaluates correct; 4. the wrong
 candidate is caught by the correctness check. Without a GPU only non-timed cases are checked,
-Triton through the interpreter; HIP compiles only, reported as NEEDS_DEVICE and accepted.
+Triton through the interpreter; HIP compiles only, reported as NEEDS_DEVICE and accepted. On a
+GPU the task's archs do not cover (task/archs.py) nothing runs: NEEDS_DEVICE, noted with why.
 """
 
 from __future__ import annotations
@@ -40,8 +41,11 @@ def check_reference(task: Task, repo_root: Path, cases: tuple[str, ...], finding
 
 
 def check_correct(label: str, evaluation: Evaluation, findings: Findings) -> None:
-    """`label` must evaluate correct; NEEDS_DEVICE (compiled, no GPU to check on) is accepted."""
-    if evaluation.status is Status.NEEDS_DEVICE:
+    """`label` must evaluate correct; NEEDS_DEVICE (compiled, no GPU to check on; or a GPU the task
+    is not declared for) is accepted, and says which."""
+    if evaluation.status is Status.NEEDS_DEVICE and not evaluation.compiled:
+        findings.notes.append(f"{label}: not checked here: {_describe(evaluation)}")
+    elif evaluation.status is Status.NEEDS_DEVICE:
         findings.notes.append(f"{label}: compiled; checking needs a GPU (NEEDS_DEVICE)")
     elif evaluation.status is Status.PASSED and evaluation.correct:
         findings.passed.append(f"{label} evaluates correct")

@@ -1,6 +1,7 @@
 """The harness on a real GPU: timings exist, HIP runs through nvcc + arena_hip.h, the timed loop
 validates. Skipped where torch sees no GPU (run them on the GPU machine)."""
 
+import dataclasses
 import statistics
 
 import torch
@@ -39,6 +40,18 @@ def test_a_small_case_is_timed_with_warm_inputs_unless_told_never(run_candidate,
         main = next(c for c in result.cases if c.name == "main")
         # A small no-op across the process boundary is noisy (bench/results/2026-11-30.md, session 6).
         assert 0.85 < statistics.median(main.baseline_us) / statistics.median(main.candidate_us) < 1.15
+
+
+def test_a_gpu_the_task_is_not_declared_for_runs_nothing_of_the_candidates(run_candidate, tmp_path):
+    """archs name the other vendor's GPUs only: NEEDS_DEVICE with why, before any candidate code
+    (a wrong candidate, INCORRECT where it runs, is never called), and no stage past the setup."""
+    foreign = ("sm_90",) if torch.version.hip else ("gfx942",)
+    task = dataclasses.replace(build_task(tmp_path, n=1 << 16), archs=foreign)
+    wrong = TRITON_ADD.replace("mask=mask) + tl.load", "mask=mask) - tl.load")
+    result = run_candidate(wrong, task=task, backend="auto")
+    assert result.status == "NEEDS_DEVICE" and not result.compiled, result.errors
+    assert f"declared for {foreign[0]}, no" in result.errors[0], result.errors
+    assert [stage.name for stage in result.stages] == ["setup"] and result.cases == ()
 
 
 def test_wrong_candidate_on_gpu(run_candidate):

@@ -294,6 +294,7 @@ BAD = [
     ("budget", dict(budget_seconds=0), None, "field 'budget_seconds': value must be >= 1"),
     ("iterations", dict(iterations=-1), None, "field 'iterations'"),
     ("archs", dict(archs=[]), None, "field 'archs': must not be empty"),
+    ("archs-spelling", dict(archs=["sm_90", "mi300x"]), None, "field 'archs': 'mi300x' is neither an NVIDIA"),
     (
         "reference-form",
         dict(reference="torch.softmax"),
