@@ -12,7 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from arena.importer.amd_options import AMD_ARCHS, amd_only_options
-from arena.importer.autograd_apply import refuse_gradients, refuse_unreadable_forward, with_apply_functions
+from arena.importer.autograd_apply import (
+    apply_aliases,
+    refuse_gradients,
+    refuse_unreadable_forward,
+    with_apply_functions,
+)
 from arena.importer.checkout import SourceTask, find_tasks, inside
 from arena.importer.config import TaskConfig, read_config, runner_path
 from arena.importer.correctness import TestLoop, read_test_loop
@@ -106,7 +111,7 @@ def read_task(task: SourceTask, checkout: Path) -> ImportedTask:
         module_scope(read.runner_tree, Interpreter()),
         SourceModule(read.kernel_file, module_scope(kernel_tree, Interpreter())),
     )
-    fields = read_task_fields(loop, cases, function)
+    fields = read_task_fields(loop, cases, function, positional=function.name in apply_aliases(read.source_tree))
     if not fields.return_ignored:
         refuse_returned_arguments(function, _tensor_parameters(function, fields))
     return _imported(task, checkout, read, loop, kernel_tree, cases, fields)

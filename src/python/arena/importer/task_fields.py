@@ -24,13 +24,18 @@ from arena.importer.scalar_fields import read_scalars
 from arena.importer.tolerances import tolerances_by_dtype
 
 
-def read_task_fields(loop: TestLoop, cases: list[FollowedCase], function: ast.FunctionDef) -> TaskFields:
+def read_task_fields(
+    loop: TestLoop, cases: list[FollowedCase], function: ast.FunctionDef, positional: bool = False
+) -> TaskFields:
+    """The task's fields from the test's loop, its cases and the entry `function`; `positional`:
+    the entry takes no keywords (an autograd Function's `apply`), so its scalars go by position
+    too, in the call's order (the abi)."""
     dims = Dims(cases, loop)
     inputs, scalar_arguments = read_inputs(loop, cases, dims)
     _check_sources(inputs)
     dims.taken |= {field.name for field in inputs}
     tensors = [p for p in range(len(loop.kernel_call.args)) if p not in scalar_arguments]
-    interleaved = bool(scalar_arguments) and max(tensors) > min(scalar_arguments)
+    interleaved = bool(scalar_arguments) and (positional or max(tensors) > min(scalar_arguments))
     scalars = read_scalars(loop, cases, dims, function, scalar_arguments, keep_positional=interleaved)
     params = [a.arg for a in function.args.posonlyargs + function.args.args]
     names = iter(field.name for field in inputs)

@@ -57,6 +57,10 @@ def test_the_apply_alias_is_the_entry_read_as_forward(checkout: Path, tmp_path: 
     ]
     assert [(t.name, t.shape, t.dtype) for t in task.outputs] == [("y_triton", ("M", "N"), "float32")]
     assert dict(task.scalars) == {"scale": 2.0}
+    # `apply` takes no keywords: the scalar goes by position, in the test's order (AKA's
+    # rocmbench test_flashattention_fwd failed on a GPU, "apply() takes no keyword arguments").
+    assert task.abi == ("x", "scale") and task.entry.positional == (0, "scale")
+    assert task.signature.startswith("softmax(x: [M, N] float32, scale=")
     assert [(c.name, dict(c.dims)) for c in task.cases] == [
         ("shape1", {"M": 4, "N": 16}),
         ("shape2", {"M": 8, "N": 32}),
