@@ -52,6 +52,7 @@ from arena.runner.auth import Identity
 from arena.runner.devices import discover_lanes, lane_cpus, parse_lanes
 from arena.runner.records import Progress
 from arena.runner.runner import Evaluate, Runner
+from arena.task.archs import NOT_HERE
 from arena.task.load import load_tasks, parse_address
 from arena.task.task import CATEGORIES, Task
 
@@ -280,9 +281,15 @@ def remote_runner(address: str, token: str | None) -> Iterator[Submit]:
 
 
 def needs_gpu(evaluation: Evaluation, check_only: bool) -> bool:
-    """True when a GPU would have told more: checking (NEEDS_DEVICE) or timing (correct, untimed)."""
+    """True when a GPU would have told more: checking (NEEDS_DEVICE) or timing (correct, untimed);
+    not when the task is for GPUs of another family than this one (other_gpu)."""
     untimed = evaluation.correct and not evaluation.score.speedup and not check_only
-    return evaluation.status is Status.NEEDS_DEVICE or untimed
+    return (evaluation.status is Status.NEEDS_DEVICE and not other_gpu(evaluation)) or untimed
+
+
+def other_gpu(evaluation: Evaluation) -> bool:
+    """NEEDS_DEVICE on a GPU the task's archs do not cover (task/archs.py): nothing of it ran."""
+    return evaluation.status is Status.NEEDS_DEVICE and any(e.startswith(NOT_HERE) for e in evaluation.errors)
 
 
 class Interrupted(Exception):
@@ -451,6 +458,13 @@ def report_suite(
         print(
             f"\n{len(waiting)} of {len(done)} evaluation(s) need a GPU to be checked or timed "
             f"(run on a GPU machine for speedups): {', '.join(waiting)}",
+            file=report,
+        )
+    elsewhere = [label for label, evaluation in done if other_gpu(evaluation)]
+    if elsewhere:
+        print(
+            f"\n{len(elsewhere)} of {len(done)} evaluation(s) are of tasks declared for other GPUs than this "
+            f"one (their archs; unchecked, run them there): {', '.join(elsewhere)}",
             file=report,
         )
     if failed:

@@ -58,7 +58,7 @@ from arena.harness.result import CaseOutcome, HarnessResult, StageLog
 from arena.harness.settings import HarnessSettings
 from arena.harness.timing import measure_event_overhead
 from arena.harness.verdict import Verdict
-from arena.task.archs import refusal
+from arena.task.archs import NOT_HERE, refusal
 from arena.task.codec import task_from_dict
 from arena.task.tolerance import tolerance_for
 
@@ -120,7 +120,7 @@ class Run:
         foreign = refusal(self.task.archs, device_arch(self.device))
         if foreign:  # a GPU the task is not declared for: nothing of the candidate's runs (task/archs.py)
             self.environment = probe_environment(self.device)
-            return self.finish("NEEDS_DEVICE", [f"not run on this device: {foreign}"])
+            return self.finish("NEEDS_DEVICE", [NOT_HERE + foreign])
         if self.task.category.is_hip and backend == "cpu":
             self.environment = probe_environment(self.device)
             return self._compile_only()

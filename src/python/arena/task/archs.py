@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
+NOT_HERE = "not run on this device: "  # how the harness's NEEDS_DEVICE for such a GPU begins
 _SPELLING = re.compile(r"(sm_(?P<capability>[0-9]{2,3})a?|gfx(?P<line>[0-9]{1,2})[0-9a-f]{2})")
 
 

@@ -57,6 +57,32 @@ def test_exemplars_on_a_gpu_are_timed_and_summarized(
     assert "fast_1.0 100%" in out and "fast_2.0" in out and "need a GPU" not in out
 
 
+def test_a_task_for_another_gpu_family_is_named_apart_from_what_needs_a_gpu(
+    add_repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    fake_harness: list[Any],
+    cache_dir: Path,
+    gpu_machine: Any,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from arena.harness.result import HarnessResult, StageLog
+    from arena.task.archs import NOT_HERE
+
+    why = NOT_HERE + "the task is declared for gfx942, no NVIDIA GPU; this one is sm_90"
+
+    def refused(task, candidate, repo_root, settings, standby=None, cpus=None):  # type: ignore[no-untyped-def]
+        return HarnessResult(
+            status="NEEDS_DEVICE", compiled=False, correct=False, stages=(StageLog("setup", False, 0.1, why),),
+            cases=(), errors=(why,), timings_available=True,
+        )  # fmt: skip
+
+    monkeypatch.setattr("arena.harness.launch.run_harness", refused)  # in place of fake_harness's
+    assert _suite(add_repo) == 0
+    out = capsys.readouterr().out
+    assert f"NEEDS_DEVICE  untimed  ({why})" in out
+    assert "1 of 1 evaluation(s) are of tasks declared for other GPUs" in out and "need a GPU" not in out
+
+
 def test_submissions_missing_and_present(
     add_repo: Path,
     tmp_path: Path,
