@@ -22,11 +22,13 @@ child's rounds run with the parent idle (blocked on the child's reply) or, with 
 parent queues a stream of small kernels of its own (a judge that keeps its context busy).
 
     PYTHONPATH=src/python python3 bench/lent_memory_probe.py [--rounds 6] [--calls 5] [--busy] [--flush] \
-        [--rewrite] [--json FILE]
+        [--rewrite] [--kernels histogram matmul add_rms_norm] [--json FILE]
 
-Kernels: the histogram task's HIP baseline (compiled with the harness's own nvcc/hipcc commands)
-on its bytes-256 case, and mini_mlp's Triton matmul on the llama8b case's gate GEMM (4096 x 4096
-by 4096 x 14336, bfloat16).
+Kernels (--kernels picks some): the histogram task's HIP baseline (compiled with the harness's own
+nvcc/hipcc commands) on its bytes-256 case, mini_mlp's Triton matmul on the llama8b case's gate
+GEMM (4096 x 4096 by 4096 x 14336, bfloat16), and triton2triton fused_add_rms_norm's baseline on
+its qwen2-7b-16k-bf16 case (16384 x 3584 bfloat16, 448 MiB in and out a call; its no-op read
+0.980-0.984 on an H100 on 2026-12-06, its outputs from the process's allocator as in the harness).
 """
 
 from __future__ import annotations
@@ -51,18 +53,47 @@ from arena.harness.shared_gpu import SharedBlock, runtime
 REPO_ROOT = Path(__file__).resolve().parent.parent
 HISTOGRAM = REPO_ROOT / "tasks/hip2hip/histogram/kernel.hip"
 MATMUL = REPO_ROOT / "tasks/repository/mini_mlp/mini_mlp/ops/matmul.py"
+ADD_RMS_NORM = REPO_ROOT / "tasks/triton2triton/fused_add_rms_norm/kernel.py"
 N_VALUES, BINS = 33554433, 256  # the histogram's bytes-256 case
 T, H, INNER = 4096, 4096, 14336  # mini_mlp's llama8b case: h (T x H) @ w_gate (H x INNER)
+ROWS, HIDDEN = 16384, 3584  # fused_add_rms_norm's qwen2-7b-16k-bf16 case
 MiB = 1 << 20
-LAYOUT = {"x": 0, "a": 256 * MiB, "b": 320 * MiB, "counts": 512 * MiB}  # offsets, each past the last
-SPAN = 640 * MiB  # one layout's bytes
+# Offsets, each past the last: the histogram's values and counts, the GEMM's operands, the norm's
+# x, residual and weight.
+LAYOUT = {
+    "x": 0,
+    "a": 256 * MiB,
+    "b": 320 * MiB,
+    "counts": 512 * MiB,
+    "rx": 640 * MiB,
+    "rres": 768 * MiB,
+    "rw": 896 * MiB,
+}
+SPAN = 1024 * MiB  # one layout's bytes
 BLOCK_BYTES = 4096 * MiB  # as large as a lent pool; a second layout lies at its far end
 ODD_BYTES = BLOCK_BYTES + 4096  # not a whole number of large pages
 FAR = BLOCK_BYTES - SPAN
 FLUSH_BYTES = 256 * MiB  # written between calls with --flush (more than the L2 of any GPU here)
 
 
-def kernels(work: Path) -> dict[str, Callable[[dict[str, torch.Tensor]], Any]]:
+KERNELS = ("histogram", "matmul", "add_rms_norm")
+
+
+def kernels(work: Path, chosen: tuple[str, ...] = KERNELS) -> dict[str, Callable[[dict[str, torch.Tensor]], Any]]:
+    """The `chosen` kernels, each a call on a placement's tensors (the histogram built first)."""
+    found: dict[str, Callable[[dict[str, torch.Tensor]], Any]] = {}
+    if "histogram" in chosen:
+        found["histogram"] = _histogram(work)
+    if "matmul" in chosen:
+        matmul = _module("probe_matmul", MATMUL).matmul
+        found["matmul"] = lambda t: matmul(t["a"], t["b"])
+    if "add_rms_norm" in chosen:
+        norm = _module("probe_add_rms_norm", ADD_RMS_NORM).fused_add_rms_norm
+        found["add_rms_norm"] = lambda t: norm(t["rx"], t["rres"], t["rw"], 1e-6)
+    return found
+
+
+def _histogram(work: Path) -> Callable[[dict[str, torch.Tensor]], None]:
     backend = "rocm" if torch.version.hip else "cuda"
     props = torch.cuda.get_device_properties(0)
     arch = str(props.gcnArchName).split(":")[0] if torch.version.hip else f"sm_{props.major}{props.minor}"
@@ -73,9 +104,6 @@ def kernels(work: Path) -> dict[str, Callable[[dict[str, torch.Tensor]], Any]]:
             raise SystemExit(f"the histogram did not compile:\n{log}")
     launcher = ctypes.CDLL(str(library)).histogram
     launcher.restype = ctypes.c_int
-    spec = importlib.util.spec_from_file_location("probe_matmul", MATMUL)
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
 
     def histogram(t: dict[str, torch.Tensor]) -> None:
         stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
@@ -86,7 +114,14 @@ def kernels(work: Path) -> dict[str, Callable[[dict[str, torch.Tensor]], Any]]:
         if code:
             raise RuntimeError(f"histogram returned {code}")
 
-    return {"histogram": histogram, "matmul": lambda t: module.matmul(t["a"], t["b"])}
+    return histogram
+
+
+def _module(name: str, path: Path) -> Any:
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
 
 
 def views(data: torch.Tensor, base: int = 0) -> dict[str, torch.Tensor]:
@@ -104,6 +139,9 @@ def views(data: torch.Tensor, base: int = 0) -> dict[str, torch.Tensor]:
         "a": view("a", torch.bfloat16, (T, H)),
         "b": view("b", torch.bfloat16, (H, INNER)),
         "counts": view("counts", torch.int32, (BINS,)),
+        "rx": view("rx", torch.bfloat16, (ROWS, HIDDEN)),
+        "rres": view("rres", torch.bfloat16, (ROWS, HIDDEN)),
+        "rw": view("rw", torch.bfloat16, (HIDDEN,)),
     }
 
 
@@ -112,6 +150,8 @@ def fill(block: dict[str, torch.Tensor]) -> None:
     block["x"].copy_(torch.randint(0, BINS, (N_VALUES,), device="cuda", generator=generator, dtype=torch.int32))
     block["a"].copy_(torch.randn(T, H, device="cuda", generator=generator).to(torch.bfloat16))
     block["b"].copy_((torch.randn(H, INNER, device="cuda", generator=generator) * 0.02).to(torch.bfloat16))
+    for name, shape in (("rx", (ROWS, HIDDEN)), ("rres", (ROWS, HIDDEN)), ("rw", (HIDDEN,))):
+        block[name].copy_(torch.randn(*shape, device="cuda", generator=generator).to(torch.bfloat16))
 
 
 def time_placements(
@@ -121,10 +161,11 @@ def time_placements(
     work: Path,
     flush: bool,
     before_round: Callable[[], None] = lambda: None,
+    chosen: tuple[str, ...] = KERNELS,
 ) -> dict[str, Any]:
     """Median microseconds a call per kernel and placement, the placements interleaved by round;
     with `flush`, a buffer larger than L2 written before every call (as the harness's flush)."""
-    run = kernels(work)
+    run = kernels(work, chosen)
     scratch = torch.empty(FLUSH_BYTES, dtype=torch.uint8, device="cuda") if flush else None
     samples: dict[str, list[float]] = {f"{k}/{p}": [] for k in run for p in places}
     for kernel in run.values():
@@ -169,10 +210,12 @@ def _rewritten() -> None:
     sys.stdin.readline()
 
 
-def child(handles: list[str], rounds: int, calls: int, work: Path, flush: bool, rewrite: bool) -> None:
+def child(
+    handles: list[str], rounds: int, calls: int, work: Path, flush: bool, rewrite: bool, chosen: tuple[str, ...]
+) -> None:
     block, odd = (SharedBlock.open(runtime(), bytes.fromhex(h), n) for h, n in zip(handles, (BLOCK_BYTES, ODD_BYTES)))
     places = placements(block.bytes, odd.bytes)
-    timed = time_placements(places, rounds, calls, work, flush, _rewritten if rewrite else lambda: None)
+    timed = time_placements(places, rounds, calls, work, flush, _rewritten if rewrite else lambda: None, chosen)
     print(json.dumps(timed), flush=True)
     block.close()
     odd.close()
@@ -226,12 +269,13 @@ def main() -> int:
     parser.add_argument(
         "--rewrite", action="store_true", help="also time a child whose block is written again before each round"
     )
+    parser.add_argument("--kernels", nargs="+", choices=KERNELS, default=list(KERNELS))
     parser.add_argument("--json", type=Path)
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--work", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(args.child, args.rounds, args.calls, args.work, args.flush, args.rewrite)
+        child(args.child, args.rounds, args.calls, args.work, args.flush, args.rewrite, tuple(args.kernels))
         return 0
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
@@ -240,9 +284,12 @@ def main() -> int:
         fill_all(block, odd)
         result: dict[str, Any] = {"device": torch.cuda.get_device_name(0), "flush": args.flush}
         places = placements(block.bytes, odd.bytes)
-        result["parent"] = time_placements(places, args.rounds, args.calls, work, args.flush)
+        result["parent"] = time_placements(
+            places, args.rounds, args.calls, work, args.flush, chosen=tuple(args.kernels)
+        )
         command = [sys.executable, __file__, "--child", block.handle.hex(), odd.handle.hex(), "--work", str(work)]
-        command += ["--rounds", str(args.rounds), "--calls", str(args.calls)] + (["--flush"] if args.flush else [])
+        command += ["--rounds", str(args.rounds), "--calls", str(args.calls), "--kernels", *args.kernels]
+        command += ["--flush"] if args.flush else []
         for mode in ("idle", "busy") if args.busy else ("idle",):
             process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
             out = busy_until(process) if mode == "busy" else process.communicate()[0]
