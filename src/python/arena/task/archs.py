@@ -5,7 +5,8 @@ names: `sm_NN` (NVIDIA, compute capability N.N; `sm_90a` its arch-specific form)
 (AMD). A device runs the task when it is of a family the task names, and of a line those
 architectures speak for:
 - CUDA: a compute capability at least the lowest declared (sm_90: Hopper and later, whose
-  instructions include Hopper's);
+  instructions include Hopper's), or exactly one declared arch-specific (sm_90a: Hopper alone,
+  whose wgmma later GPUs lack);
 - ROCm: the same major line as a declared one (gfx942 stands for gfx9, CDNA with 64-wide
   wavefronts; RDNA's gfx10-12 run 32-wide ones that a kernel written for 64 gets wrong).
 Elsewhere the harness reports NEEDS_DEVICE with why (harness/run.py): nothing of the candidate's
@@ -18,7 +19,7 @@ import re
 from typing import Sequence
 
 NOT_HERE = "not run on this device: "  # how the harness's NEEDS_DEVICE for such a GPU begins
-_SPELLING = re.compile(r"(sm_(?P<capability>[0-9]{2,3})a?|gfx(?P<line>[0-9]{1,2})[0-9a-f]{2})")
+_SPELLING = re.compile(r"(sm_(?P<capability>[0-9]{2,3})(?P<specific>a?)|gfx(?P<line>[0-9]{1,2})[0-9a-f]{2})")
 
 
 def arch_error(arch: str) -> str:
@@ -40,12 +41,17 @@ def refusal(archs: Sequence[str], device_arch: str) -> str:
     declared = [match for match in map(_SPELLING.fullmatch, archs) if match is not None]
     named = ", ".join(archs)
     if device["capability"] is not None:
-        floors = [int(match["capability"]) for match in declared if match["capability"] is not None]
-        if not floors:
+        nvidia = [match for match in declared if match["capability"] is not None]
+        if not nvidia:
             return f"the task is declared for {named}, no NVIDIA GPU; this one is {device_arch}"
-        if int(device["capability"]) < min(floors):
-            return f"the task is declared for {named}: sm_{min(floors)} or later on NVIDIA; this GPU is {device_arch}"
-        return ""
+        capability = int(device["capability"])
+        floors = [int(match["capability"]) for match in nvidia if not match["specific"]]
+        exact = {int(match["capability"]) for match in nvidia if match["specific"]}
+        if capability in exact or (floors and capability >= min(floors)):
+            return ""
+        later = [f"sm_{min(floors)} or later"] if floors else []
+        shown = " or ".join(later + [f"sm_{c} alone" for c in sorted(exact)])
+        return f"the task is declared for {named}: {shown} on NVIDIA; this GPU is {device_arch}"
     lines = {match["line"] for match in declared if match["line"] is not None}
     if not lines:
         return f"the task is declared for {named}, no AMD GPU; this one is {device_arch}"

@@ -31,11 +31,16 @@ def test_the_default_archs_run_on_hopper_and_later_and_on_cdna(device):
         (DEFAULT, "gfx1100", "the gfx9 line on AMD; this GPU is gfx1100"),
         (("gfx942",), "sm_90", "declared for gfx942, no NVIDIA GPU; this one is sm_90"),
         (("sm_90",), "gfx942", "declared for sm_90, no AMD GPU; this one is gfx942"),
-        (("sm_80", "sm_90a"), "sm_75", "sm_80 or later"),
+        (("sm_80", "sm_90a"), "sm_75", "sm_80 or later or sm_90 alone"),
+        (("sm_90a",), "sm_100", "sm_90 alone on NVIDIA; this GPU is sm_100"),
     ],
 )
 def test_a_device_outside_them_is_refused_with_why(archs, device, said):
     assert said in refusal(archs, device)
+
+
+def test_an_arch_specific_one_runs_on_that_capability_alone():
+    assert refusal(("sm_90a",), "sm_90") == "" and refusal(("sm_90a", "sm_100"), "sm_120") == ""
 
 
 def test_a_cpu_is_never_refused_it_checks_through_the_interpreter():
