@@ -39,23 +39,27 @@ def refusal(archs: Sequence[str], device_arch: str) -> str:
     if device is None:
         return ""
     declared = [match for match in map(_SPELLING.fullmatch, archs) if match is not None]
-    named = ", ".join(archs)
-    if device["capability"] is not None:
-        nvidia = [match for match in declared if match["capability"] is not None]
-        if not nvidia:
-            return f"the task is declared for {named}, no NVIDIA GPU; this one is {device_arch}"
-        capability = int(device["capability"])
-        floors = [int(match["capability"]) for match in nvidia if not match["specific"]]
-        exact = {int(match["capability"]) for match in nvidia if match["specific"]}
-        if capability in exact or (floors and capability >= min(floors)):
-            return ""
-        later = [f"sm_{min(floors)} or later"] if floors else []
-        shown = " or ".join(later + [f"sm_{c} alone" for c in sorted(exact)])
-        return f"the task is declared for {named}: {shown} on NVIDIA; this GPU is {device_arch}"
+    why = _nvidia(declared, device) if device["capability"] is not None else _amd(declared, device)
+    return f"the task is declared for {', '.join(archs)}{why}; this GPU is {device_arch}" if why else ""
+
+
+def _nvidia(declared: list[re.Match[str]], device: re.Match[str]) -> str:
+    nvidia = [match for match in declared if match["capability"] is not None]
+    if not nvidia:
+        return ", no NVIDIA GPU"
+    capability = int(device["capability"])
+    floors = [int(match["capability"]) for match in nvidia if not match["specific"]]
+    exact = {int(match["capability"]) for match in nvidia if match["specific"]}
+    if capability in exact or (floors and capability >= min(floors)):
+        return ""
+    later = [f"sm_{min(floors)} or later"] if floors else []
+    return ": " + " or ".join(later + [f"sm_{c} alone" for c in sorted(exact)]) + " on NVIDIA"
+
+
+def _amd(declared: list[re.Match[str]], device: re.Match[str]) -> str:
     lines = {match["line"] for match in declared if match["line"] is not None}
     if not lines:
-        return f"the task is declared for {named}, no AMD GPU; this one is {device_arch}"
-    if device["line"] not in lines:
-        shown = ", ".join(f"gfx{line}" for line in sorted(lines))
-        return f"the task is declared for {named}: the {shown} line on AMD; this GPU is {device_arch}"
-    return ""
+        return ", no AMD GPU"
+    if device["line"] in lines:
+        return ""
+    return f": the {', '.join(f'gfx{line}' for line in sorted(lines))} line on AMD"

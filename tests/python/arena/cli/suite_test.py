@@ -68,7 +68,7 @@ def test_a_task_for_another_gpu_family_is_named_apart_from_what_needs_a_gpu(
     from arena.harness.result import HarnessResult, StageLog
     from arena.task.archs import NOT_HERE
 
-    why = NOT_HERE + "the task is declared for gfx942, no NVIDIA GPU; this one is sm_90"
+    why = NOT_HERE + "the task is declared for gfx942, no NVIDIA GPU; this GPU is sm_90"
 
     def refused(task, candidate, repo_root, settings, standby=None, cpus=None):  # type: ignore[no-untyped-def]
         return HarnessResult(

@@ -29,8 +29,8 @@ def test_the_default_archs_run_on_hopper_and_later_and_on_cdna(device):
     [
         (DEFAULT, "sm_80", "sm_90 or later on NVIDIA; this GPU is sm_80"),
         (DEFAULT, "gfx1100", "the gfx9 line on AMD; this GPU is gfx1100"),
-        (("gfx942",), "sm_90", "declared for gfx942, no NVIDIA GPU; this one is sm_90"),
-        (("sm_90",), "gfx942", "declared for sm_90, no AMD GPU; this one is gfx942"),
+        (("gfx942",), "sm_90", "declared for gfx942, no NVIDIA GPU; this GPU is sm_90"),
+        (("sm_90",), "gfx942", "declared for sm_90, no AMD GPU; this GPU is gfx942"),
         (("sm_80", "sm_90a"), "sm_75", "sm_80 or later or sm_90 alone"),
         (("sm_90a",), "sm_100", "sm_90 alone on NVIDIA; this GPU is sm_100"),
     ],
