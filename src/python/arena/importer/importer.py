@@ -66,7 +66,7 @@ def import_checkout(checkout: Path, out: Path, fit: bool = False) -> list[Outcom
         except NotImportable as error:
             outcomes.append(Outcome(task.name, reason=str(error), kind=error.kind))
             continue
-        outcomes.append(Outcome(task.name, address=address))
+        outcomes.append(Outcome(task.name, address=address, archs=tuple(imported.declared.get("archs", ()))))
         if fit and loosened(imported.declared.get("tolerances", {})):
             loose[address] = imported
     if not loose:
@@ -90,7 +90,7 @@ def _refitted(out: Path, outcome: Outcome, imported: ImportedTask, fits: list[Fi
             write_task(out, imported.source, {"BUILD": text.encode()})
         except NotImportable as error:
             return Outcome(outcome.source, reason=f"{error} (after its tolerance was fitted)", kind=error.kind)
-    return Outcome(outcome.source, address=outcome.address, tolerances=tuple(fits))
+    return Outcome(outcome.source, address=outcome.address, tolerances=tuple(fits), archs=outcome.archs)
 
 
 def read_task(task: SourceTask, checkout: Path) -> ImportedTask:

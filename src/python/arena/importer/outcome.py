@@ -113,6 +113,7 @@ class Outcome:
     reason: str = ""  # why no declaration was written; "" when one was
     tolerances: tuple[Fit, ...] = ()  # each loosened float tolerance: fitted, or AKA's kept and why
     kind: str = ""  # the reason's group (NotImportable.kind); "" when imported or for a reason of its own
+    archs: tuple[str, ...] = ()  # the GPUs it is declared for, when not arena's default (amd_options.py)
 
     @property
     def imported(self) -> bool:
@@ -125,5 +126,6 @@ class Outcome:
             "address": self.address,
             "reason": self.reason,
             "kind": self.kind,
+            "archs": list(self.archs),
             "tolerances": [fit.to_dict() for fit in self.tolerances],
         }

@@ -28,6 +28,12 @@ def format_table(outcomes: Sequence[Outcome]) -> str:
         ordered = sorted(groups.items(), key=lambda item: (not item[0], -len(item[1]), item[0]))
         lines += [f"{len(sources):5d}  {kind or OWN_REASON}" for kind, sources in ordered]
     lines.append(summary(outcomes))
+    narrowed = [o for o in outcomes if o.imported and o.archs]
+    for archs in sorted({o.archs for o in narrowed}):
+        sources = [o.source for o in narrowed if o.archs == archs]
+        lines.append(
+            f"{len(sources)} declared for {', '.join(archs)} alone (their launch options): {', '.join(sources)}"
+        )
     fits = [fit for o in outcomes for fit in o.tolerances]
     if fits:
         fitted, default = sum(fit.fitted is not None for fit in fits), sum(fit.default for fit in fits)

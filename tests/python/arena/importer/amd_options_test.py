@@ -11,6 +11,7 @@ import pytest
 
 from arena.importer.amd_options import amd_only_options
 from arena.importer.importer import import_checkout
+from arena.importer.report import format_table
 from arena.task.load import load_task
 
 CONFIGS = """
@@ -70,5 +71,9 @@ def test_the_import_declares_gfx942_alone_for_such_a_task(checkout: Path, tmp_pa
     import_checkout(checkout, tmp_path / "before")
     assert load_task(tmp_path / "before", address).archs == ("sm_90", "gfx942")
     kernel.write_text(text.replace(launch, "BLOCK=triton.next_power_of_2(x.shape[1]), waves_per_eu=2)"))
-    import_checkout(checkout, tmp_path / "after")
+    outcomes = import_checkout(checkout, tmp_path / "after")
     assert load_task(tmp_path / "after", address).archs == ("gfx942",)
+    # The report names it, and its record says it.
+    source = "triton2triton/rocmbench/fake_softmax"
+    assert f"1 declared for gfx942 alone (their launch options): {source}" in format_table(outcomes)
+    assert next(o for o in outcomes if o.source == source).to_dict()["archs"] == ["gfx942"]
