@@ -36,7 +36,10 @@ WORKERS = ("w1", "w2")
 # Short, so the killed worker's job moves soon; not the least BuildGrid allows (4 s), so that a
 # worker slowed by a loaded machine still answers in time.
 KEEPALIVE_S = 6
-SLOW_S = 4  # the slow candidate sleeps this long at import: long enough to kill its worker mid-lease
+# The slow candidate sleeps this long at import: long enough to kill its worker mid-lease, and for
+# the killed run's processes to be gone well before it would wake (half of it: on a loaded 2-core
+# CI machine, 2 s once was not enough for them to exit).
+SLOW_S = 8
 
 
 def missing() -> str:
@@ -237,6 +240,17 @@ def test_both_workers_take_jobs_and_repeats_come_from_the_caches(pool: Pool, rep
     assert {name: pool.leases(name, "done") for name in WORKERS} == done
 
 
+def _described(pid: int) -> str:
+    """A process's name, state and pending signals, for a failure's message."""
+    try:
+        status = dict(
+            line.split(":\t", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":\t" in line
+        )
+    except OSError:
+        return f"{pid}: gone"
+    return f"{pid} {status.get('Name', '?')} {status.get('State', '?')} pending {status.get('ShdPnd', '?')}"
+
+
 def test_a_job_whose_worker_is_killed_runs_on_the_other(pool: Pool, repo: Path, task: Task) -> None:
     slow = Candidate(SCALE_ADDRESS, {"kernel.py": f"import time\ntime.sleep({SLOW_S})\n{SCALE_KERNEL}".encode()})
     before = {name: len(pool.leases(name, "started")) for name in WORKERS}
@@ -260,7 +274,8 @@ def test_a_job_whose_worker_is_killed_runs_on_the_other(pool: Pool, repo: Path, 
     deadline = time.monotonic() + SLOW_S / 2
     while pool.running_in(pool.work(taker)) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not pool.running_in(pool.work(taker))
+    left = pool.running_in(pool.work(taker))
+    assert not left, [_described(pid) for pid in left]
     thread.join(timeout=120)
     assert not thread.is_alive(), "the job was lost with its worker"
     assert outcome["result"].status == "PASSED", (outcome["result"].errors, pool.logs())
