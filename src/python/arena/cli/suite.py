@@ -52,7 +52,6 @@ from arena.runner.auth import Identity
 from arena.runner.devices import discover_lanes, lane_cpus, parse_lanes
 from arena.runner.records import Progress
 from arena.runner.runner import Evaluate, Runner
-from arena.task.archs import NOT_HERE
 from arena.task.load import load_tasks, parse_address
 from arena.task.task import CATEGORIES, Task
 
@@ -282,14 +281,9 @@ def remote_runner(address: str, token: str | None) -> Iterator[Submit]:
 
 def needs_gpu(evaluation: Evaluation, check_only: bool) -> bool:
     """True when a GPU would have told more: checking (NEEDS_DEVICE) or timing (correct, untimed);
-    not when the task is for GPUs of another family than this one (other_gpu)."""
+    not when the task is for GPUs of another family than this one (Evaluation.for_another_gpu)."""
     untimed = evaluation.correct and not evaluation.score.speedup and not check_only
-    return (evaluation.status is Status.NEEDS_DEVICE and not other_gpu(evaluation)) or untimed
-
-
-def other_gpu(evaluation: Evaluation) -> bool:
-    """NEEDS_DEVICE on a GPU the task's archs do not cover (task/archs.py): nothing of it ran."""
-    return evaluation.status is Status.NEEDS_DEVICE and any(e.startswith(NOT_HERE) for e in evaluation.errors)
+    return (evaluation.status is Status.NEEDS_DEVICE and not evaluation.for_another_gpu) or untimed
 
 
 class Interrupted(Exception):
@@ -460,7 +454,7 @@ def report_suite(
             f"(run on a GPU machine for speedups): {', '.join(waiting)}",
             file=report,
         )
-    elsewhere = [label for label, evaluation in done if other_gpu(evaluation)]
+    elsewhere = [label for label, evaluation in done if evaluation.for_another_gpu]
     if elsewhere:
         print(
             f"\n{len(elsewhere)} of {len(done)} evaluation(s) are of tasks declared for other GPUs than this "

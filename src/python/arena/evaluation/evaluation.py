@@ -13,6 +13,7 @@ from typing import Any, Mapping
 
 from arena.environment.environment import Environment
 from arena.scoring.records import CaseResult, Score, Timing
+from arena.task.archs import NOT_HERE
 
 
 class Status(str, Enum):
@@ -64,6 +65,11 @@ class Evaluation:
     @property
     def speedup(self) -> float:
         return self.score.speedup
+
+    @property
+    def for_another_gpu(self) -> bool:
+        """NEEDS_DEVICE on a GPU the task's archs do not cover (task/archs.py): nothing of it ran."""
+        return self.status is Status.NEEDS_DEVICE and any(error.startswith(NOT_HERE) for error in self.errors)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able dict, snake_case as in the proto, plus top-level `speedup` and `points`."""
