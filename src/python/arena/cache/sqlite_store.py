@@ -46,7 +46,7 @@ class SqliteStore:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._key = load_key(self.path.parent / KEY_NAME)
         with closing(self._connect()) as db:
-            db.execute("PRAGMA journal_mode=WAL")
+            _write_ahead(db)
             with db:
                 db.executescript(_SCHEMA)
                 columns = {row[1] for row in db.execute("PRAGMA table_info(evaluations)")}
@@ -105,3 +105,18 @@ class SqliteStore:
     def kept(self, digest: str, task: str) -> Candidate | None:
         """The kept candidate with `digest`, as a candidate for `task`; None if not kept."""
         return self.candidates.get(digest, task)
+
+
+def _write_ahead(db: sqlite3.Connection) -> None:
+    """The file in WAL mode (kept by the file once set). Switching needs the file alone, and while
+    another process is creating it SQLite answers "database is locked" at once, without waiting
+    out the busy timeout: so it is asked again until that timeout has passed."""
+    deadline = time.monotonic() + _BUSY_TIMEOUT_S
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
