@@ -26,13 +26,16 @@ def descendants(root: int) -> dict[int, tuple[str, int]]:
 
 
 def harness_processes(root: int) -> dict[int, tuple[str, int]]:
-    """The Python processes of the harness children below `root` (bubblewrap's own command line
-    names the child too): judges, and their workers' (apart.py: waiter, init, worker)."""
-    return {
-        pid: found
-        for pid, found in descendants(root).items()
-        if "-m arena.harness." in found[0] and "bwrap" not in found[0]
-    }
+    """The Python processes of the harness children below `root`: judges, and their workers'
+    (apart.py: waiter, init, worker). Those that run `python -m arena.harness.X` themselves: the
+    command lines of bubblewrap and of the sandbox's first process (limits/lifeline.py) name the
+    child too."""
+    return {pid: found for pid, found in descendants(root).items() if _runs_harness(found[0])}
+
+
+def _runs_harness(command: str) -> bool:
+    words = command.split()
+    return len(words) >= 3 and words[1] == "-m" and words[2].startswith("arena.harness.")
 
 
 def judges(root: int) -> list[int]:

@@ -55,7 +55,7 @@ from arena.harness.version import trusted_digest
 from arena.limits.cgroups import Group
 from arena.limits.cpus import pin
 from arena.limits.ipc import bound_ipc
-from arena.limits.limits import JOB_VARIABLE, Watch, confined, group_for, job_limits
+from arena.limits.limits import JOB_VARIABLE, Lifeline, Watch, confined, group_for, job_limits
 from arena.limits.usage import process_tree
 from arena.task.task import Task
 
@@ -138,6 +138,8 @@ class Child:
         # Compiled once by this trusted parent where the environment ships no byte code (bytecode.py).
         self.bytecode = bytecode_folder(measurement)
         self.group: Group | None = None  # its control group (arena.limits.cgroups), where the host allows one
+        # Its sandbox ends when this process does, even one killed while bubblewrap starts.
+        self.lifeline = Lifeline()
         try:
             if self.sandbox:
                 argv = self._sandboxed(argv, measurement, hidden)
@@ -151,6 +153,7 @@ class Child:
         except BaseException:
             os.close(self.result_fd)
             os.close(write_fd)
+            self.lifeline.close()
             self._remove()
             raise
         try:
@@ -159,7 +162,7 @@ class Child:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                pass_fds=(write_fd,),
+                pass_fds=(write_fd, self.lifeline.fd) if self.sandbox else (write_fd,),
                 start_new_session=True,
                 cwd=self.work / "work",
                 env=_child_env(
@@ -168,10 +171,12 @@ class Child:
             )
         except BaseException:
             os.close(self.result_fd)
+            self.lifeline.close()
             self._remove()
             raise
         finally:
             os.close(write_fd)  # the child holds the only write end now
+        self.lifeline.handed_over()
         self._closed = False
 
     def _sandboxed(self, argv: list[str], measurement: Measurement, hidden: tuple[Path, ...]) -> list[str]:
@@ -183,7 +188,8 @@ class Child:
             self.user = self.lease.user
         make_folders(self.work, tuple(SCRATCH_MOUNTS))  # its /tmp
         shown = (self.kernels, *map(Path, measurement.folders), *([self.bytecode] if self.bytecode else []))
-        sandboxed_argv = sandboxed(argv, self.work, read_only=shown, user=self.user, hidden=hidden)
+        first = self.lifeline.prefix(measurement.python)
+        sandboxed_argv = sandboxed(argv, self.work, read_only=shown, user=self.user, hidden=hidden, first_process=first)
         self.shown = tuple(read_only_folders(tuple(map(str, shown))))
         hand_over(self.work, self.user)
         return sandboxed_argv
@@ -235,6 +241,7 @@ class Child:
         self._closed = True
         _kill_group(self.process)
         self.process.wait()
+        self.lifeline.close()
         for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
             if stream is not None:
                 with contextlib.suppress(OSError):

@@ -34,7 +34,7 @@ import subprocess
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Sequence
 
 from arena.environment.users import ChildUser
 from arena.errors import UnusableEnvironment
@@ -91,13 +91,14 @@ def sandboxed(
     read_only: tuple[Path, ...] = (),
     user: ChildUser | None = None,
     hidden: tuple[Path, ...] = (),
+    first_process: Sequence[str] = (),
 ) -> list[str]:
     """`argv` run inside bubblewrap with the job folder `work` and the folders `read_only` (the
     trusted kernel layer, the measurement environment's roots) mounted read-only, as `user`
     (where the runner is root: a lease of child_users()) or as the runner's user (see the module's
     docstring). UnusableEnvironment when a folder to be shown holds what a child must not see,
-    or holds one of `hidden` (the repository)."""
-    return sandbox_command(argv, job_layout(work), read_only, user, hidden)
+    or holds one of `hidden` (the repository). `first_process`: see sandbox_command."""
+    return sandbox_command(argv, job_layout(work), read_only, user, hidden, first_process)
 
 
 def sandbox_command(
@@ -106,8 +107,11 @@ def sandbox_command(
     read_only: tuple[Path, ...] = (),
     user: ChildUser | None = None,
     hidden: tuple[Path, ...] = (),
+    first_process: Sequence[str] = (),
 ) -> list[str]:
-    """sandboxed() for any `layout` (a pool worker's lease folder: arena.pool.sandbox)."""
+    """sandboxed() for any `layout` (a pool worker's lease folder: arena.pool.sandbox).
+    `first_process`: a command that starts the rest (ending in "--"), run as the first process of
+    the sandbox's PID namespace in place of bubblewrap's own (limits.Lifeline's)."""
     folders = read_only_folders(tuple(map(str, read_only)))
     refuse_exposed(folders, hidden)
     if user is None:  # unprivileged: bubblewrap's user namespace maps 65534 inside to us outside
@@ -130,13 +134,18 @@ def sandbox_command(
     for trusted in map(str, layout.trusted):
         command += ["--ro-bind", trusted, trusted]
     command += ["--chdir", str(layout.start)]
+    inside = list(argv)
     if user is not None:
         command += identity_files(layout.identity, user, layout.home)
+        command += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
         groups = ",".join(map(str, device_groups()))
-        command += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--", "setpriv"]
-        command += [f"--reuid={user.uid}", f"--regid={user.gid}", f"--groups={groups}" if groups else "--clear-groups"]
-        command += ["--inh-caps=-all", "--bounding-set=-all"]
-    return command + ["--", *argv]
+        setpriv = ["setpriv", f"--reuid={user.uid}", f"--regid={user.gid}"]
+        setpriv += [f"--groups={groups}" if groups else "--clear-groups", "--inh-caps=-all", "--bounding-set=-all"]
+        inside = [*setpriv, "--", *inside]
+    if first_process:
+        command += ["--as-pid-1"]
+        inside = [*first_process, *inside]
+    return command + ["--", *inside]
 
 
 def identity_files(folder: Path, user: ChildUser, home: Path) -> list[str]:

@@ -34,6 +34,7 @@ from typing import Iterable, Iterator, Mapping, Sequence
 
 from arena.errors import ArenaError
 from arena.limits import confine as confine_script
+from arena.limits import lifeline as lifeline_script
 from arena.limits.cgroups import Group, found
 from arena.limits.confine import confine
 from arena.limits.cpus import spelled
@@ -204,6 +205,42 @@ def confined(
     kept = [] if cpus is None else ["--cpus", spelled(cpus)]
     joins = [] if group is None else [item for join in group.joins for item in ("--join", str(join))]
     return [sys.executable, "-I", "-S", *script, str(tasks(limits)), *kept, *joins, "--", *argv]
+
+
+class Lifeline:
+    """A pipe whose write end this process keeps for as long as a sandbox may live, and whose read
+    end that sandbox's first process holds (lifeline.py): when this process dies, however and
+    whenever (even while the sandbox is still being made), the sandbox dies with it. Closing it
+    ends the sandbox too."""
+
+    def __init__(self) -> None:
+        self.fd, self._write = os.pipe()  # neither inherited by other children: pass_fds=(fd,) hands it over
+        self._open = [self.fd, self._write]
+
+    def prefix(self, python: str) -> list[str]:
+        """The command before the sandbox's own (which it starts): lifeline.py from its source
+        text, run by `python` (one the sandbox shows), as the first process of a PID namespace
+        the sandbox makes."""
+        return [python, "-I", "-S", "-c", inspect.getsource(lifeline_script), str(self.fd), "--"]
+
+    def handed_over(self) -> None:
+        """The child has started with the read end: ours is closed, so the pipe breaks when we go."""
+        self._close(self.fd)
+
+    def close(self) -> None:
+        for fd in list(self._open):
+            self._close(fd)
+
+    def _close(self, fd: int) -> None:
+        if fd in self._open:
+            self._open.remove(fd)
+            os.close(fd)
+
+    def __enter__(self) -> Lifeline:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _process_ids() -> int:

@@ -35,6 +35,7 @@ from typing import Iterator, Mapping
 from arena.environment.probe import child_users, sandbox_tool
 from arena.environment.users import ChildUser, lease
 from arena.harness.sandbox import Layout, give, readable, sandbox_command
+from arena.limits.limits import Lifeline
 
 TRUSTED = ("run/task", "run/baseline", "src")  # of the remote executor's input root, read-only
 _ASK_TIMEOUT_S = 60
@@ -53,11 +54,12 @@ def isolation() -> str:
 
 @contextlib.contextmanager
 def sandboxed_command(
-    argv: list[str], inputs: Path, start: Path, environment: Mapping[str, str]
+    argv: list[str], inputs: Path, start: Path, environment: Mapping[str, str], lifeline: Lifeline | None = None
 ) -> Iterator[list[str]]:
     """`argv` in bubblewrap over the input root `inputs` (a folder of the lease's, which also
-    holds its /tmp), starting in `start`; the python3 that `environment`'s PATH finds is shown.
-    Its user, under a root worker, is held until the block ends (the command has ended)."""
+    holds its /tmp), starting in `start`; the python3 that `environment`'s PATH finds is shown,
+    and runs the `lifeline`'s end first when given. Its user, under a root worker, is held until
+    the block ends (the command has ended)."""
     real = Path(os.path.realpath(inputs))  # what bubblewrap binds: the same paths inside
     start, inputs = real / start.relative_to(inputs), real
     lease_folder = inputs.parent
@@ -72,9 +74,11 @@ def sandboxed_command(
     try:
         if held is not None:
             hand_over_lease(inputs, tmp, trusted, held.user)
-        found = interpreter_folders(environment.get("PATH", os.defpath), lease_folder)
-        shown = tuple(Path(folder) for folder in found)
-        yield sandbox_command(argv, layout, read_only=shown, user=None if held is None else held.user)
+        python = host_python(environment.get("PATH", os.defpath), lease_folder)
+        shown = tuple(Path(folder) for folder in (_folders_of(python) if python else ()))
+        first = lifeline.prefix(python) if lifeline is not None and python else ()
+        user = None if held is None else held.user
+        yield sandbox_command(argv, layout, read_only=shown, user=user, first_process=first)
     finally:
         if held is not None:
             held.release()
@@ -103,17 +107,23 @@ def hand_over_lease(inputs: Path, tmp: Path, trusted: tuple[Path, ...], user: Ch
 
 
 def interpreter_folders(path: str, lease: Path) -> tuple[str, ...]:
-    """The folders the python3 found on `path` needs shown (its prefixes, its import path and its
-    own folder); () where none is found (the command then fails and says so). Only this host's
-    own: a folder of `path` that is relative or lies in the `lease` folder is passed over, and so
-    is a python3 that lies there once its links are followed (the worker runs it, as root on a GPU
-    machine, to ask its folders: an action's own "python3" ran there outside any sandbox)."""
+    """The folders the python3 found on `path` (host_python) needs shown: its prefixes, its import
+    path and its own folder; () where none is found (the command then fails and says so)."""
+    python = host_python(path, lease)
+    return _folders_of(python) if python else ()
+
+
+def host_python(path: str, lease: Path) -> str | None:
+    """The python3 found on `path`, if it is this host's own: a folder of `path` that is relative
+    or lies in the `lease` folder is passed over, and so is a python3 that lies there once its
+    links are followed (the worker runs it, as root on a GPU machine, to ask its folders: an
+    action's own "python3" ran there outside any sandbox)."""
     lease_root = os.path.realpath(lease)
     folders = [f for f in path.split(os.pathsep) if os.path.isabs(f) and not _inside(os.path.realpath(f), lease_root)]
     python = shutil.which("python3", path=os.pathsep.join(folders))
     if python is None or _inside(os.path.realpath(python), lease_root):
-        return ()
-    return _folders_of(os.path.abspath(python))
+        return None
+    return os.path.abspath(python)
 
 
 def _inside(path: str, folder: str) -> bool:

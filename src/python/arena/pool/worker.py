@@ -28,6 +28,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -39,7 +40,7 @@ from typing import Any, Callable, Iterator
 from arena.environment.probe import sandbox_tool
 from arena.errors import ArenaError
 from arena.limits.ipc import bound_ipc
-from arena.limits.limits import Watch, confined, grouped, job_limits, wait_watched
+from arena.limits.limits import Lifeline, Watch, confined, grouped, job_limits, wait_watched
 from arena.pool.sandbox import isolation, sandboxed_command
 from arena.reapi.cas import Cas, digest_of, reapi_protos
 from arena.reapi.channel import open_channel
@@ -324,13 +325,18 @@ class Worker:
         # in gRPC's fork handlers before exec; without one the child is started by vfork.
         with (
             grouped(limits, self.settings.cpus) as group,  # the kernel's bounds, where the host allows
-            _isolated(_in_environment(list(command.arguments), environment), inputs, start, environment) as isolated,
+            Lifeline() as lifeline,  # the command's namespace ends when this worker does
+            _isolated(
+                _in_environment(list(command.arguments), environment), inputs, start, environment, lifeline
+            ) as isolated,
             (root / "stdout").open("wb") as out,
             (root / "stderr").open("wb") as err,
         ):
             # The kernel's backstop (arena.limits), and the worker's CPUs kept from its first instruction.
             argv = confined(isolated, limits, self.settings.cpus, group)
-            if shutil.which("setpriv"):  # the command dies with this worker (and, in its namespace, all it started)
+            # The wrappers die with this worker at once; the namespace's processes by its lifeline
+            # (limits.Lifeline), which has no window while they start.
+            if shutil.which("setpriv"):
                 argv = ["setpriv", "--pdeathsig", "KILL", "--", *argv]
             process = subprocess.Popen(
                 argv,
@@ -340,7 +346,9 @@ class Worker:
                 stdout=out,
                 stderr=err,
                 start_new_session=True,  # its own process group: killed whole at the deadline
+                pass_fds=(lifeline.fd,),
             )
+            lifeline.handed_over()
             run.process = process
             if run.cancelled:
                 run.cancel()
@@ -399,20 +407,23 @@ def _in_environment(argv: list[str], environment: dict[str, str]) -> list[str]:
 
 
 @contextlib.contextmanager
-def _isolated(argv: list[str], inputs: Path, start: Path, environment: dict[str, str]) -> Iterator[list[str]]:
+def _isolated(
+    argv: list[str], inputs: Path, start: Path, environment: dict[str, str], lifeline: Lifeline
+) -> Iterator[list[str]]:
     """`argv` in bubblewrap where this host offers it (arena.pool.sandbox), else in unshare's
-    namespaces (pid_namespace), else as it is."""
+    namespaces (pid_namespace), else as it is; in a namespace, started by the `lifeline`'s end."""
     if sandbox_tool():
-        with sandboxed_command(argv, inputs, start, environment) as sandboxed:
+        with sandboxed_command(argv, inputs, start, environment, lifeline) as sandboxed:
             yield sandboxed
     else:
-        yield [*pid_namespace(), *argv]
+        namespace = list(pid_namespace())
+        yield [*namespace, *lifeline.prefix(sys.executable), *argv] if namespace else argv
 
 
 @functools.lru_cache(maxsize=1)
 def pid_namespace() -> tuple[str, ...]:
     """The prefix that runs a command as the first process of a PID namespace of its own, so that
-    when it dies (killed with this worker) the kernel kills everything it started, and in network,
+    when it ends (its lifeline broken: this worker gone) the kernel kills everything it started, and in network,
     IPC and UTS namespaces of its own (no network: a candidate reaches neither the pool's server
     nor anything else); () where util-linux's unshare cannot make
     them here."""

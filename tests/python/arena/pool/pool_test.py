@@ -36,10 +36,12 @@ WORKERS = ("w1", "w2")
 # Short, so the killed worker's job moves soon; not the least BuildGrid allows (4 s), so that a
 # worker slowed by a loaded machine still answers in time.
 KEEPALIVE_S = 6
-# The slow candidate sleeps this long at import: long enough to kill its worker mid-lease, and for
-# the killed run's processes to be gone well before it would wake (half of it: on a loaded 2-core
-# CI machine, 2 s once was not enough for them to exit).
+# The slow candidate sleeps this long at import, then leaves WOKE beside its kernel: long enough to
+# kill its worker mid-lease. The killed run must never wake (it once did: the worker killed while
+# bubblewrap started the sandbox, before bubblewrap's child asked to die with its parent; the
+# sandbox now holds a lifeline, arena.limits.Lifeline).
 SLOW_S = 8
+WOKE = "woke"
 
 
 def missing() -> str:
@@ -248,11 +250,17 @@ def _described(pid: int) -> str:
         )
     except OSError:
         return f"{pid}: gone"
-    return f"{pid} {status.get('Name', '?')} {status.get('State', '?')} pending {status.get('ShdPnd', '?')}"
+    try:
+        waiting = Path(f"/proc/{pid}/wchan").read_text()
+    except OSError:
+        waiting = "?"
+    fields = ("Name", "State", "PPid", "NSpid", "ShdPnd")
+    return f"{pid} " + " ".join(f"{name} {status.get(name, '?')}" for name in fields) + f" in {waiting}"
 
 
 def test_a_job_whose_worker_is_killed_runs_on_the_other(pool: Pool, repo: Path, task: Task) -> None:
-    slow = Candidate(SCALE_ADDRESS, {"kernel.py": f"import time\ntime.sleep({SLOW_S})\n{SCALE_KERNEL}".encode()})
+    woken = f"import pathlib, time\ntime.sleep({SLOW_S})\npathlib.Path(__file__).with_name({WOKE!r}).touch()\n"
+    slow = Candidate(SCALE_ADDRESS, {"kernel.py": f"{woken}{SCALE_KERNEL}".encode()})
     before = {name: len(pool.leases(name, "started")) for name in WORKERS}
     outcome: dict[str, Any] = {}
     thread = threading.Thread(target=lambda: outcome.update(result=executor(pool).run(task, slow, repo, settings(3))))
@@ -269,14 +277,16 @@ def test_a_job_whose_worker_is_killed_runs_on_the_other(pool: Pool, repo: Path, 
     assert pool.running_in(pool.work(taker)), "the worker ran no command"
     pool.workers[taker].send_signal(signal.SIGKILL)  # mid-lease: the candidate is still asleep
     pool.workers[taker].wait()
-    # Its command and all it started died with it (a PID namespace of their own), long before the
-    # candidate would have woken: nothing of the lost run goes on beside the next one.
-    deadline = time.monotonic() + SLOW_S / 2
+    # Its command and all it started died with it (a PID namespace of their own, ended by its
+    # lifeline): nothing of the lost run goes on beside the next one. Their exits may be slow on a
+    # loaded machine; that the candidate never woke is what decides.
+    deadline = time.monotonic() + 30
     while pool.running_in(pool.work(taker)) and time.monotonic() < deadline:
         time.sleep(0.05)
     left = pool.running_in(pool.work(taker))
     assert not left, [_described(pid) for pid in left]
     thread.join(timeout=120)
+    assert not list(pool.work(taker).rglob(WOKE)), "the killed worker's candidate went on"
     assert not thread.is_alive(), "the job was lost with its worker"
     assert outcome["result"].status == "PASSED", (outcome["result"].errors, pool.logs())
     other = next(n for n in WORKERS if n != taker)
