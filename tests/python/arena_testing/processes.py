@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -41,3 +42,16 @@ def _runs_harness(command: str) -> bool:
 def judges(root: int) -> list[int]:
     """The judges (`python -m arena.harness.child`) below `root`."""
     return [pid for pid, (command, _) in harness_processes(root).items() if command.endswith("-m arena.harness.child ")]
+
+
+def running_in(folder: Path) -> list[int]:
+    """The processes whose working folder is `folder` or lies inside it."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            cwd = os.readlink(entry / "cwd") if entry.name.isdigit() else ""
+        except OSError:
+            continue
+        if cwd == str(folder) or cwd.startswith(f"{folder}/"):
+            found.append(int(entry.name))
+    return found

@@ -38,10 +38,12 @@ def run_agent_process(
     limits: Limits | None = None,
     watched: Iterable[Path] = (),
     sandboxed: bool = False,
+    pass_fds: tuple[int, ...] = (),
 ) -> Finished:
     """Run `argv` in `cwd` with exactly `env` until it exits or time.time() reaches `stop_at`; with
     `limits`, confined (the kernel's backstop) and watched with the folders it writes, `watched`,
-    and when `sandboxed` (an IPC namespace of its own) its shared memory bounded too."""
+    and when `sandboxed` (an IPC namespace of its own) its shared memory bounded too. `pass_fds`:
+    descriptors it inherits (a sandbox's lifeline)."""
     started = time.monotonic()
     # Confined by a first process of its own (confine.py), not a preexec_fn: this process runs
     # gRPC threads, whose fork handlers a forked child could stop in before its exec.
@@ -54,6 +56,7 @@ def run_agent_process(
             process = subprocess.Popen(
                 command, cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=stderr,
                 start_new_session=True,  # its own process group: one killpg reaches every child
+                pass_fds=pass_fds,
             )  # fmt: skip
         except OSError as error:
             raise ArenaError(f"cannot start the agent {argv[0]!r}: {error}") from None

@@ -52,6 +52,7 @@ from arena.agents.egress import Egress, destination
 from arena.environment.users import ChildUser, Lease, Users, lease, users_from
 from arena.errors import ArenaError
 from arena.harness.sandbox import give, identity_files, parent_folders, shared_memory_folder
+from arena.limits.limits import Lifeline
 
 USER_VARIABLE = "ARENA_AGENT_USER"  # "FIRST-LAST" or "uid[:gid]": whom a root runner's agents run as (users.py)
 SANDBOX_VARIABLE = "ARENA_AGENT_SANDBOX"  # "off": no sandbox (arena agent run then needs --allow-unisolated)
@@ -102,18 +103,24 @@ class AgentSandbox:
         return None if self.users is None else lease(self.users)
 
     def wrap(
-        self, launch: Launch, workspace: Path, home: Path, egress: Egress | None = None, user: ChildUser | None = None
+        self,
+        launch: Launch,
+        workspace: Path,
+        home: Path,
+        egress: Egress | None = None,
+        user: ChildUser | None = None,
+        lifeline: Lifeline | None = None,
     ) -> tuple[str, ...]:
         """The agent's command in the sandbox; its /tmp is its HOME's tmp folder (TMPDIR there too).
         Under a root runner (`user`, of a lease()) its workspace, HOME and proxy socket are
-        handed to that user first."""
+        handed to that user first. The sandbox ends with the caller when given its `lifeline`."""
         tmp = home / "tmp"
         tmp.mkdir(parents=True, exist_ok=True)
         if user is not None:
             hand_over((workspace, home, *([egress.socket] if egress is not None else [])), user)
         return sandboxed(
             launch.argv, launch.env, (workspace, home), launch.read_only, self.hidden, egress, tmp=tmp, user=user,
-            identity=home / IDENTITY_FOLDER,
+            identity=home / IDENTITY_FOLDER, lifeline=lifeline,
         )  # fmt: skip
 
     def egress(self, runner: str, endpoint: str) -> Egress | None:
@@ -163,13 +170,15 @@ def sandboxed(
     tmp: Path,
     user: ChildUser | None = None,
     identity: Path | None = None,
+    lifeline: Lifeline | None = None,
 ) -> tuple[str, ...]:
     """`argv` inside bubblewrap, in the first of `writable` (the workspace), with `env` as its
     environment (bubblewrap passes its own on). `hidden`: folders no folder shown may hold.
     `egress`: a network namespace of its own, `argv` run behind the bridge to that proxy. `tmp`:
     a folder on disk shown as /tmp (never a tmpfs: memory no process is charged for). `user`: whom
     a root runner starts it as (setpriv), instead of a user namespace's 65534, with its user
-    database entry written into `identity` (a folder of its HOME's by default)."""
+    database entry written into `identity` (a folder of its HOME's by default). `lifeline`: the
+    sandbox's PID namespace ends when the caller, who keeps its write end, does (limits.Lifeline)."""
     writable = [Path(os.path.abspath(path)) for path in writable]
     program = shutil.which(argv[0], path=env.get("PATH", os.defpath))
     if program is None:
@@ -203,10 +212,17 @@ def sandboxed(
     command += ["--chdir", str(writable[0])]
     if egress is not None:
         command += [*parent_folders(str(egress.socket), made), "--bind", str(egress.socket), str(egress.socket)]
+    inside = [*([] if egress is None else bridge(egress, imports)), program, *argv[1:]]
     if user is not None:  # root made the namespaces; the agent is a real unprivileged user
-        command += _as_user(user, identity or tmp.parent / IDENTITY_FOLDER, Path(env.get("HOME", str(tmp.parent))))
-    front = [] if egress is None else bridge(egress, imports)
-    return (*command, "--", *front, program, *argv[1:])
+        options, setpriv = _as_user(
+            user, identity or tmp.parent / IDENTITY_FOLDER, Path(env.get("HOME", str(tmp.parent)))
+        )
+        command += options
+        inside = [*setpriv, "--", *inside]
+    if lifeline is not None:  # the first process, in bubblewrap's place; shown: this interpreter's folders
+        command += ["--as-pid-1"]
+        inside = [*lifeline.prefix(os.path.realpath(sys.executable)), *inside]
+    return (*command, "--", *inside)
 
 
 def _system_view(folders: list[str], secret: list[str]) -> list[str]:
@@ -227,13 +243,13 @@ def _system_view(folders: list[str], secret: list[str]) -> list[str]:
     return view
 
 
-def _as_user(user: ChildUser, identity: Path, home: Path) -> list[str]:
-    """The tail that starts the agent as `user` (setpriv, no capabilities, no groups), named in
-    the /etc/passwd it sees (entries written into `identity`)."""
-    tail = identity_files(identity, user, home)
-    tail += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--", "setpriv"]
-    tail += [f"--reuid={user.uid}", f"--regid={user.gid}", "--clear-groups", "--inh-caps=-all"]
-    return tail + ["--bounding-set=-all"]
+def _as_user(user: ChildUser, identity: Path, home: Path) -> tuple[list[str], list[str]]:
+    """bubblewrap's options and the command before the agent's (up to its "--") that start it as
+    `user` (setpriv, no capabilities, no groups), named in the /etc/passwd it sees (entries
+    written into `identity`)."""
+    options = [*identity_files(identity, user, home), "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    setpriv = ["setpriv", f"--reuid={user.uid}", f"--regid={user.gid}", "--clear-groups", "--inh-caps=-all"]
+    return options, [*setpriv, "--bounding-set=-all"]
 
 
 def bridge(egress: Egress, imports: list[str]) -> list[str]:

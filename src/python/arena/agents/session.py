@@ -24,7 +24,7 @@ from arena.agents.usage import Usage
 from arena.client.client import INSECURE_CONNECT_VARIABLE, TLS_CA_VARIABLE, Client
 from arena.environment.users import Lease
 from arena.errors import ArenaError
-from arena.limits.limits import agent_limits
+from arena.limits.limits import Lifeline, agent_limits
 from arena.runner.records import Attempt, TaskView
 from arena.runner.workspace import check_plain_path
 
@@ -115,16 +115,22 @@ def _run_in_sandbox(
     workspace, home = folder / WORKSPACE, folder / HOME
     egress: Egress | None = None
     held: Lease | None = None  # its user's, under a root runner: a uid no other sandbox runs as
+    lifeline = Lifeline()  # its sandbox ends with this process, even while bubblewrap starts
     try:
         egress = None if sandbox is None else sandbox.egress(runner, endpoint)
         env = launch.env if egress is None else proxied(launch.env, egress)
         held = None if sandbox is None else sandbox.lease()
         user = None if held is None else held.user
-        argv = launch.argv if sandbox is None else sandbox.wrap(replace(launch, env=env), workspace, home, egress, user)
+        argv = launch.argv
+        if sandbox is not None:
+            argv = sandbox.wrap(replace(launch, env=env), workspace, home, egress, user, lifeline)
         watched = (workspace, home)  # its /tmp too: a folder of its HOME (sandbox.py)
         stderr = folder / "agent.stderr.log"
-        return run_agent_process(argv, workspace, env, stop_at, stderr, agent_limits(), watched, sandbox is not None)
+        inside = sandbox is not None
+        passed = (lifeline.fd,) if inside else ()
+        return run_agent_process(argv, workspace, env, stop_at, stderr, agent_limits(), watched, inside, passed)
     finally:
+        lifeline.close()
         if held is not None:  # the agent's sandbox has ended (its PID namespace with it)
             held.release()
         shutil.rmtree(home, ignore_errors=True)

@@ -138,8 +138,7 @@ class Child:
         # Compiled once by this trusted parent where the environment ships no byte code (bytecode.py).
         self.bytecode = bytecode_folder(measurement)
         self.group: Group | None = None  # its control group (arena.limits.cgroups), where the host allows one
-        # Its sandbox ends when this process does, even one killed while bubblewrap starts.
-        self.lifeline = Lifeline()
+        self.lifeline = Lifeline()  # its sandbox ends with this process, even while bubblewrap starts
         try:
             if self.sandbox:
                 argv = self._sandboxed(argv, measurement, hidden)

@@ -18,6 +18,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
@@ -34,6 +35,7 @@ from arena.client.client import Client
 from arena.environment.users import DEFAULT_RANGE, ChildUser, Users
 from arena.errors import ArenaError
 from arena.runner.folders import agent_workspaces, runner_state, score_cache_folder
+from arena_testing.processes import running_in
 
 TASK = "tasks/triton2triton/softmax"
 # Runs in the sandbox: tries every path it is given, reaches its attempt through the runner's
@@ -418,3 +420,59 @@ def test_the_agents_dev_shm_is_its_own_bounded_and_writable(tmp_path: Path) -> N
         assert done.returncode == 0, (user, done.stderr[-2000:])
         if _has_size():
             assert int(done.stdout) == SHM_BYTES
+
+
+# Started as its own process, so that it dies in the middle of the agent sandbox's start.
+AGENT_LAUNCHER = """
+import os, signal, subprocess, sys, time
+from pathlib import Path
+from arena.agents.sandbox import sandboxed
+from arena.limits.limits import Lifeline
+work, delay = Path(sys.argv[1]), float(sys.argv[2])
+lifeline = Lifeline()
+env = {"PATH": "/usr/bin:/bin"}
+argv = sandboxed(("sh", "-c", "sleep 1.5; echo > woke"), env, [work], tmp=work / "tmp", lifeline=lifeline)
+subprocess.Popen(argv, cwd=work, env=env, start_new_session=True, pass_fds=(lifeline.fd,))
+time.sleep(delay)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_an_agent_sandbox_ends_with_its_launcher_killed_while_it_starts(tmp_path: Path) -> None:
+    # bubblewrap's --die-with-parent leaves a window while it starts (tests/python/arena/limits/
+    # lifeline_test.py): an orchestrator killed there left the agent running, with its network.
+    if not sandbox.sandbox_tool():
+        pytest.skip("no agent sandbox on this machine (bubblewrap missing or user namespaces refused)")
+    variables = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    folders = []
+    for index, delay in enumerate((0.0, 0.0, 0.002, 0.01, 0.05)):
+        work = tmp_path / f"run{index}"
+        (work / "tmp").mkdir(parents=True)
+        work.chmod(0o777)  # the agent's user (nobody, in a user namespace) may write `woke` there
+        launcher = subprocess.run([sys.executable, "-c", AGENT_LAUNCHER, str(work), str(delay)], env=variables)
+        assert launcher.returncode == -9
+        folders.append(work)
+    for work in folders:
+        deadline = time.monotonic() + 10
+        while running_in(work) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not running_in(work) and not (work / "woke").exists(), work.name
+
+
+def test_an_agent_whose_orchestrator_lives_runs_to_its_end(tmp_path: Path) -> None:
+    from arena.agents.process import run_agent_process
+    from arena.limits.limits import Lifeline
+
+    if not sandbox.sandbox_tool():
+        pytest.skip("no agent sandbox on this machine (bubblewrap missing or user namespaces refused)")
+    work = tmp_path / "run"
+    (work / "tmp").mkdir(parents=True)
+    work.chmod(0o777)
+    env = {"PATH": "/usr/bin:/bin"}
+    with Lifeline() as lifeline:
+        argv = sandbox.sandboxed(("sh", "-c", "echo > woke; exit 3"), env, [work], tmp=work / "tmp", lifeline=lifeline)
+        assert "--as-pid-1" in argv
+        finished = run_agent_process(
+            argv, work, env, time.time() + 60, tmp_path / "stderr", sandboxed=True, pass_fds=(lifeline.fd,)
+        )
+    assert finished.returncode == 3 and (work / "woke").exists(), (tmp_path / "stderr").read_text()

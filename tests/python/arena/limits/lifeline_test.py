@@ -23,6 +23,7 @@ from arena.environment.probe import sandbox_tool
 from arena.harness.sandbox import Layout, sandbox_command
 from arena.limits.lifeline import LAUNCHER_GONE
 from arena.limits.limits import Lifeline
+from arena_testing.processes import running_in
 
 PYTHON = shutil.which("python3", path="/usr/bin:/bin")  # one every sandbox shows (its system folders)
 WAKES = "sleep 1.5; echo > woke"
@@ -55,17 +56,6 @@ def _folder(tmp_path: Path, name: str) -> Path:
     return work
 
 
-def _running_in(folder: Path) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit() and os.readlink(entry / "cwd").startswith(str(folder)):
-                found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
-
-
 def _launch_and_die(work: Path, delay: float, python: str) -> None:
     variables = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
     launcher = subprocess.run([sys.executable, "-c", LAUNCHER, str(work), str(delay), python, WAKES], env=variables)
@@ -74,9 +64,9 @@ def _launch_and_die(work: Path, delay: float, python: str) -> None:
 
 def _gone_within(work: Path, seconds: float) -> list[int]:
     deadline = time.monotonic() + seconds
-    while _running_in(work) and time.monotonic() < deadline:
+    while running_in(work) and time.monotonic() < deadline:
         time.sleep(0.05)
-    return _running_in(work)
+    return running_in(work)
 
 
 def test_a_launcher_killed_while_the_sandbox_starts_takes_it_along(tmp_path: Path) -> None:

@@ -30,6 +30,7 @@ from arena.pool.processes import stop_process
 from arena.task.load import load_task
 from arena.task.task import Task
 from arena_testing.buildgrid_server import free_port
+from arena_testing.processes import running_in
 from arena_testing.scale_task import SCALE_ADDRESS, SCALE_KERNEL, WRONG_KERNEL, write_scale_repo
 
 WORKERS = ("w1", "w2")
@@ -117,17 +118,6 @@ class Pool:
     def work(self, name: str) -> Path:
         """Where the worker lays out its jobs."""
         return self.folder / f"{name}-work"
-
-    def running_in(self, folder: Path) -> list[int]:
-        """The processes whose working folder is inside `folder`."""
-        found = []
-        for entry in Path("/proc").iterdir():
-            try:
-                if entry.name.isdigit() and os.readlink(entry / "cwd").startswith(f"{folder}/"):
-                    found.append(int(entry.name))
-            except OSError:
-                continue
-        return found
 
     def start_worker(self, name: str) -> None:
         self.work(name).mkdir()
@@ -272,18 +262,18 @@ def test_a_job_whose_worker_is_killed_runs_on_the_other(pool: Pool, repo: Path, 
         time.sleep(0.05)
     assert taker, "no worker took the job"
     lease = pool.leases(taker, "started")[-1]
-    while not pool.running_in(pool.work(taker)) and time.monotonic() < deadline:
+    while not running_in(pool.work(taker)) and time.monotonic() < deadline:
         time.sleep(0.05)  # the worker is fetching the input root: its command starts next
-    assert pool.running_in(pool.work(taker)), "the worker ran no command"
+    assert running_in(pool.work(taker)), "the worker ran no command"
     pool.workers[taker].send_signal(signal.SIGKILL)  # mid-lease: the candidate is still asleep
     pool.workers[taker].wait()
     # Its command and all it started died with it (a PID namespace of their own, ended by its
     # lifeline): nothing of the lost run goes on beside the next one. Their exits may be slow on a
     # loaded machine; that the candidate never woke is what decides.
     deadline = time.monotonic() + 30
-    while pool.running_in(pool.work(taker)) and time.monotonic() < deadline:
+    while running_in(pool.work(taker)) and time.monotonic() < deadline:
         time.sleep(0.05)
-    left = pool.running_in(pool.work(taker))
+    left = running_in(pool.work(taker))
     assert not left, [_described(pid) for pid in left]
     thread.join(timeout=120)
     assert not list(pool.work(taker).rglob(WOKE)), "the killed worker's candidate went on"
