@@ -10,6 +10,7 @@ still reach a folder under /root), which needs nothing but util-linux's `unshare
 
 from __future__ import annotations
 
+import functools
 import glob
 import os
 import shutil
@@ -114,7 +115,7 @@ def start_postgres(folder: Path, log: IO[bytes], bin_dir: Path | None = None, ti
         stdout=log,
         stderr=subprocess.STDOUT,
         stdin=subprocess.DEVNULL,
-        preexec_fn=lambda: die_with_parent(signal.SIGINT),
+        preexec_fn=functools.partial(die_with_parent, signal.SIGINT, os.getpid()),
     )
     started = Postgres(folder, process)
     deadline = time.monotonic() + timeout_s

@@ -11,6 +11,7 @@ Both children die with this process.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 import socket
@@ -146,7 +147,7 @@ def pool_server(
             stdout=out,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
-            preexec_fn=lambda: die_with_parent(signal.SIGTERM),
+            preexec_fn=functools.partial(die_with_parent, signal.SIGTERM, os.getpid()),
         )
         wait_until_ready(server, settings, timeout_s)
         yield server
