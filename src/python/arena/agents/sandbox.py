@@ -212,17 +212,10 @@ def sandboxed(
     command += ["--chdir", str(writable[0])]
     if egress is not None:
         command += [*parent_folders(str(egress.socket), made), "--bind", str(egress.socket), str(egress.socket)]
-    inside = [*([] if egress is None else bridge(egress, imports)), program, *argv[1:]]
-    if user is not None:  # root made the namespaces; the agent is a real unprivileged user
-        options, setpriv = _as_user(
-            user, identity or tmp.parent / IDENTITY_FOLDER, Path(env.get("HOME", str(tmp.parent)))
-        )
-        command += options
-        inside = [*setpriv, "--", *inside]
-    if lifeline is not None:  # the first process, in bubblewrap's place; shown: this interpreter's folders
-        command += ["--as-pid-1"]
-        inside = [*lifeline.prefix(os.path.realpath(sys.executable)), *inside]
-    return (*command, "--", *inside)
+    home = Path(env.get("HOME", str(tmp.parent)))
+    options, before = _first_processes(user, lifeline, identity or tmp.parent / IDENTITY_FOLDER, home)
+    front = [] if egress is None else bridge(egress, imports)
+    return (*command, *options, "--", *before, *front, program, *argv[1:])
 
 
 def _system_view(folders: list[str], secret: list[str]) -> list[str]:
@@ -243,13 +236,24 @@ def _system_view(folders: list[str], secret: list[str]) -> list[str]:
     return view
 
 
-def _as_user(user: ChildUser, identity: Path, home: Path) -> tuple[list[str], list[str]]:
-    """bubblewrap's options and the command before the agent's (up to its "--") that start it as
-    `user` (setpriv, no capabilities, no groups), named in the /etc/passwd it sees (entries
-    written into `identity`)."""
-    options = [*identity_files(identity, user, home), "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
-    setpriv = ["setpriv", f"--reuid={user.uid}", f"--regid={user.gid}", "--clear-groups", "--inh-caps=-all"]
-    return options, [*setpriv, "--bounding-set=-all"]
+def _first_processes(
+    user: ChildUser | None, lifeline: Lifeline | None, identity: Path, home: Path
+) -> tuple[list[str], list[str]]:
+    """bubblewrap's options and the commands that run before the agent's, each up to its "--":
+    the `lifeline`'s end as the namespace's first process (in bubblewrap's place; run by this
+    interpreter, whose folders are shown), then, under a root runner, setpriv as `user` (no
+    capabilities, no groups: root made the namespaces), named in the /etc/passwd it sees
+    (entries written into `identity`)."""
+    options: list[str] = []
+    before: list[str] = []
+    if lifeline is not None:
+        options += ["--as-pid-1"]
+        before += lifeline.prefix(os.path.realpath(sys.executable))
+    if user is not None:
+        options += [*identity_files(identity, user, home), "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+        before += ["setpriv", f"--reuid={user.uid}", f"--regid={user.gid}", "--clear-groups", "--inh-caps=-all"]
+        before += ["--bounding-set=-all", "--"]
+    return options, before
 
 
 def bridge(egress: Egress, imports: list[str]) -> list[str]:

@@ -366,6 +366,7 @@ class Worker:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(process.pid, signal.SIGKILL)  # what the command left running
             process.wait()
+            lifeline.close()  # and what its namespace still holds, before its user is given back
         return code, timed_out
 
     def _upload(self, command: Any, outputs: list[str], inputs: Path, root: Path, exit_code: int) -> Any:
