@@ -32,6 +32,7 @@ from arena.environment.probe import child_users
 from arena.environment.users import ChildUser, lease
 from arena.executors.base import EXECUTOR_VERSION_KEY, ExecutorError
 from arena.executors.image import ImageLock, lock_path, read_lock, require_resolved
+from arena.executors.leftovers import PREFIX, container_name, left_behind, this_process
 from arena.harness.job import (
     LOG_TAIL,
     RESULT_FD,
@@ -97,6 +98,7 @@ class DockerExecutor:
     engine: tuple[str, ...] = field(default_factory=default_engine)  # docker, podman (+ global flags)
     start_grace_s: float = 60.0  # container start-up on top of the harness's own timeout
     _present: set[str] = field(default_factory=set, compare=False, repr=False)  # images known pulled
+    _swept: set[str] = field(default_factory=set, compare=False, repr=False)  # engines cleared of leftovers
 
     def __post_init__(self) -> None:
         if self.vendor not in VENDORS:
@@ -125,6 +127,7 @@ class DockerExecutor:
         if refused is not None:
             return refused
         self.ensure_image()
+        self.sweep()
         with tempfile.TemporaryDirectory(prefix="arena-docker-") as tmp:
             folder = Path(tmp)
             (folder / "run").mkdir()
@@ -133,7 +136,7 @@ class DockerExecutor:
             key = secrets.token_bytes(32)
             # Inside, the one visible GPU is device 0.
             job = new_job(task, replace(settings, device=0), CONTAINER_DIRS, key)
-            name = f"arena-{secrets.token_hex(8)}"
+            name = container_name(this_process())  # which process started it: leftovers.py
             users = child_users()  # a root runner's container runs as a uid of its own, never root
             held = None if users is None else lease(users)
             try:
@@ -225,6 +228,23 @@ class DockerExecutor:
                 "and the registry reachable?)"
             )
         self._present.add(reference)
+
+    def sweep(self) -> list[str]:
+        """Once per executor, before its first run: remove the containers this host's dead runners
+        left running (arena.executors.leftovers); their names ([] when already done)."""
+        engine = shlex.join(self.engine)
+        if engine in self._swept:
+            return []
+        listing = [*self.engine, "ps", "--all", "--filter", f"name={PREFIX}", "--format", "{{.Names}}"]
+        try:
+            listed = subprocess.run(listing, capture_output=True, text=True, timeout=_KILL_TIMEOUT_S)
+        except (OSError, subprocess.SubprocessError):
+            return []  # the run itself says what is wrong with the engine
+        dead = left_behind(listed.stdout.split(), this_process()) if listed.returncode == 0 else []
+        for name in dead:
+            _quiet([*self.engine, "rm", "--force", name], _KILL_TIMEOUT_S)
+        self._swept.add(engine)
+        return dead
 
     def _run_container(
         self, argv: list[str], job: bytes, name: str, settings: HarnessSettings

@@ -10,6 +10,7 @@ import os
 import resource
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from arena.executors import docker as docker_module
 from arena.executors.base import ExecutorError
 from arena.executors.docker import DockerExecutor
 from arena.executors.image import LOCK_PATH, LOCK_PATHS, ImageLock, read_lock, write_lock
+from arena.executors.leftovers import container_name, launcher_of, start_time, this_process
 from arena.harness.settings import HarnessSettings
 from arena.harness.version import ARENA_ROOT
 from arena.task.task import Task
@@ -54,6 +56,8 @@ import json, os, subprocess, sys, tempfile, time
 args = sys.argv[1:]
 with open(os.environ["FAKE_DOCKER_LOG"], "a") as log:
     log.write(json.dumps(args) + "\n")
+if args[0] == "ps":  # the containers it holds: FAKE_DOCKER_PS's names
+    print(os.environ.get("FAKE_DOCKER_PS", ""))
 if args[0] != "run":
     sys.exit(0)
 if os.environ.get("FAKE_DOCKER_HANG"):
@@ -302,8 +306,8 @@ def test_a_run_feeds_the_job_on_stdin_and_verifies_the_signed_result(
     assert bad.status == "INCORRECT" and bad.compiled and not bad.correct
     history = calls(log)
     assert history[0][:2] == ["image", "inspect"]  # pulled (here: found) once, before any run
-    assert [c[0] for c in history] == ["image", "run", "run"]
-    assert "HIP_VISIBLE_DEVICES=3" in flag_values(history[1], "-e")
+    assert [c[0] for c in history] == ["image", "ps", "run", "run"]  # leftovers looked for once
+    assert "HIP_VISIBLE_DEVICES=3" in flag_values(history[2], "-e")
 
 
 def test_a_forged_result_is_not_believed(
@@ -337,6 +341,30 @@ def test_a_container_past_its_deadline_is_killed_and_removed_by_name(
     run, kill, remove = (c for c in calls(log) if c[0] in ("run", "kill", "rm"))
     name = flag_values(run, "--name")[0]
     assert kill == ["kill", name] and remove == ["rm", "--force", name]  # podman's killed client leaves it
+
+
+def test_containers_of_dead_runners_are_removed_before_the_first_run(
+    scale_repo: Path, scale_task: Task, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    here = this_process()
+    assert here is not None
+    ended = subprocess.Popen(["sleep", "0"])
+    started = start_time(ended.pid)
+    ended.wait()
+    assert started is not None
+    dead = container_name(replace(here, pid=ended.pid, start=started))
+    rebooted = container_name(replace(here, boot="0" * 12 if here.boot != "0" * 12 else "1" * 12))
+    alive, elsewhere = container_name(here), container_name(replace(here, namespace=here.namespace + 1))
+    docker, log = fake_docker(tmp_path, monkeypatch)
+    monkeypatch.setenv("FAKE_DOCKER_PS", "\n".join([dead, rebooted, alive, elsewhere, "arena-0123456789abcdef"]))
+    executor = DockerExecutor(LOCK, engine=(docker,))
+    assert executor.run(scale_task, None, scale_repo, CPU).status == "PASSED"
+    executor.run(scale_task, None, scale_repo, CPU)
+    history = calls(log)
+    assert [c for c in history if c[0] == "rm"] == [["rm", "--force", dead], ["rm", "--force", rebooted]]
+    assert [c[0] for c in history].count("ps") == 1
+    run = next(c for c in history if c[0] == "run")
+    assert launcher_of(flag_values(run, "--name")[0]) == here  # its own container names this runner
 
 
 def test_a_missing_image_is_pulled_by_digest_and_a_failed_pull_is_an_executor_error(
