@@ -44,8 +44,8 @@ fi
 # crun (podman's default runtime on Debian 12) refuses a hybrid cgroup layout ("cgroups in hybrid
 # mode not supported, drop all controllers from cgroupv2"): machines of our kind mount cgroup v1
 # with hugetlb on the v2 hierarchy. runc runs there; make it podman's runtime with a drop-in.
-if [[ "${engine}" == podman ]] && [[ -f /sys/fs/cgroup/unified/cgroup.controllers ]] \
-    && [[ -s /sys/fs/cgroup/unified/cgroup.controllers ]]; then
+# (Read, not tested with -s: a cgroup file's size is 0 whatever it holds.)
+if [[ "${engine}" == podman ]] && [[ -n "$(cat /sys/fs/cgroup/unified/cgroup.controllers 2>/dev/null)" ]]; then
   mkdir -p /etc/containers/containers.conf.d
   printf '# arena: crun refuses this hybrid cgroup layout; runc runs it.\n[engine]\nruntime = "runc"\n' \
     > /etc/containers/containers.conf.d/50-arena-runc.conf

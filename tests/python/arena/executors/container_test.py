@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from arena.candidate.candidate import Candidate
 from arena.executors.base import ExecutorError
 from arena.executors.docker import ENGINE_VARIABLE, DockerExecutor, default_engine, host_vendor
 from arena.executors.image import ImageLock
+from arena.executors.leftovers import container_name, start_time, this_process
 from arena.harness.settings import HarnessSettings
 from arena.task.task import Task
 
@@ -98,6 +100,29 @@ def test_a_container_past_its_deadline_is_killed_and_removed(scale_repo: Path, s
     result = executor.run(scale_task, None, scale_repo, HarnessSettings(backend="cpu", timeout_s=1.0))
     assert result.status == "TIMEOUT"
     assert not containers(executor.engine)
+
+
+@needs_image
+def test_a_dead_runners_container_is_removed_and_a_live_ones_kept() -> None:
+    # A runner killed mid-run leaves its container running (the engine's child, not its own).
+    here = this_process()
+    assert here is not None
+    ended = subprocess.Popen(["sleep", "0"])
+    started = start_time(ended.pid)
+    ended.wait()
+    assert started is not None
+    dead, alive = container_name(replace(here, pid=ended.pid, start=started)), container_name(here)
+    executor = local_executor()
+    for name in (dead, alive):
+        start = [*executor.engine, "run", "-d", "--name", name, *executor_limits(executor), "--entrypoint", "sleep"]
+        subprocess.run([*start, executor.image.reference, "300"], capture_output=True, check=True)
+    try:
+        assert {dead, alive} <= set(containers(executor.engine))
+        assert executor.sweep() == [dead]
+        assert alive in containers(executor.engine) and dead not in containers(executor.engine)
+    finally:
+        for name in (dead, alive):  # one at a time: podman stops at a name it no longer holds
+            subprocess.run([*executor.engine, "rm", "--force", name], capture_output=True, check=False)
 
 
 def engine_answers() -> bool:
