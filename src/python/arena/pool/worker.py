@@ -44,6 +44,7 @@ from arena.limits.limits import Lifeline, Watch, confined, grouped, job_limits, 
 from arena.pool.sandbox import isolation, sandboxed_command
 from arena.reapi.cas import Cas, digest_of, reapi_protos
 from arena.reapi.channel import open_channel
+from arena.runner.run_folders import RUN_FOLDER_PREFIX, sweep_run_folders
 
 OUTPUT_LIMIT = 256 << 20  # bytes of output files one action may return
 LOG_LIMIT = 1 << 20  # the last bytes of stdout and of stderr kept
@@ -201,6 +202,9 @@ class Worker:
         """Take leases until `stop` is set; the running one is then handed back."""
         bots_pb2 = bots_protos()[0]
         self.log(self.first_line())
+        left = sweep_run_folders(self.settings.work)  # a killed worker's lease folders (input roots)
+        if left:
+            self.log(f"removed {len(left)} lease folder(s) that workers killed mid-lease left")
         session, run = None, None
         while not stop.is_set():
             try:
@@ -285,7 +289,8 @@ class Worker:
         pb = reapi_protos()[0]
         metadata = pb.ExecutedActionMetadata(worker=self.settings.name)
         metadata.worker_start_timestamp.GetCurrentTime()
-        root = Path(tempfile.mkdtemp(prefix="arena-lease-", dir=self.settings.work))
+        # This worker's pid in the name: the next worker on this folder sweeps a killed one's (serve).
+        root = Path(tempfile.mkdtemp(prefix=f"{RUN_FOLDER_PREFIX}{os.getpid()}-", dir=self.settings.work))
         try:
             command = pb.Command.FromString(self._cas.download(run.action.command_digest))
             metadata.input_fetch_start_timestamp.GetCurrentTime()
