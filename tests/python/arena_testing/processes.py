@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 from pathlib import Path
+
+from arena.limits.usage import start_ticks
 
 
 def descendants(root: int) -> dict[int, tuple[str, int]]:
@@ -55,3 +58,12 @@ def running_in(folder: Path) -> list[int]:
         if cwd == str(folder) or cwd.startswith(f"{folder}/"):
             found.append(int(entry.name))
     return found
+
+
+def ended_process() -> tuple[int, int]:
+    """The pid and start time (limits.usage.start_ticks) of a process that has run and ended."""
+    process = subprocess.Popen(["sleep", "0"])
+    started = start_ticks(process.pid)
+    process.wait()
+    assert started is not None and start_ticks(process.pid) is None
+    return process.pid, started

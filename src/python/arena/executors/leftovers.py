@@ -19,6 +19,8 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
+from arena.limits.usage import pid_namespace_id, start_ticks
+
 PREFIX = "arena-"
 _NAME = re.compile(r"^arena-([0-9a-f]{12})-(\d+)-(\d+)-(\d+)-[0-9a-f]+$")
 
@@ -30,7 +32,7 @@ class Launcher:
     boot: str  # the first 12 hex digits of the kernel's boot id
     namespace: int  # its PID namespace's inode
     pid: int
-    start: int  # its start time, in clock ticks after boot (/proc/PID/stat)
+    start: int  # its start time, in clock ticks after boot (limits.usage.start_ticks)
 
     def gone(self, here: Launcher) -> bool:
         """Whether this process has ended, as seen from `here` (this process): False when it
@@ -39,18 +41,17 @@ class Launcher:
             return True  # the host has rebooted since
         if self.namespace != here.namespace:
             return False
-        return start_time(self.pid) != self.start
+        return start_ticks(self.pid) != self.start
 
 
 def this_process() -> Launcher | None:
     """This process as a Launcher; None where /proc cannot say (not Linux)."""
     try:
         boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip().replace("-", "")[:12]
-        namespace = os.stat("/proc/self/ns/pid").st_ino
     except OSError:
         return None
-    start = start_time(os.getpid())
-    return None if start is None or len(boot) != 12 else Launcher(boot, namespace, os.getpid(), start)
+    start = start_ticks(os.getpid())
+    return None if start is None or len(boot) != 12 else Launcher(boot, pid_namespace_id(), os.getpid(), start)
 
 
 def container_name(launcher: Launcher | None) -> str:
@@ -75,12 +76,3 @@ def left_behind(names: list[str], here: Launcher | None) -> list[str]:
         return []
     found = [(name, launcher_of(name)) for name in names]
     return [name for name, launcher in found if launcher is not None and launcher.gone(here)]
-
-
-def start_time(pid: int) -> int | None:
-    """When `pid` started (clock ticks after boot); None when no such process runs."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return None
-    return int(fields[19]) if len(fields) > 19 and fields[19].isdigit() else None

@@ -30,7 +30,7 @@ from typing import Mapping
 
 from arena.errors import ArenaError
 from arena.limits.cpus import spelled
-from arena.limits.usage import size_text
+from arena.limits.usage import pid_namespace_id, size_text
 
 VARIABLE = "ARENA_CGROUPS"
 CONTROLLERS = ("memory", "pids", "cpuset")
@@ -277,11 +277,7 @@ def _sweep(hierarchy: Hierarchy) -> None:
 
 def _prefix() -> str:
     """arena-<this PID namespace's inode>: whose pids a group's name holds."""
-    try:
-        namespace = os.stat("/proc/self/ns/pid").st_ino
-    except OSError:
-        namespace = 0
-    return f"arena-{namespace}"
+    return f"arena-{pid_namespace_id()}"
 
 
 def _counts(path: Path) -> dict[str, int]:

@@ -51,6 +51,26 @@ def process_tree(root: int) -> list[int]:
     return found
 
 
+def start_ticks(pid: int) -> int | None:
+    """When `pid` started, in clock ticks after boot (/proc/PID/stat's starttime: with the pid, it
+    tells a process from a later one that reuses its id); None when no such process runs."""
+    try:
+        with open(PROC / str(pid) / "stat", "rb") as file:
+            text = file.read()
+    except OSError:
+        return None
+    fields = text[text.rfind(b")") + 2 :].split()  # after the command name, which may hold ")"
+    return int(fields[19]) if len(fields) > 19 and fields[19].isdigit() else None
+
+
+def pid_namespace_id() -> int:
+    """This process's PID namespace (its inode): the pids that /proc shows here; 0 where unknown."""
+    try:
+        return os.stat(PROC / "self" / "ns" / "pid").st_ino
+    except OSError:
+        return 0
+
+
 def _parent(folder: str) -> int | None:
     try:
         with open(os.path.join(folder, "stat"), "rb") as file:

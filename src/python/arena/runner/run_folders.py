@@ -18,6 +18,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
+from arena.limits.usage import start_ticks
+
 log = logging.getLogger(__name__)
 
 RUN_FOLDER_PREFIX = "arena-run-"
@@ -69,15 +71,12 @@ def owner_alive(pid: int, folder_changed_at: float) -> bool:
 
 def process_start_time(pid: int) -> float | None:
     """When `pid` started (seconds since the epoch), from /proc; None where that cannot be read."""
+    ticks = start_ticks(pid)
     try:
-        stat_line = Path(f"/proc/{pid}/stat").read_text()
         boot_line = next(line for line in Path("/proc/stat").read_text().splitlines() if line.startswith("btime "))
     except (OSError, StopIteration):
         return None
-    # The command name (field 2) may hold spaces and ")": the fields after its last ")" are plain.
-    fields = stat_line.rsplit(")", 1)[1].split()
-    start_ticks = int(fields[19])  # field 22 of the whole line: starttime
-    return int(boot_line.split()[1]) + start_ticks / os.sysconf("SC_CLK_TCK")
+    return None if ticks is None else int(boot_line.split()[1]) + ticks / os.sysconf("SC_CLK_TCK")
 
 
 def remove_tree(folder: Path) -> None:

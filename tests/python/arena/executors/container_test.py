@@ -16,9 +16,10 @@ from arena.candidate.candidate import Candidate
 from arena.executors.base import ExecutorError
 from arena.executors.docker import ENGINE_VARIABLE, DockerExecutor, default_engine, host_vendor
 from arena.executors.image import ImageLock
-from arena.executors.leftovers import container_name, start_time, this_process
+from arena.executors.leftovers import container_name, this_process
 from arena.harness.settings import HarnessSettings
 from arena.task.task import Task
+from arena_testing.processes import ended_process
 
 TEST_IMAGE = "localhost/arena-cpu-test"
 TEST_TAG = "bookworm-py311-torch2.13.0-triton3.7.1"  # what bench/build_test_image.sh builds
@@ -107,11 +108,8 @@ def test_a_dead_runners_container_is_removed_and_a_live_ones_kept() -> None:
     # A runner killed mid-run leaves its container running (the engine's child, not its own).
     here = this_process()
     assert here is not None
-    ended = subprocess.Popen(["sleep", "0"])
-    started = start_time(ended.pid)
-    ended.wait()
-    assert started is not None
-    dead, alive = container_name(replace(here, pid=ended.pid, start=started)), container_name(here)
+    ended, started = ended_process()
+    dead, alive = container_name(replace(here, pid=ended, start=started)), container_name(here)
     executor = local_executor()
     for name in (dead, alive):
         start = [*executor.engine, "run", "-d", "--name", name, *executor_limits(executor), "--entrypoint", "sleep"]

@@ -22,10 +22,11 @@ from arena.executors import docker as docker_module
 from arena.executors.base import ExecutorError
 from arena.executors.docker import DockerExecutor
 from arena.executors.image import LOCK_PATH, LOCK_PATHS, ImageLock, read_lock, write_lock
-from arena.executors.leftovers import container_name, launcher_of, start_time, this_process
+from arena.executors.leftovers import container_name, launcher_of, this_process
 from arena.harness.settings import HarnessSettings
 from arena.harness.version import ARENA_ROOT
 from arena.task.task import Task
+from arena_testing.processes import ended_process
 
 DIGEST = "sha256:" + "ab" * 32
 LOCK = ImageLock(
@@ -348,11 +349,8 @@ def test_containers_of_dead_runners_are_removed_before_the_first_run(
 ) -> None:
     here = this_process()
     assert here is not None
-    ended = subprocess.Popen(["sleep", "0"])
-    started = start_time(ended.pid)
-    ended.wait()
-    assert started is not None
-    dead = container_name(replace(here, pid=ended.pid, start=started))
+    ended, started = ended_process()
+    dead = container_name(replace(here, pid=ended, start=started))
     rebooted = container_name(replace(here, boot="0" * 12 if here.boot != "0" * 12 else "1" * 12))
     alive, elsewhere = container_name(here), container_name(replace(here, namespace=here.namespace + 1))
     docker, log = fake_docker(tmp_path, monkeypatch)

@@ -4,10 +4,10 @@ found (arena.executors.leftovers)."""
 from __future__ import annotations
 
 import os
-import subprocess
 from dataclasses import replace
 
-from arena.executors.leftovers import container_name, launcher_of, left_behind, start_time, this_process
+from arena.executors.leftovers import container_name, launcher_of, left_behind, this_process
+from arena_testing.processes import ended_process
 
 
 def test_a_name_records_its_launcher() -> None:
@@ -21,17 +21,14 @@ def test_a_name_records_its_launcher() -> None:
 def test_only_containers_of_ended_processes_are_left_behind() -> None:
     here = this_process()
     assert here is not None
-    ended = subprocess.Popen(["sleep", "0"])
-    started = start_time(ended.pid)
-    ended.wait()
-    assert started is not None and start_time(ended.pid) is None
+    ended, started = ended_process()
     reused = replace(here, start=here.start + 1)  # our pid, as a process that started at another time had it
     names = {
-        "ended": container_name(replace(here, pid=ended.pid, start=started)),
+        "ended": container_name(replace(here, pid=ended, start=started)),
         "reused pid": container_name(reused),
         "earlier boot": container_name(replace(here, boot="f" * 12 if here.boot != "f" * 12 else "e" * 12)),
         "alive": container_name(here),
-        "another namespace": container_name(replace(here, namespace=here.namespace + 1, pid=ended.pid)),
+        "another namespace": container_name(replace(here, namespace=here.namespace + 1, pid=ended)),
         "not ours": "arena-0123456789abcdef",
     }
     gone = left_behind(list(names.values()), here)
