@@ -24,7 +24,9 @@ reads in both. `--task ADDR` measures that task's baseline on its first timed ca
 this process alone: blocks before any profiler has started ("never"), then off and on in turn. On
 an H100 (2026-12-06) the always-on profiler of the branch profiler-through-chunks slowed the
 kernels a HIP library launches by 1-11% through the product, and Triton's not at all: this asks
-whether the slowdown comes with the profiler on, or stays once it has started.
+whether the slowdown comes with the profiler on, or stays once it has started. With `--cudart
+shared` a HIP task's library is linked against the shared CUDA runtime (torch's) instead of nvcc's
+default static copy, to ask whether the slowdown belongs to the library's own runtime.
 """
 
 from __future__ import annotations
@@ -176,13 +178,31 @@ def measure(calls: Calls, blocks: int, never: bool = False) -> dict[str, Any]:
     }
 
 
+def link_shared_cudart() -> None:
+    """From here on, HIP libraries built on CUDA (nvcc) link the shared CUDA runtime."""
+    from arena.harness.backends import hip
+
+    static = hip.compile_commands
+
+    def shared(source: Path, library: Path, backend: str, arch: str) -> list[list[str]]:
+        commands = static(source, library, backend, arch)
+        return [c + ["-cudart", "shared"] if c[0] == "nvcc" else c for c in commands]
+
+    hip.compile_commands = shared  # type: ignore[assignment]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--blocks", type=int, default=6)
     parser.add_argument("--calls", type=int, default=96)
     parser.add_argument("--task", help="a task's baseline alone (tasks/x/y), with blocks before any profiler")
     parser.add_argument("--json", help="write the rows as JSON to this file")
+    parser.add_argument(
+        "--cudart", choices=("static", "shared"), default="static", help="the CUDA runtime a HIP library links"
+    )
     args = parser.parse_args()
+    if args.cudart == "shared":
+        link_shared_cudart()
     if not torch.cuda.is_available():
         sys.exit("profiler_cost.py needs a GPU: it times kernels with and without the profiler")
     scratch = Path(tempfile.mkdtemp(prefix="profiler-cost-"))

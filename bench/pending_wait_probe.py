@@ -1,0 +1,142 @@
+"""Does a worker's kernel run slower while the judge's stream waits on the worker's `done`?
+
+Three Triton no-ops read 1-2% slow on an H100 (2026-12-06, session 34: fused_add_rms_norm,
+paged_kv_gather, moe_align_block_size), though the same kernel reads alike on its own memory and
+on memory the judge lends (bench/lent_memory_probe.py). One asymmetry of the harness is left: the
+judge's baseline chunks run while the worker is frozen with nothing queued on the GPU, but the
+worker's chunks run while the judge's stream holds a wait on the worker's `done` event
+(lent.Lent.clocked: go, wait(done), snapshot, end), so two contexts have work pending and the GPU
+may switch between them. This probe times the same kernel in a worker-like child, its calls
+queued behind the parent's `go` as the harness queues them (a flush written before each call, a
+spin, an event pair), with the parent in one of two states, interleaved by round:
+
+- alone: the parent's stream holds nothing past `go` (as the worker's does during the baseline);
+- waiting: the parent's stream waits on the child's `done`, then copies a byte and records an
+  event (as the judge's does during the candidate's chunk).
+
+    PYTHONPATH=src/python python3 bench/pending_wait_probe.py [--rounds 40] [--json FILE]
+
+Kernels: triton2triton fused_add_rms_norm's baseline on its qwen2-7b-16k-bf16 case (16384 x 3584
+bfloat16, 2 calls a chunk, as the harness chunks it) and on 64 x 4096 (48 calls a chunk).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+
+from arena.harness.shared_gpu import SharedEvent, runtime
+from arena.harness.timing import cycles_per_us
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+ADD_RMS_NORM = REPO_ROOT / "tasks/triton2triton/fused_add_rms_norm/kernel.py"
+CASES = {"qwen2-7b-16k": (16384, 3584, 2), "small-64x4096": (64, 4096, 48)}  # rows, hidden, calls a chunk
+FLUSH_BYTES = 256 << 20
+SPIN_US, QUEUE_MS = 20, 30
+MODES = ("alone", "waiting")
+
+
+def norm_call(rows: int, hidden: int) -> Callable[[], Any]:
+    spec = importlib.util.spec_from_file_location("probe_norm", ADD_RMS_NORM)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    x, residual = (torch.randn(rows, hidden, device="cuda").to(torch.bfloat16) for _ in range(2))
+    weight = torch.randn(hidden, device="cuda").to(torch.bfloat16)
+    return lambda: module.fused_add_rms_norm(x, residual, weight, 1e-6)
+
+
+def child(go_handle: str, done_handle: str) -> None:
+    """Per line "CASE": queue that case's chunk behind `go`, say "queued", then reply its times."""
+    rt = runtime()
+    go, done = SharedEvent.open(rt, bytes.fromhex(go_handle)), SharedEvent.open(rt, bytes.fromhex(done_handle))
+    calls = {name: norm_call(rows, hidden) for name, (rows, hidden, _) in CASES.items()}
+    scratch = torch.empty(FLUSH_BYTES, dtype=torch.uint8, device="cuda")
+    spin = int(SPIN_US * cycles_per_us())
+    for call in calls.values():
+        for _ in range(2):
+            call()  # compiled, warm
+    torch.cuda.synchronize()
+    for line in sys.stdin:
+        name = line.strip()
+        pairs = []
+        go.wait()
+        for _ in range(CASES[name][2]):
+            scratch.fill_(1)
+            torch.cuda._sleep(spin)
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            calls[name]()
+            end.record()
+            pairs.append((start, end))
+        done.record()
+        print("queued", flush=True)
+        torch.cuda.synchronize()
+        print(json.dumps([s.elapsed_time(e) * 1000.0 for s, e in pairs]), flush=True)
+
+
+def chunk(process: subprocess.Popen[str], name: str, mode: str, go: SharedEvent, done: SharedEvent) -> list[float]:
+    """One chunk of the child's, queued behind this process's spin and `go`, in `mode`."""
+    assert process.stdin is not None and process.stdout is not None
+    byte = torch.zeros(1, dtype=torch.uint8, device="cuda")
+    torch.cuda._sleep(int(QUEUE_MS * 1000 * cycles_per_us()))
+    go.record()
+    process.stdin.write(name + "\n")
+    process.stdin.flush()
+    if process.stdout.readline().strip() != "queued":
+        raise RuntimeError("the child did not queue its chunk")
+    if mode == "waiting":
+        done.wait()
+        byte.add_(1)
+        torch.cuda.Event().record()
+    torch.cuda.synchronize()
+    return [float(t) for t in json.loads(process.stdout.readline())]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=40)
+    parser.add_argument("--json", type=Path)
+    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(*args.child)
+        return 0
+    rt = runtime()
+    go, done = SharedEvent.create(rt), SharedEvent.create(rt)
+    command = [sys.executable, __file__, "--child", go.handle.hex(), done.handle.hex()]
+    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    samples: dict[str, list[float]] = {f"{n}/{m}": [] for n in CASES for m in MODES}
+    for r in range(args.rounds):
+        for name in CASES:
+            for mode in MODES if r % 2 == 0 else tuple(reversed(MODES)):
+                samples[f"{name}/{mode}"] += chunk(process, name, mode, go, done)
+    assert process.stdin is not None
+    process.stdin.close()
+    process.wait()
+    result: dict[str, Any] = {"device": torch.cuda.get_device_name(0), "rounds": args.rounds}
+    for name in CASES:
+        row = {m: samples[f"{name}/{m}"] for m in MODES}
+        means = {m: statistics.fmean(sorted(v)[len(v) // 10 : len(v) - len(v) // 10]) for m, v in row.items()}
+        medians = {m: statistics.median(v) for m, v in row.items()}
+        result[name] = {"trimmed_mean_us": means, "median_us": medians, "samples": len(row["alone"])}
+        print(
+            f"{name:16s} alone {means['alone']:9.3f} us  waiting {means['waiting']:9.3f} us  "
+            f"waiting/alone {means['waiting'] / means['alone']:.4f}  (medians {medians['alone']:.3f} / "
+            f"{medians['waiting']:.3f}; {len(row['alone'])} calls each)"
+        )
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
