@@ -139,6 +139,7 @@ class Judge:
         # stream of calls). time_case takes the first off its side's samples and adds the second.
         self.launch_us: dict[str, dict[str, float]] = {}
         self.stream_us: dict[str, float] = {}
+        self.stream_side_us: dict[str, dict[str, float]] = {}  # each side's second kernel, for the log
         self.l2_unavailable = ""  # why the persisting-L2 reset failed, once it has (reset_l2)
 
     def reset_l2(self) -> str:
@@ -188,7 +189,8 @@ class Judge:
         readings = {side: _by_launches(times) for side, times in (("judge", judge), ("worker", worker))}
         self.worker_pair_us[case.name], self.judge_pair_us[case.name] = readings["worker"][0], readings["judge"][0]
         self.launch_us[case.name] = {side: values[1] for side, values in readings.items()}
-        self.stream_us[case.name] = statistics.fmean(values[2] - values[1] for values in readings.values())
+        self.stream_side_us[case.name] = {side: values[2] - values[1] for side, values in readings.items()}
+        self.stream_us[case.name] = statistics.fmean(self.stream_side_us[case.name].values())
         self.empty_phases[case.name] = (
             f"{count} calls a chunk; switches and empty chunks {spans_done - began:.2f} s, "
             f"pairs and launches {time.perf_counter() - spans_done:.2f} s in {rounds} chunks of {calls} a side"
@@ -359,7 +361,7 @@ class Judge:
     ) -> str:
         """The time stage's log line for a case: what the chunk clock saw and what it took off."""
         name = case.name
-        launch, stream = self.launch_us[name], self.stream_us[name]
+        launch, stream, seconds = self.launch_us[name], self.stream_us[name], self.stream_side_us[name]
         offsets = side_offsets(launch, stream)
         judge_pair, worker_pair = self.judge_pair_us[name], self.worker_pair_us[name]
         in_out = (self.input_bytes[name] + sum(t.nbytes for t in reference_like)) / 2**20
@@ -372,7 +374,8 @@ class Judge:
             f"calibration), switches {self.switch_us:.0f} us a chunk; empty event pair {judge_pair:.2f} us in the "
             f"judge, {worker_pair:.2f} us in the worker); one empty "
             f"kernel {launch['judge']:.3f} us in the judge, {launch['worker']:.3f} us in the worker, a second "
-            f"{stream:.3f} us: {offsets['judge']:.3f} and {offsets['worker']:.3f} us taken off their samples; the "
+            f"{stream:.3f} us ({seconds['judge']:.3f} and {seconds['worker']:.3f}): {offsets['judge']:.3f} and "
+            f"{offsets['worker']:.3f} us taken off their samples; the "
             f"judge's chunks queued behind a {tally.lead_ms:.1f} ms lead, {tally.late} reached early and timed again; "
             f"a call's host cost {hosts[0]:.1f} us in the judge, {hosts[1]:.1f} us in the worker; the sets copied "
             f"in {_median(tally.copies_us.get('judge')):.0f} us a chunk for the judge, "
