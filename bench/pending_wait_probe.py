@@ -8,16 +8,23 @@ worker's chunks run while the judge's stream holds a wait on the worker's `done`
 (lent.Lent.clocked: go, wait(done), snapshot, end), so two contexts have work pending and the GPU
 may switch between them. This probe times the same kernel in a worker-like child, its calls
 queued behind the parent's `go` as the harness queues them (a flush written before each call, a
-spin, an event pair), with the parent in one of two states, interleaved by round:
+spin, an event pair), with the parent in one of two states, and in the parent itself, interleaved
+by round:
 
-- alone: the parent's stream holds nothing past `go` (as the worker's does during the baseline);
-- waiting: the parent's stream waits on the child's `done`, then copies a byte and records an
-  event (as the judge's does during the candidate's chunk).
+- parent: the parent queues the same chunk behind a spin of its own while the child waits on its
+  input with nothing queued (as the judge's baseline chunk runs);
+- alone: the child's chunk, the parent's stream holding nothing past `go`;
+- waiting: the child's chunk, the parent's stream waiting on the child's `done`, then adding to a
+  byte and recording an event (as the judge's does during the candidate's chunk).
+
+"parent" against "waiting" is the harness's no-op; "alone" against "waiting" isolates the wait.
 
     PYTHONPATH=src/python python3 bench/pending_wait_probe.py [--rounds 40] [--json FILE]
 
 Kernels: triton2triton fused_add_rms_norm's baseline on its qwen2-7b-16k-bf16 case (16384 x 3584
-bfloat16, 2 calls a chunk, as the harness chunks it) and on 64 x 4096 (48 calls a chunk).
+bfloat16, 2 calls a chunk, as the harness chunks it), on 64 x 4096 (48 calls a chunk), and on
+64 x 4096 launched five times between one event pair (48 calls a chunk: a call of several
+launches, as moe_align_block_size's, whose no-op read 0.6 us a call slow with warm inputs).
 """
 
 from __future__ import annotations
@@ -38,10 +45,11 @@ from arena.harness.timing import cycles_per_us
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 ADD_RMS_NORM = REPO_ROOT / "tasks/triton2triton/fused_add_rms_norm/kernel.py"
-CASES = {"qwen2-7b-16k": (16384, 3584, 2), "small-64x4096": (64, 4096, 48)}  # rows, hidden, calls a chunk
+# rows, hidden, calls a chunk, launches a call
+CASES = {"qwen2-7b-16k": (16384, 3584, 2, 1), "small-64x4096": (64, 4096, 48, 1), "small-x5": (64, 4096, 48, 5)}
 FLUSH_BYTES = 256 << 20
 SPIN_US, QUEUE_MS = 20, 30
-MODES = ("alone", "waiting")
+MODES = ("parent", "alone", "waiting")
 
 
 def norm_call(rows: int, hidden: int) -> Callable[[], Any]:
@@ -54,33 +62,60 @@ def norm_call(rows: int, hidden: int) -> Callable[[], Any]:
     return lambda: module.fused_add_rms_norm(x, residual, weight, 1e-6)
 
 
+class Chunks:
+    """Each case's call, compiled, and the harness's per-call procedure around it."""
+
+    def __init__(self) -> None:
+        self.calls = {name: norm_call(rows, hidden) for name, (rows, hidden, _, _) in CASES.items()}
+        self.scratch = torch.empty(FLUSH_BYTES, dtype=torch.uint8, device="cuda")
+        self.spin = int(SPIN_US * cycles_per_us())
+        for call in self.calls.values():
+            for _ in range(2):
+                call()  # compiled, warm
+        torch.cuda.synchronize()
+
+    def queue(self, name: str) -> list[tuple[torch.cuda.Event, torch.cuda.Event]]:
+        """The case's chunk queued on the current stream: per call a flush, a spin, an event pair
+        around the call's launches."""
+        _, _, count, launches = CASES[name]
+        pairs = []
+        for _ in range(count):
+            self.scratch.fill_(1)
+            torch.cuda._sleep(self.spin)
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            for _ in range(launches):
+                self.calls[name]()
+            end.record()
+            pairs.append((start, end))
+        return pairs
+
+
+def times_us(pairs: list[tuple[torch.cuda.Event, torch.cuda.Event]]) -> list[float]:
+    return [start.elapsed_time(end) * 1000.0 for start, end in pairs]
+
+
 def child(go_handle: str, done_handle: str) -> None:
     """Per line "CASE": queue that case's chunk behind `go`, say "queued", then reply its times."""
     rt = runtime()
     go, done = SharedEvent.open(rt, bytes.fromhex(go_handle)), SharedEvent.open(rt, bytes.fromhex(done_handle))
-    calls = {name: norm_call(rows, hidden) for name, (rows, hidden, _) in CASES.items()}
-    scratch = torch.empty(FLUSH_BYTES, dtype=torch.uint8, device="cuda")
-    spin = int(SPIN_US * cycles_per_us())
-    for call in calls.values():
-        for _ in range(2):
-            call()  # compiled, warm
-    torch.cuda.synchronize()
+    chunks = Chunks()
+    print("ready", flush=True)
     for line in sys.stdin:
-        name = line.strip()
-        pairs = []
         go.wait()
-        for _ in range(CASES[name][2]):
-            scratch.fill_(1)
-            torch.cuda._sleep(spin)
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            calls[name]()
-            end.record()
-            pairs.append((start, end))
+        pairs = chunks.queue(line.strip())
         done.record()
         print("queued", flush=True)
         torch.cuda.synchronize()
-        print(json.dumps([s.elapsed_time(e) * 1000.0 for s, e in pairs]), flush=True)
+        print(json.dumps(times_us(pairs)), flush=True)
+
+
+def own_chunk(chunks: Chunks, name: str) -> list[float]:
+    """The case's chunk in this process, queued whole behind a spin (as the judge's baseline)."""
+    torch.cuda._sleep(int(QUEUE_MS * 1000 * cycles_per_us()))
+    pairs = chunks.queue(name)
+    torch.cuda.synchronize()
+    return times_us(pairs)
 
 
 def chunk(process: subprocess.Popen[str], name: str, mode: str, go: SharedEvent, done: SharedEvent) -> list[float]:
@@ -114,12 +149,16 @@ def main() -> int:
     go, done = SharedEvent.create(rt), SharedEvent.create(rt)
     command = [sys.executable, __file__, "--child", go.handle.hex(), done.handle.hex()]
     process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    chunks = Chunks()
+    assert process.stdin is not None and process.stdout is not None
+    if process.stdout.readline().strip() != "ready":
+        raise RuntimeError(f"the child did not start (exit {process.wait()})")
     samples: dict[str, list[float]] = {f"{n}/{m}": [] for n in CASES for m in MODES}
     for r in range(args.rounds):
         for name in CASES:
             for mode in MODES if r % 2 == 0 else tuple(reversed(MODES)):
-                samples[f"{name}/{mode}"] += chunk(process, name, mode, go, done)
-    assert process.stdin is not None
+                taken = own_chunk(chunks, name) if mode == "parent" else chunk(process, name, mode, go, done)
+                samples[f"{name}/{mode}"] += taken
     process.stdin.close()
     process.wait()
     result: dict[str, Any] = {"device": torch.cuda.get_device_name(0), "rounds": args.rounds}
@@ -127,11 +166,11 @@ def main() -> int:
         row = {m: samples[f"{name}/{m}"] for m in MODES}
         means = {m: statistics.fmean(sorted(v)[len(v) // 10 : len(v) - len(v) // 10]) for m, v in row.items()}
         medians = {m: statistics.median(v) for m, v in row.items()}
-        result[name] = {"trimmed_mean_us": means, "median_us": medians, "samples": len(row["alone"])}
+        result[name] = {"trimmed_mean_us": means, "median_us": medians, "samples": len(row["parent"])}
         print(
-            f"{name:16s} alone {means['alone']:9.3f} us  waiting {means['waiting']:9.3f} us  "
-            f"waiting/alone {means['waiting'] / means['alone']:.4f}  (medians {medians['alone']:.3f} / "
-            f"{medians['waiting']:.3f}; {len(row['alone'])} calls each)"
+            f"{name:14s} parent {means['parent']:9.3f}  alone {means['alone']:9.3f}  waiting {means['waiting']:9.3f} us"
+            f"  parent/waiting {means['parent'] / means['waiting']:.4f}  alone/waiting "
+            f"{means['alone'] / means['waiting']:.4f}  ({len(row['parent'])} calls each; trimmed means)"
         )
     if args.json:
         args.json.write_text(json.dumps(result, indent=2) + "\n")
