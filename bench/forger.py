@@ -7,7 +7,8 @@ sample reads `factor` times faster than the truth (factor 1: honest), judged thr
 `Run` (the judge in this process, the candidate in its worker) on tasks of about 3, 10, 50 and
 500 us a call: an elementwise add of n floats and a tiled matrix product. For each: the verdict,
 the speedup the samples would have scored, and what the judge's clock saw against what the
-samples claimed, us a call (from the time stage's log, or the verdict's message when caught).
+samples claimed, us a call (from the time stage's log, or the verdict's message when caught);
+for a case that passed, the same excess paired with the baseline's own (bound.paired_excess).
 """
 
 from __future__ import annotations
@@ -47,6 +48,10 @@ SIZES = (
 )
 _SAW = re.compile(r"the judge saw ([0-9.]+) us a call, the samples as scored ([0-9.]+) us")
 _CAUGHT = re.compile(r"claim ([0-9.]+) us a call but the judge's clock saw ([0-9.]+) us")
+# bound.paired_excess, logged beside the bound (not yet a verdict): the baseline's own excess, then the paired one.
+_PAIRED = re.compile(
+    r"baseline's own samples ([-+0-9.]+) us a call .*?less that: ([-+0-9.]+) us a call \(sd ([0-9.]+)\)"
+)
 _EXCESS = re.compile(r"beyond the samples' claim: ([-+0-9.]+) us a call \(sd ([0-9.]+) .*slack ([0-9.]+) us a call")
 
 
@@ -84,6 +89,9 @@ def judge(label: str, build: Any, source: str, factor: float, budget_s: float) -
             row["judge_us"], row["claim_us"] = float(caught.group(2)), float(caught.group(1))
         if excess:
             row["excess_us"], row["excess_sd_us"], row["slack_us"] = (float(g) for g in excess.groups())
+        paired = _PAIRED.search(text)
+        if paired:
+            row["baseline_excess_us"], row["paired_us"], row["paired_sd_us"] = (float(g) for g in paired.groups())
         if result.status != "PASSED":
             row["error"] = (result.errors[0] if result.errors else "")[:300]
         return row

@@ -44,7 +44,7 @@ from typing import Callable, Iterator, Protocol, Sequence
 import torch
 
 from arena.harness.backends.kernel import Kernel
-from arena.harness.bound import bound_slack, chunk_excess, claim, exceeds_bound
+from arena.harness.bound import bound_slack, chunk_excess, claim, exceeds_bound, paired_excess
 from arena.harness.candidate_worker import CandidateWorker
 from arena.harness.chunk_clock import ChunkClock
 from arena.harness.device import Device, disable_persisting_l2
@@ -108,6 +108,7 @@ class _Tally:
     baseline: list[float] = field(default_factory=list)
     candidate: list[float] = field(default_factory=list)
     spans: list[float] = field(default_factory=list)
+    baseline_spans: list[float] = field(default_factory=list)  # the judge's clock around its baseline calls
     spin_us: float = 0.0  # the spin's cost a call, measured with the worker frozen
     late: int = 0  # the judge's chunks the GPU reached before their host had queued them
     lead_ms: float = 0.0
@@ -128,6 +129,9 @@ class Judge:
         self.input_bytes: dict[str, int] = {}  # per case: one call's input bytes
         self.switch_us = 0.0
         self.empty_us: dict[str, float] = {}  # per timed case: the empty procedure's cost a call
+        # Per timed case: the same empty calls queued by the judge itself, a call (the baseline's
+        # side of bound.paired_excess).
+        self.judge_empty_us: dict[str, float] = {}
         # Per timed case: each side's empty event pair, read in its own process by one procedure,
         # the timed calls' own with no call (measure_empty): for the log (both the score and the
         # bound take each side's launch reading off instead).
@@ -164,9 +168,14 @@ class Judge:
                 self.switch_us = statistics.median(lent.clocked(0, calls=False)[0] for _ in range(5))
         count = max(2, min(EMPTY_CALLS, CHUNK_BYTES // max(1, 3 * sum(t.nbytes for t in reference_like))))
         warm = self.warm(case, reference_like)  # the empty calls touch one drawn set, when warm
+        clocked, judged = [], []  # the worker's and the judge's, in turn: a drift falls on both
         with Lent(self.clock, case, Layout.of(reference_like, count), None, {}, {}, 0, warm=warm) as lent:
-            clocked = [lent.clocked(count, calls=False) for _ in range(3)]
-        self.empty_us[case.name] = max(0.0, statistics.median(span for span, _ in clocked) - self.switch_us) / count
+            for _ in range(3):
+                clocked.append(lent.clocked(count, calls=False)[0])
+                lent.empty_pairs(count, 1)
+                judged.append(lent.ahead_us)
+        self.empty_us[case.name] = max(0.0, statistics.median(clocked) - self.switch_us) / count
+        self.judge_empty_us[case.name] = statistics.median(judged) / count
         spans_done = time.perf_counter()
         # The pairs: the same empty calls with a spin ahead of each pair, on each side in turn, with
         # no, one and two empty kernels between the events, interleaved (LAUNCH_CYCLE) in chunks of
@@ -257,6 +266,7 @@ class Judge:
             f"(sd {_sd(excess) / b:.3f} over {len(excess)} chunk(s)); the bound's slack "
             f"{bound_slack(claimed, empty, calls, len(tally.spans)) / calls:.3f} us a call"
         )
+        tally.log.append(self._paired(case.name, tally, b, claimed / calls))
         crowded = crowded_copies(tally.copies_us)
         if crowded:
             raise Verdict("CHEAT_DETECTED", crowded)
@@ -318,7 +328,7 @@ class Judge:
             drawn = seeds(lent.layout.count)
             if twin is not None and index == twin[0]:
                 drawn[twin[2]] = drawn[twin[1]]
-            base_times, span, cand_times, errors = timed_chunks(lent, index, drawn, self.reset_l2, tally.log)
+            base_span, base_times, span, cand_times, errors = timed_chunks(lent, index, drawn, self.reset_l2, tally.log)
             if errors:
                 raise Verdict("INCORRECT", f"timed call failed: candidate: {errors[0]}")
             bad = lent.bad_calls(tolerances)
@@ -334,6 +344,7 @@ class Judge:
             tally.baseline += [max(t - offsets["judge"], _MIN_CALL_US) for t in base_times]
             tally.candidate += [max(t - offsets["worker"], _MIN_CALL_US) for t in cand_times]
             tally.spans.append(span)
+            tally.baseline_spans.append(base_span)
             tally.ratios.append(interquartile_mean(base_times) / max(interquartile_mean(cand_times), _MIN_CALL_US))
             width = ratio_width(tally.ratios)
             if len(tally.ratios) < count and width is not None and width <= _STOP_WIDTH:
@@ -347,6 +358,20 @@ class Judge:
         tally.spin_us = statistics.fmean(lent.spins_us) if lent.spins_us else 0.0
         tally.late, tally.lead_ms, tally.copies_us = lent.late_chunks, lent.lead_ms, lent.copies_us
         return tally
+
+    def _paired(self, name: str, tally: _Tally, b: int, claimed_us: float) -> str:
+        """The time stage's log line for bound.paired_excess: the candidate's excess over its
+        samples, chunk by chunk, less the baseline's over the judge's own samples."""
+        empty = {"judge": self.judge_empty_us[name] + tally.spin_us, "worker": self.empty_us[name] + tally.spin_us}
+        claims = {"judge": claim(tally.baseline) / max(1, len(tally.baseline)), "worker": claimed_us}
+        own = chunk_excess(tally.baseline_spans, b, empty["judge"], claims["judge"], 0.0)
+        paired = paired_excess(tally.spans, tally.baseline_spans, b, empty, claims, self.switch_us)
+        return (
+            f"paired with the baseline: the judge's clock beyond the baseline's own samples "
+            f"{statistics.fmean(own) / b:+.3f} us a call (empty procedure {self.judge_empty_us[name]:.2f} us a call "
+            f"in the judge, {self.empty_us[name]:.2f} us through the worker); the candidate's beyond its claim, "
+            f"less that: {statistics.fmean(paired) / b:+.3f} us a call (sd {_sd(paired) / b:.3f})"
+        )
 
     def _describe(
         self,
@@ -450,16 +475,16 @@ class ChunkSides(Protocol):
 
     def stage(self, seeds: list[int]) -> None: ...
     def candidate_chunk(self) -> tuple[float, list[float], list[str]]: ...
-    def baseline_chunk(self) -> list[float]: ...
+    def baseline_chunk(self) -> tuple[float, list[float]]: ...
 
 
 def timed_chunks(
     lent: ChunkSides, index: int, drawn: list[int], reset_l2: Callable[[], str], log: list[str]
-) -> tuple[list[float], float, list[float], list[str]]:
+) -> tuple[float, list[float], float, list[float], list[str]]:
     """Chunk `index` of a case: the sets of seeds `drawn` staged in the judge, then each side's
     timed calls on them, the side first_side(index) names first, reset_l2 called just before each
-    side's chunk (a note it returns goes to `log`): (baseline times, span, candidate samples,
-    candidate errors)."""
+    side's chunk (a note it returns goes to `log`): (the baseline's span and times, the
+    candidate's span, samples and errors)."""
 
     def reset() -> None:
         note = reset_l2()
@@ -473,13 +498,13 @@ def timed_chunks(
     lent.stage(drawn)
     if first_side(index) == "baseline":
         reset()
-        base_times = lent.baseline_chunk()
+        base_span, base_times = lent.baseline_chunk()
         span, cand_times, errors = candidate()
     else:
         span, cand_times, errors = candidate()
         reset()
-        base_times = lent.baseline_chunk()
-    return base_times, span, cand_times, errors
+        base_span, base_times = lent.baseline_chunk()
+    return base_span, base_times, span, cand_times, errors
 
 
 def side_offsets(launch_us: dict[str, float], stream_us: float) -> dict[str, float]:

@@ -120,6 +120,7 @@ class Lent:
         self.lead_ms = max(_QUEUE_SPIN_MS[0], 1.5 * layout.count * queue_us / 1000 + 2)
         self.late_chunks = 0  # the judge's chunks whose GPU caught up with its host
         self.was_late = False  # the last of them
+        self.ahead_us = 0.0  # the last of them: its queued calls' span on the judge's clock
         self.waits_ms: dict[int, float] = {}  # clocked(): by a chunk's calls, the worker's wait that last sufficed
         self.phases: dict[str, float] = collections.defaultdict(float)
 
@@ -319,21 +320,24 @@ class Lent:
         fed call by call by the host (bench/results/2026-12-01.md, session 10). A chunk the GPU
         reached before its host had queued it is counted (late_chunks, and `was_late` says so of
         this one) and the next one waits twice as long."""
-        head = torch.cuda.Event()
+        head, tail = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         torch.cuda._sleep(int(self.lead_ms * 1000 * self.clock.cycles))
         head.record()
         began = time.perf_counter()
         queued = queue()
+        tail.record()
         queued_ms = (time.perf_counter() - began) * 1000
         self.was_late = head.query() or queued_ms > 0.8 * self.lead_ms
         if self.was_late:
             self.late_chunks += 1
             self.lead_ms = min(_QUEUE_SPIN_MS[1], 2 * max(self.lead_ms, queued_ms))
         torch.cuda.synchronize()
+        self.ahead_us = elapsed_us(head, tail)
         return queued
 
-    def baseline_chunk(self) -> list[float]:
-        """The baseline's timed calls on the staged sets, with the worker frozen."""
+    def baseline_chunk(self) -> tuple[float, list[float]]:
+        """The baseline's timed calls on the staged sets, with the worker frozen: (the span of its
+        calls on the judge's clock, us; each call's time, us)."""
         worker = self.clock.worker
         began = time.perf_counter()
         worker.freeze()
@@ -348,7 +352,7 @@ class Lent:
         worker.thaw()
         self.phases["freeze+probe"] += probed - began
         self.phases["baseline"] += timed - probed
-        return [elapsed_us(s, e) for s, e in pairs]
+        return self.ahead_us, [elapsed_us(s, e) for s, e in pairs]
 
     def clocked(
         self, count: int, calls: bool = True, launches: Sequence[int] = (0,), timed: bool = True

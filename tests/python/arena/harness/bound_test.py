@@ -59,3 +59,25 @@ def test_the_largest_hidden_gain_is_the_edge_of_the_bound():
     # The fixed part of the slack is about 1 us a call at 48 calls: a 3 us kernel may claim 1.59x.
     assert 1.55 < bound.largest_hidden_gain(3.0, calls, empty) < 1.6
     assert bound.largest_hidden_gain(0.5, calls, empty) == float("inf")
+
+
+def test_the_paired_excess_cancels_what_falls_on_both_sides_of_a_chunk():
+    # 48 calls of a 3 us kernel on each side; since measure_empty the empty procedure has grown
+    # 1.5 us a call on both sides, and a call adds 0.8 us less to a stream than its pair reads.
+    calls, switch = 48, 300.0
+    empty = {"judge": 60.0, "worker": 60.4}  # the worker's procedure costs 0.4 us a call more
+    truth, drift, overlap = 3.0, 1.5, -0.8
+    per_call = {side: empty[side] + drift + truth + overlap for side in empty}
+    spans = [switch + calls * per_call["worker"]] * 3
+    baseline_spans = [calls * per_call["judge"]] * 3
+    honest = {"judge": truth, "worker": truth}
+    # Unpaired, the drift and the overlap read as the candidate's: 0.7 us a call.
+    unpaired = bound.chunk_excess(spans, calls, empty["worker"], honest["worker"], switch)
+    assert abs(unpaired[0] / calls - (drift + overlap)) < 1e-9
+    # Paired with the baseline they cancel: an honest candidate's excess is 0 ...
+    paired = bound.paired_excess(spans, baseline_spans, calls, empty, honest, switch)
+    assert all(abs(e) < 1e-9 for e in paired)
+    # ... and a forger claiming 10% less than its truth leaves 0.3 us a call unexplained.
+    forged = {"judge": truth, "worker": truth / 1.1}
+    paired = bound.paired_excess(spans, baseline_spans, calls, empty, forged, switch)
+    assert all(abs(e / calls - (truth - truth / 1.1)) < 1e-9 for e in paired)

@@ -92,7 +92,7 @@ class _Chunks:
 
     def baseline_chunk(self):
         self.steps.append("baseline")
-        return [1.0] * len(self.drawn)
+        return 4.0, [1.0] * len(self.drawn)
 
     def candidate_chunk(self):
         self.steps.append("candidate")
@@ -118,7 +118,7 @@ def test_the_persisting_l2_reset_runs_before_every_timed_chunk_of_either_side(mo
     judge, log = _judge(monkeypatch, "cuda", "", steps), list[str]()
     for index in range(2):
         got = judged_timing.timed_chunks(_Chunks(steps), index, [7], judge.reset_l2, log)
-        assert got == ([1.0], 5.0, [0.5], [])
+        assert got == (4.0, [1.0], 5.0, [0.5], [])
     assert steps == ["stage [7]", "reset", "baseline", "reset", "candidate"] + [
         "stage [7]",
         "reset",
