@@ -18,6 +18,14 @@ by round:
   byte and recording an event (as the judge's does during the candidate's chunk).
 
 "parent" against "waiting" is the harness's no-op; "alone" against "waiting" isolates the wait.
+Two more modes tell the process from the interprocess `go` the child's calls wait on:
+
+- parent-go: the parent's chunk queued behind a wait on an interprocess event it recorded itself
+  after its spin (the child idle);
+- child-own: the child's chunk queued behind a spin of its own, no `go`, the parent idle.
+
+Session 35 (an H100): the child's chunk read 0.8% (qwen2), 16% (64 x 4096) and 1.3% (five
+launches) slower than the parent's, alone as waiting: not the judge's wait.
 
     PYTHONPATH=src/python python3 bench/pending_wait_probe.py [--rounds 40] [--json FILE]
 
@@ -49,7 +57,7 @@ ADD_RMS_NORM = REPO_ROOT / "tasks/triton2triton/fused_add_rms_norm/kernel.py"
 CASES = {"qwen2-7b-16k": (16384, 3584, 2, 1), "small-64x4096": (64, 4096, 48, 1), "small-x5": (64, 4096, 48, 5)}
 FLUSH_BYTES = 256 << 20
 SPIN_US, QUEUE_MS = 20, 30
-MODES = ("parent", "alone", "waiting")
+MODES = ("parent", "alone", "waiting", "parent-go", "child-own")
 
 
 def norm_call(rows: int, hidden: int) -> Callable[[], Any]:
@@ -96,23 +104,32 @@ def times_us(pairs: list[tuple[torch.cuda.Event, torch.cuda.Event]]) -> list[flo
 
 
 def child(go_handle: str, done_handle: str) -> None:
-    """Per line "CASE": queue that case's chunk behind `go`, say "queued", then reply its times."""
+    """Per line "CASE": queue that case's chunk behind `go`, say "queued", then reply its times;
+    "CASE own": the chunk behind a spin of its own instead of `go`."""
     rt = runtime()
     go, done = SharedEvent.open(rt, bytes.fromhex(go_handle)), SharedEvent.open(rt, bytes.fromhex(done_handle))
     chunks = Chunks()
     print("ready", flush=True)
     for line in sys.stdin:
-        go.wait()
-        pairs = chunks.queue(line.strip())
+        name, *own = line.split()
+        if own:
+            torch.cuda._sleep(int(QUEUE_MS * 1000 * cycles_per_us()))
+        else:
+            go.wait()
+        pairs = chunks.queue(name)
         done.record()
         print("queued", flush=True)
         torch.cuda.synchronize()
         print(json.dumps(times_us(pairs)), flush=True)
 
 
-def own_chunk(chunks: Chunks, name: str) -> list[float]:
-    """The case's chunk in this process, queued whole behind a spin (as the judge's baseline)."""
+def own_chunk(chunks: Chunks, name: str, go: SharedEvent | None = None) -> list[float]:
+    """The case's chunk in this process, queued whole behind a spin (as the judge's baseline);
+    with `go`, behind a wait on that interprocess event, recorded after the spin."""
     torch.cuda._sleep(int(QUEUE_MS * 1000 * cycles_per_us()))
+    if go is not None:
+        go.record()
+        go.wait()
     pairs = chunks.queue(name)
     torch.cuda.synchronize()
     return times_us(pairs)
@@ -123,8 +140,9 @@ def chunk(process: subprocess.Popen[str], name: str, mode: str, go: SharedEvent,
     assert process.stdin is not None and process.stdout is not None
     byte = torch.zeros(1, dtype=torch.uint8, device="cuda")
     torch.cuda._sleep(int(QUEUE_MS * 1000 * cycles_per_us()))
-    go.record()
-    process.stdin.write(name + "\n")
+    if mode != "child-own":
+        go.record()
+    process.stdin.write(name + (" own\n" if mode == "child-own" else "\n"))
     process.stdin.flush()
     if process.stdout.readline().strip() != "queued":
         raise RuntimeError("the child did not queue its chunk")
@@ -157,7 +175,10 @@ def main() -> int:
     for r in range(args.rounds):
         for name in CASES:
             for mode in MODES if r % 2 == 0 else tuple(reversed(MODES)):
-                taken = own_chunk(chunks, name) if mode == "parent" else chunk(process, name, mode, go, done)
+                if mode.startswith("parent"):
+                    taken = own_chunk(chunks, name, go if mode == "parent-go" else None)
+                else:
+                    taken = chunk(process, name, mode, go, done)
                 samples[f"{name}/{mode}"] += taken
     process.stdin.close()
     process.wait()
@@ -170,7 +191,10 @@ def main() -> int:
         print(
             f"{name:14s} parent {means['parent']:9.3f}  alone {means['alone']:9.3f}  waiting {means['waiting']:9.3f} us"
             f"  parent/waiting {means['parent'] / means['waiting']:.4f}  alone/waiting "
-            f"{means['alone'] / means['waiting']:.4f}  ({len(row['parent'])} calls each; trimmed means)"
+            f"{means['alone'] / means['waiting']:.4f}  ({len(row['parent'])} calls each; trimmed means)\n"
+            f"{'':14s} parent-go {means['parent-go']:9.3f}  child-own {means['child-own']:9.3f} us  "
+            f"parent/parent-go {means['parent'] / means['parent-go']:.4f}  parent/child-own "
+            f"{means['parent'] / means['child-own']:.4f}"
         )
     if args.json:
         args.json.write_text(json.dumps(result, indent=2) + "\n")
