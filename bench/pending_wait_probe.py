@@ -109,7 +109,7 @@ def child(go_handle: str, done_handle: str) -> None:
     rt = runtime()
     go, done = SharedEvent.open(rt, bytes.fromhex(go_handle)), SharedEvent.open(rt, bytes.fromhex(done_handle))
     chunks = Chunks()
-    print("ready", flush=True)
+    print(f"ready {cycles_per_us():.2f}", flush=True)  # its spin's calibration, for the record
     for line in sys.stdin:
         name, *own = line.split()
         if own:
@@ -169,7 +169,8 @@ def main() -> int:
     process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     chunks = Chunks()
     assert process.stdin is not None and process.stdout is not None
-    if process.stdout.readline().strip() != "ready":
+    ready = process.stdout.readline().split()
+    if not ready or ready[0] != "ready":
         raise RuntimeError(f"the child did not start (exit {process.wait()})")
     samples: dict[str, list[float]] = {f"{n}/{m}": [] for n in CASES for m in MODES}
     for r in range(args.rounds):
@@ -183,6 +184,10 @@ def main() -> int:
     process.stdin.close()
     process.wait()
     result: dict[str, Any] = {"device": torch.cuda.get_device_name(0), "rounds": args.rounds}
+    # Each process's spin calibration (cycles a us): a spin shorter in one could leave its flush
+    # still draining when the call starts.
+    result["cycles_per_us"] = {"parent": round(cycles_per_us(), 2), "child": float(ready[1])}
+    print(f"cycles a us: parent {result['cycles_per_us']['parent']}, child {result['cycles_per_us']['child']}")
     for name in CASES:
         row = {m: samples[f"{name}/{m}"] for m in MODES}
         means = {m: statistics.fmean(sorted(v)[len(v) // 10 : len(v) - len(v) // 10]) for m, v in row.items()}
