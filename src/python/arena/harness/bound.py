@@ -35,24 +35,14 @@ def chunk_excess(
     return [span - calls * (empty_us + claimed_us) - switch_us for span in spans]
 
 
-def paired_excess(
-    spans: Sequence[float],
-    baseline_spans: Sequence[float],
-    calls: int,
-    empty_us: dict[str, float],
-    claimed_us: dict[str, float],
-    switch_us: float,
-) -> list[float]:
-    """Per chunk of `calls` calls, us: the candidate's chunk_excess less the baseline's own in the
-    same chunk (the judge's clock around its baseline calls, less the judge's empty procedure, less
-    its trusted samples as scored). `empty_us` and `claimed_us` a call, by side ("judge": the
-    baseline, "worker": the candidate). What the empty procedure has drifted since it was
-    measured, and what a call adds to a stream beyond its event pair, fall on both sides of a
+def paired_excess(excess: Sequence[float], baseline_excess: Sequence[float]) -> list[float]:
+    """Per chunk, us: the candidate's chunk_excess less the baseline's own in the same chunk
+    (chunk_excess of the judge's clock around its baseline calls, with the judge's empty procedure,
+    its trusted samples as scored and no switches). What the empty procedure has drifted since it
+    was measured, and what a call adds to a stream beyond its event pair, fall on both sides of a
     chunk and cancel; what is left is what the candidate's samples fail to explain beyond what the
     judge's own fail to."""
-    worker = chunk_excess(spans, calls, empty_us["worker"], claimed_us["worker"], switch_us)
-    judge = chunk_excess(baseline_spans, calls, empty_us["judge"], claimed_us["judge"], 0.0)
-    return [mine - theirs for mine, theirs in zip(worker, judge)]
+    return [mine - theirs for mine, theirs in zip(excess, baseline_excess)]
 
 
 def bound_slack(claimed: float, empty: float, calls: int, spans: int) -> float:

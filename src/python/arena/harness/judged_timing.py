@@ -266,7 +266,7 @@ class Judge:
             f"(sd {_sd(excess) / b:.3f} over {len(excess)} chunk(s)); the bound's slack "
             f"{bound_slack(claimed, empty, calls, len(tally.spans)) / calls:.3f} us a call"
         )
-        tally.log.append(self._paired(case.name, tally, b, claimed / calls))
+        tally.log.append(self._paired(case.name, tally, b, excess))
         crowded = crowded_copies(tally.copies_us)
         if crowded:
             raise Verdict("CHEAT_DETECTED", crowded)
@@ -359,13 +359,12 @@ class Judge:
         tally.late, tally.lead_ms, tally.copies_us = lent.late_chunks, lent.lead_ms, lent.copies_us
         return tally
 
-    def _paired(self, name: str, tally: _Tally, b: int, claimed_us: float) -> str:
-        """The time stage's log line for bound.paired_excess: the candidate's excess over its
-        samples, chunk by chunk, less the baseline's over the judge's own samples."""
-        empty = {"judge": self.judge_empty_us[name] + tally.spin_us, "worker": self.empty_us[name] + tally.spin_us}
-        claims = {"judge": claim(tally.baseline) / max(1, len(tally.baseline)), "worker": claimed_us}
-        own = chunk_excess(tally.baseline_spans, b, empty["judge"], claims["judge"], 0.0)
-        paired = paired_excess(tally.spans, tally.baseline_spans, b, empty, claims, self.switch_us)
+    def _paired(self, name: str, tally: _Tally, b: int, excess: list[float]) -> str:
+        """The time stage's log line for bound.paired_excess: the candidate's chunk excess
+        (`excess`, as the bound's log reads it), less the baseline's over the judge's own samples."""
+        per_call = claim(tally.baseline) / max(1, len(tally.baseline))
+        own = chunk_excess(tally.baseline_spans, b, self.judge_empty_us[name] + tally.spin_us, per_call, 0.0)
+        paired = paired_excess(excess, own)
         return (
             f"paired with the baseline: the judge's clock beyond the baseline's own samples "
             f"{statistics.fmean(own) / b:+.3f} us a call (empty procedure {self.judge_empty_us[name]:.2f} us a call "

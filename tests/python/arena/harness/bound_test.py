@@ -75,9 +75,10 @@ def test_the_paired_excess_cancels_what_falls_on_both_sides_of_a_chunk():
     unpaired = bound.chunk_excess(spans, calls, empty["worker"], honest["worker"], switch)
     assert abs(unpaired[0] / calls - (drift + overlap)) < 1e-9
     # Paired with the baseline they cancel: an honest candidate's excess is 0 ...
-    paired = bound.paired_excess(spans, baseline_spans, calls, empty, honest, switch)
+    own = bound.chunk_excess(baseline_spans, calls, empty["judge"], honest["judge"], 0.0)
+    paired = bound.paired_excess(unpaired, own)
     assert all(abs(e) < 1e-9 for e in paired)
     # ... and a forger claiming 10% less than its truth leaves 0.3 us a call unexplained.
-    forged = {"judge": truth, "worker": truth / 1.1}
-    paired = bound.paired_excess(spans, baseline_spans, calls, empty, forged, switch)
+    forged = bound.chunk_excess(spans, calls, empty["worker"], truth / 1.1, switch)
+    paired = bound.paired_excess(forged, own)
     assert all(abs(e / calls - (truth - truth / 1.1)) < 1e-9 for e in paired)
