@@ -355,6 +355,11 @@ class Judge:
                 break
         phases = ", ".join(f"{name} {seconds:.2f}" for name, seconds in lent.phases.items())
         tally.log.append(f"{time.perf_counter() - began:.2f} s in chunks ({phases})")
+        if any(side["aimed"] for side in lent.landing.values()):
+            tally.log.append(
+                "calls whose large outputs started where placement aimed them: "
+                + ", ".join(f"{name} {side['landed']} of {side['aimed']}" for name, side in lent.landing.items())
+            )
         tally.spin_us = statistics.fmean(lent.spins_us) if lent.spins_us else 0.0
         tally.late, tally.lead_ms, tally.copies_us = lent.late_chunks, lent.lead_ms, lent.copies_us
         return tally

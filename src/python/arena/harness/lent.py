@@ -27,7 +27,7 @@ from arena.harness.check import (
 )
 from arena.harness.chunk_clock import ChunkClock
 from arena.harness.families import inputs_for
-from arena.harness.placement import Scatter, lent_pool_bytes
+from arena.harness.placement import Scatter, landing, lent_pool_bytes, reserve
 from arena.harness.shared_gpu import Place, SharedBlock, place_of, slot_places, typed_view
 from arena.harness.timing import elapsed_us, empty_launches, run_calls
 from arena.harness.verdict import Verdict
@@ -123,6 +123,8 @@ class Lent:
         self.ahead_us = 0.0  # the last of them: its queued calls' span on the judge's clock
         self.waits_ms: dict[int, float] = {}  # clocked(): by a chunk's calls, the worker's wait that last sufficed
         self.phases: dict[str, float] = collections.defaultdict(float)
+        # Calls whose large outputs were aimed (placement.reserve), and those that landed there.
+        self.landing = {side: {"aimed": 0, "landed": 0} for side in ("judge", "worker")}
 
     def __enter__(self) -> Lent:
         self.outputs = SharedBlock.allocate(self.clock.rt, self.layout.nbytes())
@@ -131,6 +133,8 @@ class Lent:
         self.reference_bytes = torch.empty(self.outputs.nbytes, dtype=torch.uint8, device=self.outputs.bytes.device)
         self.snapshot_bytes = torch.empty_like(self.reference_bytes)
         self.references = [[typed_view(self.reference_bytes, p) for p in s] for s in self.layout.outputs]
+        call_bytes = sum(t.nbytes for t in self.references[0]) if self.references else 0
+        reserve(self.layout.count, call_bytes, self.clock.device.torch_device)  # the worker's bind does the same
         self.clock.worker.request(
             "bind",
             {
@@ -298,19 +302,24 @@ class Lent:
                 ref.copy_(g)  # type: ignore[arg-type]
 
         def queue() -> tuple[list[Pairs], list[float]]:
-            return run_calls(
-                baseline,
-                list(range(count)),
-                self.sets,
-                None,
-                outputs,
-                keep,
-                self.clock.flusher,
-                self.spin,
-                self.scalars,
-                self.dims,
-                warm=self.warm,
-            )
+            before = dict(landing)
+            try:
+                return run_calls(
+                    baseline,
+                    list(range(count)),
+                    self.sets,
+                    None,
+                    outputs,
+                    keep,
+                    self.clock.flusher,
+                    self.spin,
+                    self.scalars,
+                    self.dims,
+                    warm=self.warm,
+                )
+            finally:
+                for key in landing:
+                    self.landing["judge"][key] += landing[key] - before[key]
 
         return self.ahead(queue) if ahead else queue()
 
@@ -423,6 +432,9 @@ class Lent:
         ):
             raise Verdict("CHEAT_DETECTED", "the worker's reply does not hold one finite sample per timed call")
         self.judge_reply(reply)
+        got = reply.get("landing")
+        for key in self.landing["worker"]:
+            self.landing["worker"][key] += int(got.get(key, 0)) if isinstance(got, dict) else 0
         errors = [str(e)[:2000] for e in reply.get("errors", [])][:5] if isinstance(reply.get("errors"), list) else []
         # The lent inputs of every timed call, as of every checked one: untouched unless written in place.
         task = self.clock.task

@@ -13,6 +13,10 @@ sides, in the one per-call procedure (timing.run_calls), and outputs the harness
 a HIP launcher are allocated anew for every call (Held.renew). A small output's alignment moves
 a kernel of many atomic adds too (bench/atomics_placement_probe.py), so a Spacer aims each
 call's first small output at a stratified offset (bench/results/2026-12-02.md, session 14).
+Where a large output lies moves a streaming kernel by 1% (bench/output_placement_probe.py;
+bench/results/2026-12-06.md, session 36), and the allocator gave each side's large outputs the
+same few blocks for a whole evaluation: each side reserves a free block (reserve) that the
+Spacer cuts a block of a random size from before each call, the large outputs after it.
 
 The worker's copy of this code runs beside the candidate, which could choose its inputs' places;
 it can equally choose where its own outputs live. docs/harness.md names that limit.
@@ -62,6 +66,58 @@ class Held:
             outputs[:] = fresh
 
 
+_SMALL = 1 << 20  # the caching allocator's small pool holds blocks up to this; larger ones come from its large pool
+_LARGE_REACH = (4 << 20, 512 << 20)  # how far a call's first large output may be moved: least, most
+_RESERVE_MOST = 2 << 30
+_reach = [0]  # this process's: how far Spacer.take moves a call's large outputs (reserve() sets it)
+landing = {"aimed": 0, "landed": 0}  # this process's calls whose large outputs were aimed, and landed there
+
+
+def large_reach(count: int, call_bytes: int, free: int) -> int:
+    """How far Spacer moves each large output of a chunk of `count` calls of `call_bytes` of
+    outputs: about a call's outputs, within _LARGE_REACH and a reserve of a quarter of the free
+    memory (less _SPARE) up to _RESERVE_MOST; 0 (not moved) when less is left or none is large."""
+    if call_bytes <= _SMALL or count < 1:
+        return 0
+    most = min(_RESERVE_MOST, max(0, free - _SPARE) // 4)
+    reach = min(max(call_bytes, _LARGE_REACH[0]), _LARGE_REACH[1], most // count - call_bytes - 2 * _SMALL)
+    return reach if reach >= _LARGE_REACH[0] else 0
+
+
+def free_large_blocks(device: torch.device) -> list[int]:
+    """The sizes of the caching allocator's free blocks that an allocation of more than 1 MiB on
+    the current stream may be cut from: its default large pool's, on `device`."""
+    stream = torch.cuda.current_stream(device).cuda_stream
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    sizes = []
+    for segment in torch.cuda.memory_snapshot():
+        if (segment.get("device"), segment.get("segment_type"), segment.get("stream")) != (index, "large", stream):
+            continue
+        if tuple(segment.get("segment_pool_id") or (0, 0)) != (0, 0):  # a private pool's (a graph's)
+            continue
+        sizes += [int(block["size"]) for block in segment.get("blocks", []) if block.get("state") == "inactive"]
+    return sizes
+
+
+def reserve(count: int, call_bytes: int, device: torch.device | None) -> None:
+    """Before a chunk of `count` calls of `call_bytes` of outputs is queued, with nothing of this
+    process's pending on the GPU: a free block of the allocator's large pool for the chunk's large
+    outputs and Spacer's large blocks, so each call's large outputs are cut from it at an offset
+    of their own. The allocator would hand every chunk's outputs the same blocks, at one place for
+    a whole evaluation on each side (bench/output_placement_probe.py). Made when the allocator
+    holds too little free, and kept: the outputs and blocks cut from it merge back as freed."""
+    _reach[0] = 0
+    if device is None or device.type != "cuda":  # ROCm's too
+        return
+    reach = large_reach(count, call_bytes, torch.cuda.mem_get_info(device)[0])
+    need = count * (call_bytes + reach + 2 * _SMALL)
+    if reach and need > max(free_large_blocks(device), default=0):
+        torch.cuda.empty_cache()  # no free block of the large pool but the reserve: best fit cuts from it
+        # A segment of its own, freed at once (held free), poisoned as the worker's free blocks are.
+        torch.full((need,), 0xFF, dtype=torch.uint8, device=device)
+    _reach[0] = reach
+
+
 class Spacer:
     """Blocks taken from the allocator's small pool (blocks up to 1 MiB) just before each call, so
     that the call's first small output starts at an offset chosen for it, and kept until the
@@ -72,7 +128,8 @@ class Spacer:
     of alignments is the same in every chunk, not only on average: an atomics-heavy output's time
     follows its offset, and random spacers freed after each call left runs of one alignment
     (bench/atomics_placement_probe.py --harness-chunks; bench/results/2026-12-02.md, session 14).
-    Larger outputs come from the other pool and are not moved."""
+    Larger outputs come from the other pool: a block of a random size up to the reach reserve()
+    set is taken from that pool before each call too, so the call's large outputs start past it."""
 
     STEP = 512  # the caching allocator rounds small blocks to this
     LIMIT = 64 << 10
@@ -86,6 +143,16 @@ class Spacer:
         self.blocks: list[torch.Tensor] = []
         self.calls = self.aimed_at = self.landed = 0
         self.expected: int | None = None
+        self.reach = _reach[0]
+        self.large_expected: int | None = None
+        self.large_aimed = self.large_landed = 0
+        if self.reach and self.device is not None:
+            # Every free block of the large pool but the largest taken for the chunk, so that best
+            # fit cuts each call's large block, and its outputs after it, from that one (reserve()),
+            # while the device has as much free again: a call's own scratch may need new memory.
+            gaps = sorted(free_large_blocks(self.device))[:-1]
+            if sum(gaps) <= torch.cuda.mem_get_info(self.device)[0] - _SPARE:
+                self.blocks += [torch.empty(size, dtype=torch.uint8, device=self.device) for size in gaps]
 
     def offset(self, call: int) -> int:
         """The call's offset modulo LIMIT, in bytes."""
@@ -105,6 +172,11 @@ class Spacer:
             return
         target = self.offset(self.calls)
         self.calls += 1
+        if self.reach:
+            size = _SMALL + self.STEP + self.rng.randrange(self.reach // _ALIGN) * _ALIGN
+            large = torch.empty(size, dtype=torch.uint8, device=self.device)
+            self.blocks.append(large)
+            self.large_expected = large.data_ptr() + large.nbytes
         block = torch.empty(self.STEP, dtype=torch.uint8, device=self.device)
         self.blocks.append(block)
         for _ in range(2):
@@ -125,10 +197,15 @@ class Spacer:
         if self.device is None:
             return
         tensors = [result] if isinstance(result, torch.Tensor) else result if isinstance(result, (tuple, list)) else []
-        small = [t for t in tensors if isinstance(t, torch.Tensor) and 0 < t.nbytes <= 1 << 20]
+        small = [t for t in tensors if isinstance(t, torch.Tensor) and 0 < t.nbytes <= _SMALL]
         if small and self.expected is not None:
             self.aimed_at += 1
             self.landed += any(t.data_ptr() == self.expected for t in small)
+        large = [t for t in tensors if isinstance(t, torch.Tensor) and t.nbytes > _SMALL]
+        if large and self.large_expected is not None:
+            hit = any(t.data_ptr() == self.large_expected for t in large)
+            self.large_aimed, self.large_landed = self.large_aimed + 1, self.large_landed + hit
+            landing["aimed"], landing["landed"] = landing["aimed"] + 1, landing["landed"] + hit
 
 
 def _aligned(nbytes: int) -> int:

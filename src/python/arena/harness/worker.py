@@ -205,6 +205,7 @@ class Worker:
     def bind(self, header: dict[str, Any], blobs: list[bytearray]) -> dict[str, Any]:
         """Map the judge's output slots and events for the timed chunks of one case."""
         from arena.harness.flush import Flusher
+        from arena.harness.placement import reserve
         from arena.harness.shared_gpu import SharedBlock, SharedEvent, runtime, typed_view
 
         self.unbind()
@@ -231,6 +232,8 @@ class Worker:
         # back is refused: check.stale_output), and free blocks of the outputs' sizes poisoned, so
         # an output left partly unwritten reads poison: once a case, before any of its chunks.
         self.recent = collections.deque(maxlen=8)
+        # As the judge's Lent does for its side: room for each call's large outputs at a new place.
+        reserve(len(self.bound["slots"]), sum(t.nbytes for t in self.bound["slots"][0]), self.device.torch_device)
         _poison_allocator(self.bound["slots"][0])
         return {}
 
@@ -264,6 +267,7 @@ class Worker:
         import torch
 
         from arena.harness.check import made_outputs
+        from arena.harness.placement import landing
         from arena.harness.timing import elapsed_us, empty_launches, run_calls
 
         b = self.bound
@@ -286,6 +290,7 @@ class Worker:
 
         b["sets"] = self._lent_sets(header["inputs"]) if calls else [b["empty_inputs"]] * count
         sets = b["sets"]
+        landed_before = dict(landing)
         b["go"].wait()
         pairs, host_us = run_calls(
             kernel,
@@ -311,6 +316,7 @@ class Worker:
             "errors": errors[:5],
             "ops": self.recorder.take() if calls else [],
             "modes": guard.active_modes() if calls else "",
+            "landing": {key: landing[key] - landed_before[key] for key in landing},
         }
 
     def _to_slot(

@@ -196,3 +196,38 @@ def test_a_lent_pool_holds_a_chunk_twice_when_memory_allows_and_once_at_least():
     assert lent_pool_bytes(16, one, free=64 << 30) == 2 * 16 * (102 << 20)
     assert lent_pool_bytes(16, one, free=3 << 30) == 2 << 30  # as much as leaves 1 GiB free
     assert lent_pool_bytes(16, one, free=5 << 29) == 16 * (102 << 20)  # less than once: once
+
+
+def test_large_outputs_are_moved_about_as_far_as_a_call_writes_within_a_quarter_of_free_memory():
+    from arena.harness.placement import large_reach
+
+    mib, gib = 1 << 20, 1 << 30
+    assert large_reach(2, 224 * mib, 80 * gib) == 224 * mib  # a 16k-token norm's two outputs
+    assert large_reach(48, 2 * mib, 80 * gib) == 4 * mib  # at least 4 MiB: across a large page
+    assert large_reach(2, 900 * mib, 80 * gib) == 122 * mib  # what the 2 GiB reserve has room for
+    assert large_reach(48, 1 * mib, 80 * gib) == 0  # small outputs: the small pool's spacer moves them
+    assert large_reach(48, 40 * mib, 80 * gib) == 0  # a chunk's outputs fill the reserve: not moved
+    assert large_reach(4, 24 * mib, 6 * gib // 5) == 0  # too little free memory to reserve
+
+
+@needs_gpu  # the reserve is a block of the caching allocator's large pool
+def test_large_outputs_start_where_aimed_and_move_from_chunk_to_chunk():
+    from arena.harness.placement import Spacer, reserve
+
+    device = torch.device("cuda", torch.cuda.current_device())
+    reserve(4, 24 << 20, device)
+    starts, landed = [], 0
+    for _ in range(6):  # chunks of 4 calls, each call's outputs held until its chunk ends
+        spacer, held = Spacer(device), []
+        assert spacer.reach == 24 << 20
+        for _ in range(4):
+            spacer.take()
+            held.append(torch.empty(24 << 20, dtype=torch.uint8, device=device))
+            spacer.saw(held[-1])
+            starts.append(held[-1].data_ptr())
+        assert spacer.large_aimed == 4
+        landed += spacer.large_landed
+        del spacer, held
+    # Without the reserve and its blocks, every chunk's k-th output would reuse one block.
+    assert landed >= 20 and len(set(starts)) >= 20
+    assert min(starts) >= 0 and max(starts) - min(starts) < 4 * (48 + 2) << 20  # all within the reserve
