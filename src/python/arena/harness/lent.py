@@ -27,7 +27,7 @@ from arena.harness.check import (
 )
 from arena.harness.chunk_clock import ChunkClock
 from arena.harness.families import inputs_for
-from arena.harness.placement import Scatter, landing, lent_pool_bytes, reserve
+from arena.harness.placement import Scatter, landing, lent_pool_bytes, make_room, reserve
 from arena.harness.shared_gpu import Place, SharedBlock, place_of, slot_places, typed_view
 from arena.harness.timing import elapsed_us, empty_launches, run_calls
 from arena.harness.verdict import Verdict
@@ -330,6 +330,7 @@ class Lent:
         reached before its host had queued it is counted (late_chunks, and `was_late` says so of
         this one) and the next one waits twice as long."""
         head, tail = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        make_room(self.clock.device.torch_device)  # as the worker does before `go`
         torch.cuda._sleep(int(self.lead_ms * 1000 * self.clock.cycles))
         head.record()
         began = time.perf_counter()

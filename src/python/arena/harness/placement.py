@@ -70,6 +70,7 @@ _SMALL = 1 << 20  # the caching allocator's small pool holds blocks up to this; 
 _LARGE_REACH = (4 << 20, 512 << 20)  # how far a call's first large output may be moved: least, most
 _RESERVE_MOST = 2 << 30
 _reach = [0]  # this process's: how far Spacer.take moves a call's large outputs (reserve() sets it)
+_need = [0]  # and the free block a chunk of those calls needs, 0 when none
 landing = {"aimed": 0, "landed": 0}  # this process's calls whose large outputs were aimed, and landed there
 
 
@@ -106,7 +107,7 @@ def reserve(count: int, call_bytes: int, device: torch.device | None) -> None:
     of their own. The allocator would hand every chunk's outputs the same blocks, at one place for
     a whole evaluation on each side (bench/output_placement_probe.py). Made when the allocator
     holds too little free, and kept: the outputs and blocks cut from it merge back as freed."""
-    _reach[0] = 0
+    _reach[0] = _need[0] = 0
     if device is None or device.type != "cuda":  # ROCm's too
         return
     reach = large_reach(count, call_bytes, torch.cuda.mem_get_info(device)[0])
@@ -115,7 +116,20 @@ def reserve(count: int, call_bytes: int, device: torch.device | None) -> None:
         torch.cuda.empty_cache()  # no free block of the large pool but the reserve: best fit cuts from it
         # A segment of its own, freed at once (held free), poisoned as the worker's free blocks are.
         torch.full((need,), 0xFF, dtype=torch.uint8, device=device)
-    _reach[0] = reach
+    _reach[0], _need[0] = reach, need if reach else 0
+
+
+def make_room(device: torch.device | None) -> None:
+    """Before each chunk is queued (nothing of it on the GPU yet): a new reserve when the largest
+    free block of the large pool is smaller than reserve() found a chunk needs and the device has
+    room for one. Outputs held across chunks split the reserve (the worker keeps its last calls'
+    outputs for the stale-output check), and a call whose outputs did not fit past its block got
+    a new segment where the driver put it: about half the worker's calls (session 36)."""
+    need = _need[0]
+    if not need or device is None or device.type != "cuda":
+        return
+    if max(free_large_blocks(device), default=0) < need <= torch.cuda.mem_get_info(device)[0] - _SPARE:
+        torch.empty(need, dtype=torch.uint8, device=device)  # freed at once: held free by the allocator
 
 
 class Spacer:

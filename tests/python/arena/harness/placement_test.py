@@ -231,3 +231,24 @@ def test_large_outputs_start_where_aimed_and_move_from_chunk_to_chunk():
     # Without the reserve and its blocks, every chunk's k-th output would reuse one block.
     assert landed >= 20 and len(set(starts)) >= 20
     assert min(starts) >= 0 and max(starts) - min(starts) < 4 * (48 + 2) << 20  # all within the reserve
+
+
+@needs_gpu  # the reserve is a block of the caching allocator's large pool
+def test_a_reserve_split_by_held_outputs_is_made_again_before_the_next_chunk():
+    from arena.harness.placement import free_large_blocks, make_room, reserve
+
+    device = torch.device("cuda", torch.cuda.current_device())
+    torch.cuda.empty_cache()  # no free block left by earlier tests: the reserve is the only one
+    reserve(2, 64 << 20, device)
+    need = 2 * (64 + 64 + 2) << 20
+    assert max(free_large_blocks(device)) >= need
+    # Outputs held across chunks, as the worker's stale-output check holds them, split the block.
+    held = [torch.empty(64 << 20, dtype=torch.uint8, device=device) for _ in range(2)]
+    gaps = [torch.empty(8 << 20, dtype=torch.uint8, device=device) for _ in range(2)]
+    split = [torch.empty(64 << 20, dtype=torch.uint8, device=device) for _ in range(2)]
+    del gaps
+    if max(free_large_blocks(device)) >= need:
+        pytest.skip("the allocator held another block large enough; nothing was split")
+    make_room(device)
+    assert max(free_large_blocks(device)) >= need
+    del held, split
