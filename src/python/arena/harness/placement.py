@@ -1,4 +1,5 @@
-"""Where a timed call's inputs lie in GPU memory: a new place for every call, on both sides.
+"""Where a timed call's inputs and large outputs lie in GPU memory: a new place for every call,
+on both sides.
 
 Where a kernel's inputs lie moves its time, steadily at any one place, so a process that drew
 every chunk's sets into the blocks its allocator first handed it timed all its calls at a few
