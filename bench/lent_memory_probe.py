@@ -22,13 +22,16 @@ child's rounds run with the parent idle (blocked on the child's reply) or, with 
 parent queues a stream of small kernels of its own (a judge that keeps its context busy).
 
     PYTHONPATH=src/python python3 bench/lent_memory_probe.py [--rounds 6] [--calls 5] [--busy] [--flush] \
-        [--rewrite] [--kernels histogram matmul add_rms_norm] [--json FILE]
+        [--rewrite] [--kernels histogram matmul add_rms_norm paged_gather] [--json FILE]
 
 Kernels (--kernels picks some): the histogram task's HIP baseline (compiled with the harness's own
 nvcc/hipcc commands) on its bytes-256 case, mini_mlp's Triton matmul on the llama8b case's gate
 GEMM (4096 x 4096 by 4096 x 14336, bfloat16), and triton2triton fused_add_rms_norm's baseline on
 its qwen2-7b-16k-bf16 case (16384 x 3584 bfloat16, 448 MiB in and out a call; its no-op read
-0.980-0.984 on an H100 on 2026-12-06, its outputs from the process's allocator as in the harness).
+0.980-0.984 on an H100 on 2026-12-06, its outputs from the process's allocator as in the harness),
+and triton2triton paged_kv_gather's baseline on its llama3-8b-b8-ctx8k-bf16 case (two 256 MiB page
+caches gathered by random block tables; its no-op read 0.993-0.997 once large outputs were moved,
+session 36): a gather's reads, page by page, may feel how its memory is mapped as a stream's do not.
 """
 
 from __future__ import annotations
@@ -54,12 +57,14 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 HISTOGRAM = REPO_ROOT / "tasks/hip2hip/histogram/kernel.hip"
 MATMUL = REPO_ROOT / "tasks/repository/mini_mlp/mini_mlp/ops/matmul.py"
 ADD_RMS_NORM = REPO_ROOT / "tasks/triton2triton/fused_add_rms_norm/kernel.py"
+PAGED_GATHER = REPO_ROOT / "tasks/triton2triton/paged_kv_gather/kernel.py"
 N_VALUES, BINS = 33554433, 256  # the histogram's bytes-256 case
 T, H, INNER = 4096, 4096, 14336  # mini_mlp's llama8b case: h (T x H) @ w_gate (H x INNER)
 ROWS, HIDDEN = 16384, 3584  # fused_add_rms_norm's qwen2-7b-16k-bf16 case
+PAGES, PAGE, HEADS, DIM, SEQS, PER_SEQ = 8192, 16, 8, 128, 8, 512  # paged_kv_gather's llama3-8b-b8-ctx8k-bf16
 MiB = 1 << 20
 # Offsets, each past the last: the histogram's values and counts, the GEMM's operands, the norm's
-# x, residual and weight.
+# x, residual and weight, the gather's two caches and block tables.
 LAYOUT = {
     "x": 0,
     "a": 256 * MiB,
@@ -68,15 +73,18 @@ LAYOUT = {
     "rx": 640 * MiB,
     "rres": 768 * MiB,
     "rw": 896 * MiB,
+    "kc": 1024 * MiB,
+    "vc": 1280 * MiB,
+    "bt": 1536 * MiB,
 }
-SPAN = 1024 * MiB  # one layout's bytes
+SPAN = 2048 * MiB  # one layout's bytes
 BLOCK_BYTES = 4096 * MiB  # as large as a lent pool; a second layout lies at its far end
 ODD_BYTES = BLOCK_BYTES + 4096  # not a whole number of large pages
 FAR = BLOCK_BYTES - SPAN
 FLUSH_BYTES = 256 * MiB  # written between calls with --flush (more than the L2 of any GPU here)
 
 
-KERNELS = ("histogram", "matmul", "add_rms_norm")
+KERNELS = ("histogram", "matmul", "add_rms_norm", "paged_gather")
 
 
 def kernels(work: Path, chosen: tuple[str, ...] = KERNELS) -> dict[str, Callable[[dict[str, torch.Tensor]], Any]]:
@@ -90,6 +98,9 @@ def kernels(work: Path, chosen: tuple[str, ...] = KERNELS) -> dict[str, Callable
     if "add_rms_norm" in chosen:
         norm = _module("probe_add_rms_norm", ADD_RMS_NORM).fused_add_rms_norm
         found["add_rms_norm"] = lambda t: norm(t["rx"], t["rres"], t["rw"], 1e-6)
+    if "paged_gather" in chosen:
+        gather = _module("probe_paged_gather", PAGED_GATHER).paged_kv_gather
+        found["paged_gather"] = lambda t: gather(t["kc"], t["vc"], t["bt"])
     return found
 
 
@@ -142,6 +153,9 @@ def views(data: torch.Tensor, base: int = 0) -> dict[str, torch.Tensor]:
         "rx": view("rx", torch.bfloat16, (ROWS, HIDDEN)),
         "rres": view("rres", torch.bfloat16, (ROWS, HIDDEN)),
         "rw": view("rw", torch.bfloat16, (HIDDEN,)),
+        "kc": view("kc", torch.bfloat16, (PAGES, PAGE, HEADS, DIM)),
+        "vc": view("vc", torch.bfloat16, (PAGES, PAGE, HEADS, DIM)),
+        "bt": view("bt", torch.int32, (SEQS, PER_SEQ)),
     }
 
 
@@ -152,6 +166,9 @@ def fill(block: dict[str, torch.Tensor]) -> None:
     block["b"].copy_((torch.randn(H, INNER, device="cuda", generator=generator) * 0.02).to(torch.bfloat16))
     for name, shape in (("rx", (ROWS, HIDDEN)), ("rres", (ROWS, HIDDEN)), ("rw", (HIDDEN,))):
         block[name].copy_(torch.randn(*shape, device="cuda", generator=generator).to(torch.bfloat16))
+    for name in ("kc", "vc"):
+        block[name].copy_(torch.randn(PAGES, PAGE, HEADS, DIM, device="cuda", generator=generator).to(torch.bfloat16))
+    block["bt"].copy_(torch.randint(0, PAGES, (SEQS, PER_SEQ), device="cuda", generator=generator, dtype=torch.int32))
 
 
 def time_placements(

@@ -102,12 +102,13 @@ def free_large_blocks(device: torch.device) -> list[int]:
 
 
 def reserve(count: int, call_bytes: int, device: torch.device | None) -> None:
-    """Before a chunk of `count` calls of `call_bytes` of outputs is queued, with nothing of this
-    process's pending on the GPU: a free block of the allocator's large pool for the chunk's large
-    outputs and Spacer's large blocks, so each call's large outputs are cut from it at an offset
-    of their own. The allocator would hand every chunk's outputs the same blocks, at one place for
-    a whole evaluation on each side (bench/output_placement_probe.py). Made when the allocator
-    holds too little free, and kept: the outputs and blocks cut from it merge back as freed."""
+    """When a case's chunks of `count` calls of `call_bytes` of outputs are bound (lent.Lent, the
+    worker's bind), with nothing of this process's pending on the GPU: a free block of the
+    allocator's large pool for a chunk's large outputs and Spacer's large blocks, so each call's
+    large outputs are cut from it at an offset of their own. The allocator would hand every
+    chunk's outputs the same blocks, at one place for a whole evaluation on each side
+    (bench/output_placement_probe.py). Made when the allocator holds too little free, and kept:
+    the outputs and blocks cut from it merge back as freed."""
     _reach[0] = _need[0] = 0
     if device is None or device.type != "cuda":  # ROCm's too
         return

@@ -252,3 +252,25 @@ def test_a_reserve_split_by_held_outputs_is_made_again_before_the_next_chunk():
     make_room(device)
     assert max(free_large_blocks(device)) >= need
     del held, split
+
+
+def test_only_free_blocks_of_this_devices_default_large_pool_on_this_stream_count(monkeypatch):
+    from types import SimpleNamespace
+
+    from arena.harness import placement
+
+    def segment(blocks, device=0, kind="large", stream=0, pool=(0, 0)):
+        return {"device": device, "segment_type": kind, "stream": stream, "segment_pool_id": pool, "blocks": blocks}
+
+    free, used = {"size": 96 << 20, "state": "inactive"}, {"size": 32 << 20, "state": "active_allocated"}
+    snapshot = [
+        segment([used, free, {"size": 8 << 20, "state": "inactive"}]),
+        segment([{"size": 2 << 20, "state": "inactive"}], kind="small"),  # the small pool's
+        segment([free], device=1),  # another device's
+        segment([free], stream=7),  # another stream's: an allocation on this one cannot use it
+        segment([free], pool=(1, 3)),  # a graph's private pool
+        segment([{"size": 5 << 20, "state": "active_pending_free"}]),
+    ]
+    monkeypatch.setattr(torch.cuda, "memory_snapshot", lambda: snapshot)
+    monkeypatch.setattr(torch.cuda, "current_stream", lambda device=None: SimpleNamespace(cuda_stream=0))
+    assert sorted(placement.free_large_blocks(torch.device("cuda", 0))) == [8 << 20, 96 << 20]
