@@ -62,6 +62,17 @@ def queueing(queued_ms: float, wait_ms: float, held: int) -> tuple[str, int]:
     return ("slow" if wait_ms >= _QUEUE_SPIN_MS[1] else "again"), held
 
 
+def reported_landing(got: object, calls: int) -> dict[str, int]:
+    """The worker's count of a chunk's calls whose large outputs were aimed and landed where
+    aimed (placement.landing): its word, for the log only, so a count that is not an int of
+    0..calls reads 0 rather than stopping the judge."""
+    counts = got if isinstance(got, dict) else {}
+    return {
+        key: value if type(value) is int and 0 <= value <= calls else 0
+        for key, value in ((key, counts.get(key)) for key in ("aimed", "landed"))
+    }
+
+
 @dataclass(frozen=True)
 class Layout:
     """Where the output slots of B calls lie in the lent block."""
@@ -433,9 +444,8 @@ class Lent:
         ):
             raise Verdict("CHEAT_DETECTED", "the worker's reply does not hold one finite sample per timed call")
         self.judge_reply(reply)
-        got = reply.get("landing")
-        for key in self.landing["worker"]:
-            self.landing["worker"][key] += int(got.get(key, 0)) if isinstance(got, dict) else 0
+        for key, value in reported_landing(reply.get("landing"), self.layout.count).items():
+            self.landing["worker"][key] += value
         errors = [str(e)[:2000] for e in reply.get("errors", [])][:5] if isinstance(reply.get("errors"), list) else []
         # The lent inputs of every timed call, as of every checked one: untouched unless written in place.
         task = self.clock.task

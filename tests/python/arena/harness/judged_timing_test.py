@@ -216,3 +216,12 @@ def test_same_bits_compares_two_calls_slots_byte_for_byte():
     assert not chunk.same_bits(0, 2) and chunk.same_bits(0, 1)
     slots[1][1][0] = 6
     assert not chunk.same_bits(0, 1)
+
+
+def test_the_workers_landing_counts_are_taken_only_as_small_ints():
+    assert lent.reported_landing({"aimed": 4, "landed": 3}, 4) == {"aimed": 4, "landed": 3}
+    # A worker's reply is the candidate's to forge: nothing in it may stop the judge or swell the log.
+    assert lent.reported_landing({"aimed": "4", "landed": 3.0}, 4) == {"aimed": 0, "landed": 0}
+    assert lent.reported_landing({"aimed": 10**9, "landed": -1}, 4) == {"aimed": 0, "landed": 0}
+    assert lent.reported_landing({"aimed": True, "landed": 2}, 4) == {"aimed": 0, "landed": 2}
+    assert lent.reported_landing(["aimed"], 4) == lent.reported_landing(None, 4) == {"aimed": 0, "landed": 0}
