@@ -341,7 +341,7 @@ class Lent:
         reached before its host had queued it is counted (late_chunks, and `was_late` says so of
         this one) and the next one waits twice as long."""
         head, tail = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        make_room(self.clock.device.torch_device)  # as the worker does before `go`
+        plugs = make_room(self.clock.device.torch_device)  # as the worker does before `go`: held to the chunk's end
         torch.cuda._sleep(int(self.lead_ms * 1000 * self.clock.cycles))
         head.record()
         began = time.perf_counter()
@@ -353,6 +353,7 @@ class Lent:
             self.late_chunks += 1
             self.lead_ms = min(_QUEUE_SPIN_MS[1], 2 * max(self.lead_ms, queued_ms))
         torch.cuda.synchronize()
+        del plugs
         self.ahead_us = elapsed_us(head, tail)
         return queued
 

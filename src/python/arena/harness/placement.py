@@ -121,17 +121,28 @@ def reserve(count: int, call_bytes: int, device: torch.device | None) -> None:
     _reach[0], _need[0] = reach, need if reach else 0
 
 
-def make_room(device: torch.device | None) -> None:
-    """Before each chunk is queued (nothing of it on the GPU yet): a new reserve when the largest
-    free block of the large pool is smaller than reserve() found a chunk needs and the device has
-    room for one. Outputs held across chunks split the reserve (the worker keeps its last calls'
-    outputs for the stale-output check), and a call whose outputs did not fit past its block got
-    a new segment where the driver put it: about half the worker's calls (session 36)."""
+def make_room(device: torch.device | None) -> list[torch.Tensor]:
+    """Before each chunk is queued (nothing of it on the GPU yet, the candidate's worker not yet
+    behind `go`): a new reserve when the largest free block of the large pool is smaller than
+    reserve() found a chunk needs and the device has room for one, then every other free block of
+    that pool taken, for the caller to hold until the chunk ends, while the device has as much free
+    again (a call's own scratch may need new memory): best fit then cuts each call's block of
+    Spacer's, and its large outputs after it, from the reserve. Outputs held across chunks split
+    the reserve (the worker keeps its last calls' outputs for the stale-output check), and a call
+    whose outputs did not fit past its block got a new segment where the driver put it: about
+    half the worker's calls (session 36)."""
     need = _need[0]
     if not need or device is None or device.type != "cuda":
-        return
-    if max(free_large_blocks(device), default=0) < need <= torch.cuda.mem_get_info(device)[0] - _SPARE:
+        return []
+    sizes = sorted(free_large_blocks(device))
+    free = torch.cuda.mem_get_info(device)[0]
+    if max(sizes, default=0) < need <= free - _SPARE:
         torch.empty(need, dtype=torch.uint8, device=device)  # freed at once: held free by the allocator
+        sizes, free = sorted(free_large_blocks(device)), torch.cuda.mem_get_info(device)[0]
+    gaps = sizes[:-1]
+    if sum(gaps) > free - _SPARE:
+        return []
+    return [torch.empty(size, dtype=torch.uint8, device=device) for size in gaps]
 
 
 class Spacer:
@@ -145,7 +156,8 @@ class Spacer:
     follows its offset, and random spacers freed after each call left runs of one alignment
     (bench/atomics_placement_probe.py --harness-chunks; bench/results/2026-12-02.md, session 14).
     Larger outputs come from the other pool: a block of a random size up to the reach reserve()
-    set is taken from that pool before each call too, so the call's large outputs start past it."""
+    set is taken from that pool before each call too, so the call's large outputs start past it
+    (in the reserve, when the caller holds what make_room took for the chunk)."""
 
     STEP = 512  # the caching allocator rounds small blocks to this
     LIMIT = 64 << 10
@@ -162,13 +174,6 @@ class Spacer:
         self.reach = _reach[0]
         self.large_expected: int | None = None
         self.large_aimed = self.large_landed = 0
-        if self.reach and self.device is not None:
-            # Every free block of the large pool but the largest taken for the chunk, so that best
-            # fit cuts each call's large block, and its outputs after it, from that one (reserve()),
-            # while the device has as much free again: a call's own scratch may need new memory.
-            gaps = sorted(free_large_blocks(self.device))[:-1]
-            if sum(gaps) <= torch.cuda.mem_get_info(self.device)[0] - _SPARE:
-                self.blocks += [torch.empty(size, dtype=torch.uint8, device=self.device) for size in gaps]
 
     def offset(self, call: int) -> int:
         """The call's offset modulo LIMIT, in bytes."""

@@ -291,7 +291,7 @@ class Worker:
         b["sets"] = self._lent_sets(header["inputs"]) if calls else [b["empty_inputs"]] * count
         sets = b["sets"]
         landed_before = dict(landing)
-        make_room(self.device.torch_device)  # before `go`: allocating may wait on the GPU
+        plugs = make_room(self.device.torch_device)  # before `go` (allocating may wait on the GPU), held to the end
         b["go"].wait()
         pairs, host_us = run_calls(
             kernel,
@@ -309,6 +309,7 @@ class Worker:
         b["done"].record()
         send(reply_fd, {"ok": True, "queued": True})
         torch.cuda.synchronize()
+        del plugs
         from arena.harness import guard
 
         return {

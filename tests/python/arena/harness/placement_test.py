@@ -212,12 +212,13 @@ def test_large_outputs_are_moved_about_as_far_as_a_call_writes_within_a_quarter_
 
 @needs_gpu  # the reserve is a block of the caching allocator's large pool
 def test_large_outputs_start_where_aimed_and_move_from_chunk_to_chunk():
-    from arena.harness.placement import Spacer, reserve
+    from arena.harness.placement import Spacer, make_room, reserve
 
     device = torch.device("cuda", torch.cuda.current_device())
     reserve(4, 24 << 20, device)
     starts, landed = [], 0
     for _ in range(6):  # chunks of 4 calls, each call's outputs held until its chunk ends
+        plugs = make_room(device)  # as each side does before a chunk, held to its end
         spacer, held = Spacer(device), []
         assert spacer.reach == 24 << 20
         for _ in range(4):
@@ -227,7 +228,7 @@ def test_large_outputs_start_where_aimed_and_move_from_chunk_to_chunk():
             starts.append(held[-1].data_ptr())
         assert spacer.large_aimed == 4
         landed += spacer.large_landed
-        del spacer, held
+        del spacer, held, plugs
     # Without the reserve and its blocks, every chunk's k-th output would reuse one block.
     assert landed >= 20 and len(set(starts)) >= 20
     assert min(starts) >= 0 and max(starts) - min(starts) < 4 * (48 + 2) << 20  # all within the reserve
@@ -249,9 +250,11 @@ def test_a_reserve_split_by_held_outputs_is_made_again_before_the_next_chunk():
     del gaps
     if max(free_large_blocks(device)) >= need:
         pytest.skip("the allocator held another block large enough; nothing was split")
-    make_room(device)
-    assert max(free_large_blocks(device)) >= need
-    del held, split
+    plugs = make_room(device)
+    # A new reserve, the one free block left: every other was taken (the 16 MiB gap among them).
+    assert free_large_blocks(device) == [max(free_large_blocks(device))]
+    assert max(free_large_blocks(device)) >= need and any(p.nbytes == 16 << 20 for p in plugs)
+    del held, split, plugs
 
 
 def test_only_free_blocks_of_this_devices_default_large_pool_on_this_stream_count(monkeypatch):
