@@ -14,7 +14,6 @@ every call of the candidate, checked or timed, is one of a chunk's, through one 
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import os
 import sys
@@ -33,6 +32,8 @@ if TYPE_CHECKING:  # the worker imports torch and the harness only once it runs 
     from arena.harness.guard import OpRecorder
     from arena.task.task import Task
 
+_RECENT_OUTPUTS = 8  # earlier calls' outputs held for the stale-output check, across chunks
+
 
 class Worker:
     def __init__(self) -> None:
@@ -45,7 +46,7 @@ class Worker:
         self.returned: list[torch.Tensor] = []  # the outputs returned in the current family, held alive
         self.family = ""
         self.working: list[torch.Tensor] = []
-        self.recent: collections.deque[tuple[torch.Tensor, ...]] = collections.deque(maxlen=1)
+        self.recent: list[tuple[torch.Tensor, ...]] = []  # earlier calls' outputs, for check.stale_output
         self.bound: dict[str, Any] = {}
 
     # -- requests ---------------------------------------------------------------------------------
@@ -231,7 +232,7 @@ class Worker:
         # Outputs returned by this case's calls, checked and timed alike (a stored answer handed
         # back is refused: check.stale_output), and free blocks of the outputs' sizes poisoned, so
         # an output left partly unwritten reads poison: once a case, before any of its chunks.
-        self.recent = collections.deque(maxlen=8)
+        self.recent = []
         # As the judge's Lent does for its side: room for each call's large outputs at a new place.
         reserve(len(self.bound["slots"]), sum(t.nbytes for t in self.bound["slots"][0]), self.device.torch_device)
         _poison_allocator(self.bound["slots"][0])
@@ -266,6 +267,7 @@ class Worker:
         chunk may have more calls than slots (call k hands over in slot k modulo the slots)."""
         import torch
 
+        from arena.harness import guard
         from arena.harness.check import made_outputs
         from arena.harness.placement import landing, make_room
         from arena.harness.timing import elapsed_us, empty_launches, run_calls
@@ -309,9 +311,9 @@ class Worker:
         b["done"].record()
         send(reply_fd, {"ok": True, "queued": True})
         torch.cuda.synchronize()
-        del plugs
-        from arena.harness import guard
-
+        # Earlier outputs are let go between chunks only: freed mid-chunk, their blocks were best
+        # fit for the Spacer's large block, and the call's outputs missed the reserve (session 37).
+        del plugs, self.recent[:-_RECENT_OUTPUTS]
         return {
             "times_us": [elapsed_us(s, e) for s, e in pairs],
             "host_us": host_us,
@@ -335,7 +337,8 @@ class Worker:
         if isinstance(got, str):
             errors.append(got)
             return
-        earlier = [t for held in self.recent for t in held]
+        # The last eight only: the host compares them while the chunk queues.
+        earlier = [t for held in self.recent[-_RECENT_OUTPUTS:] for t in held]
         error = self._output_error(made, got, [slot[i] for i in made], working, earlier)
         if error:
             errors.append(error)

@@ -2,6 +2,7 @@
 validates. Skipped where torch sees no GPU (run them on the GPU machine)."""
 
 import dataclasses
+import re
 import statistics
 
 import torch
@@ -28,6 +29,13 @@ def test_noop_on_gpu_has_timings(run_candidate, tmp_path):
     # 1 << 24 float32 elements in and out are 128 MiB a call: over a quarter of any GPU's L2.
     time_log = next(s.log for s in result.stages if s.name == "time")
     assert "inputs cold" in time_log and result.environment["warm_inputs_bytes"] > 0
+    # Each call's 64 MiB output starts where placement aimed it, on both sides (the worker's
+    # outputs held for the stale-output check used to split its reserve mid-chunk: about half).
+    landed = re.search(r"where placement aimed them: judge (\d+) of (\d+), worker (\d+) of (\d+)", time_log)
+    assert landed, time_log
+    judge, judge_aimed, worker, worker_aimed = map(int, landed.groups())
+    assert judge_aimed > 0 and worker_aimed > 0
+    assert judge >= 0.9 * judge_aimed and worker >= 0.9 * worker_aimed, landed.group(0)
 
 
 def test_a_small_case_is_timed_with_warm_inputs_unless_told_never(run_candidate, tmp_path):
