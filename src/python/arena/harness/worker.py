@@ -32,7 +32,10 @@ if TYPE_CHECKING:  # the worker imports torch and the harness only once it runs 
     from arena.harness.guard import OpRecorder
     from arena.task.task import Task
 
-_RECENT_OUTPUTS = 8  # earlier calls' outputs held for the stale-output check, across chunks
+# Earlier calls' outputs held for the stale-output check, across chunks, and let go of only
+# between chunks: freed mid-chunk, their blocks were best fit for the Spacer's large block, and
+# the call's outputs missed the reserve (placement.make_room; session 37).
+_RECENT_OUTPUTS = 8
 
 
 class Worker:
@@ -311,9 +314,7 @@ class Worker:
         b["done"].record()
         send(reply_fd, {"ok": True, "queued": True})
         torch.cuda.synchronize()
-        # Earlier outputs are let go between chunks only: freed mid-chunk, their blocks were best
-        # fit for the Spacer's large block, and the call's outputs missed the reserve (session 37).
-        del plugs, self.recent[:-_RECENT_OUTPUTS]
+        del plugs, self.recent[:-_RECENT_OUTPUTS]  # earlier outputs let go between chunks only
         return {
             "times_us": [elapsed_us(s, e) for s, e in pairs],
             "host_us": host_us,
