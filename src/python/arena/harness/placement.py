@@ -45,6 +45,7 @@ class Held:
     def __init__(self) -> None:
         self.items: list[object] = []
         self.nbytes = 0
+        self.renewed = False
 
     def keep(self, result: object) -> bool:
         tensors = [result] if isinstance(result, torch.Tensor) else result if isinstance(result, (tuple, list)) else []
@@ -59,11 +60,17 @@ class Held:
         """Outputs the harness allocates (a HIP launcher writes into them) as new tensors, held,
         in place of `outputs`' items, while there is room to hold them: each call of a chunk then
         writes to a place of its own, as a kernel's own outputs do (one buffer for a whole chunk
-        moved a no-op: bench/results/2026-12-01.md, session 10)."""
+        moved a no-op: bench/results/2026-12-01.md, session 10). The caller's own buffers are
+        held to the chunk's end too (allocated before it, not counted): freed at its first call,
+        their block was best fit for the next call's Spacer block, and that call's outputs missed
+        the reserve (session 37)."""
         if not outputs:
             return
         fresh = [torch.empty_like(t) for t in outputs]
         if self.keep(fresh):
+            if not self.renewed:
+                self.items.append(list(outputs))
+                self.renewed = True
             outputs[:] = fresh
 
 
