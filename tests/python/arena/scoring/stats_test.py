@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from arena.scoring.stats import (
+    PROCESS_FLOOR,
     TaskOutcome,
     compare_samples,
     drop_outliers,
@@ -103,6 +104,15 @@ def test_a_small_gain_inside_the_floor_is_noise() -> None:
     comparison = compare_samples(baseline, candidate)
     assert comparison.speedup == pytest.approx(1.02, abs=0.005)
     assert comparison.within_noise
+
+
+def test_a_gain_closer_to_one_than_runs_differ_is_noise_however_tight_its_interval() -> None:
+    baseline = _normal(100.0, 0.05, 400, 10)
+    slight = compare_samples(baseline, [value / 1.004 for value in baseline])
+    assert slight.ci_low > 1.0 and slight.noise_floor == PROCESS_FLOOR  # one run's floor is tighter
+    assert slight.within_noise  # a no-op reads 1.004 in another pair of processes
+    clear = compare_samples(baseline, [value / 1.01 for value in baseline])
+    assert clear.ci_low > 1.0 and not clear.within_noise
 
 
 def test_weighted_geomean() -> None:
