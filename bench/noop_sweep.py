@@ -1,0 +1,141 @@
+"""The no-op of every task through the product (#37 item 2: each within 1.00 +- 0.5%), in slices
+of whatever time a GPU is lent, and what it says.
+
+    PYTHONPATH=src/python python3 bench/noop_sweep.py run --json F [--stop-after-s 540] [--tasks DIR ...]
+    python3 bench/noop_sweep.py summary F [F ...] [--json OUT]
+
+run: `arena suite --no-cache --resume --json F` over every task folder (or --tasks), sent SIGINT
+after --stop-after-s so that F keeps every evaluation that finished (docs/cli.md); the next run
+with the same F goes on where it stopped (carry F back to the device). Then the summary of F.
+summary: per task, the geometric mean of its timed cases' speedups (the no-op's reading), the
+range over its cases, and where each side's large outputs landed (the time stage's count); then
+how many tasks read within +-0.5% and +-1%, and the landing over all cases, judge and worker.
+Several files (rounds of the same tasks) are read in turn, each task's rounds side by side.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+_LANDED = re.compile(r"where placement aimed them: judge (\d+) of (\d+), worker (\d+) of (\d+)")
+
+
+def task_folders() -> list[str]:
+    return sorted(str(p.parent.relative_to(REPO)) for p in REPO.glob("tasks/*/*/BUILD"))
+
+
+def run(json_file: Path, tasks: list[str], stop_after_s: float) -> int:
+    """The suite over `tasks`, resumed from `json_file`, interrupted after `stop_after_s`."""
+    argv = [sys.executable, "-m", "arena.cli.main", "--repo-root", str(REPO), "suite", "--no-cache"]
+    argv += ["--resume", "--json", str(json_file), "--tasks", *tasks]
+    suite = subprocess.Popen(argv, env=os.environ.copy(), stdout=subprocess.DEVNULL)
+    try:
+        return suite.wait(timeout=stop_after_s)
+    except subprocess.TimeoutExpired:
+        suite.send_signal(signal.SIGINT)  # it reports what finished and writes the file whole
+        return suite.wait()
+
+
+def read_tasks(path: Path) -> dict[str, dict[str, Any]]:
+    """label -> {status, geomean, low, high, landing: [judge landed, aimed, worker landed, aimed]}."""
+    document = json.loads(path.read_text())
+    tasks: dict[str, dict[str, Any]] = {}
+    for evaluation in document.get("evaluations", []):
+        speedups = [c["speedup"] for c in evaluation.get("cases", []) if c.get("timed") and c.get("speedup")]
+        landing = [0, 0, 0, 0]
+        for stage in evaluation.get("stages", []):
+            for found in _LANDED.finditer(stage.get("log", "") if stage.get("name") == "time" else ""):
+                landing = [total + int(n) for total, n in zip(landing, found.groups())]
+        tasks[evaluation["label"]] = {
+            "status": evaluation.get("status", "?"),
+            "geomean": math.exp(sum(map(math.log, speedups)) / len(speedups)) if speedups else None,
+            "low": min(speedups, default=None),
+            "high": max(speedups, default=None),
+            "landing": landing,
+        }
+    return tasks
+
+
+def summarize(rounds: list[dict[str, dict[str, Any]]]) -> dict[str, Any]:
+    """Over every task of every round: the counts within +-0.5% and +-1%, the tasks outside
+    +-0.5% in any round with each round's reading, and the landing totals."""
+    readings = [task["geomean"] for tasks in rounds for task in tasks.values() if task["geomean"]]
+    labels = sorted({label for tasks in rounds for label in tasks})
+    outside = {
+        label: [tasks[label]["geomean"] if label in tasks else None for tasks in rounds]
+        for label in labels
+        if any(
+            label in tasks and tasks[label]["geomean"] and abs(tasks[label]["geomean"] - 1) > 0.005 for tasks in rounds
+        )
+    }
+    landing = [sum(task["landing"][i] for tasks in rounds for task in tasks.values()) for i in range(4)]
+    return {
+        "readings": len(readings),
+        "within_0.5%": sum(abs(g - 1) <= 0.005 for g in readings),
+        "within_1%": sum(abs(g - 1) <= 0.01 for g in readings),
+        "geomean": math.exp(sum(map(math.log, readings)) / len(readings)) if readings else None,
+        "not_passed": sorted(
+            {label for tasks in rounds for label, task in tasks.items() if task["status"] != "PASSED"}
+        ),
+        "outside_0.5%": outside,
+        "landing": {"judge": landing[:2], "worker": landing[2:]},
+    }
+
+
+def report(paths: list[Path]) -> dict[str, Any]:
+    rounds = [read_tasks(path) for path in paths]
+    for label in sorted({label for tasks in rounds for label in tasks}):
+        cells = []
+        for tasks in rounds:
+            task = tasks.get(label)
+            if task is None or task["geomean"] is None:
+                cells.append(f"{'-' if task is None else task['status']:>24}")
+                continue
+            judge, aimed, worker, worker_aimed = task["landing"]
+            where = f" landed {judge}/{aimed} {worker}/{worker_aimed}" if aimed or worker_aimed else ""
+            cells.append(f"{task['geomean']:.4f} [{task['low']:.3f},{task['high']:.3f}]{where}")
+        print(f"{label.split(':')[-1][:48]:48s} " + " | ".join(cells))
+    summary = summarize(rounds)
+    print(
+        f"{summary['readings']} readings: {summary['within_0.5%']} within +-0.5%, {summary['within_1%']} within +-1%, "
+        f"geomean {summary['geomean'] or float('nan'):.4f}; large outputs where aimed: judge "
+        f"{summary['landing']['judge'][0]} of {summary['landing']['judge'][1]}, worker "
+        f"{summary['landing']['worker'][0]} of {summary['landing']['worker'][1]}"
+    )
+    return summary
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("part", choices=("run", "summary"))
+    parser.add_argument("files", nargs="*", type=Path, help="summary: suite JSON files, one a round")
+    parser.add_argument("--tasks", nargs="+", help="run: task folders (default: every one under tasks/)")
+    parser.add_argument("--stop-after-s", type=float, default=540.0)
+    parser.add_argument("--json", type=Path, help="run: the suite's file; summary: where to write the summary")
+    args = parser.parse_args()
+    if args.part == "run":
+        if args.json is None:
+            parser.error("run needs --json FILE (the suite's, resumed)")
+        code = run(args.json, args.tasks or task_folders(), args.stop_after_s)
+        print(f"the suite exited {code}")
+        report([args.json])
+        return
+    if not args.files:
+        parser.error("summary needs one suite JSON file at least")
+    summary = report(args.files)
+    if args.json:
+        args.json.write_text(json.dumps(summary, indent=1))
+
+
+if __name__ == "__main__":
+    main()
