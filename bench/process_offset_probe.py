@@ -7,7 +7,7 @@ own per-call procedure (timing.run_calls: spacer, read flush, inputs read back, 
 pair, outputs held; each round queued whole behind a lead spin, as the judge and the worker queue
 their chunks), interleaved round by round:
   empty       no call: the empty event pair the harness takes off every call
-  sleep0      one empty kernel (torch.cuda._sleep(0)); sleep0x2: two of them back to back
+  sleep0      one empty kernel (torch.cuda._sleep(0)); sleep0x2, x4, x8: two, four, eight of them
   copyA/B     a Triton copy of 1 MiB; A and B are the same source loaded as two modules
   copyC       the same copy with another block size (other code, another grid)
   copyA2      copyA launched twice on the same data (truth: twice the work of copyA)
@@ -18,7 +18,9 @@ records after each round (as the judge's stream waits on `done` while its worker
 Reported: per kernel, the score's mean (arena.scoring.stats) in every process, its spread across
 processes, how the processes' offsets on copyA go with those on copyB, copyC and sleep0; and
 once/twice with the empty pair taken off and with one isolated empty kernel's launch cost,
-beyond a second one's, taken off as well (2 x sleep0 - sleep0x2).
+beyond a second one's, taken off as well (2 x sleep0 - sleep0x2); and whether each process's cost
+of a launch in a stream is its own, so that calls of n launches read (n - 1) x the difference
+between two processes once the harness has taken its offsets off (session 37's swinging no-ops).
 """
 
 from __future__ import annotations
@@ -104,6 +106,8 @@ def measure(peer: str) -> dict[str, Any]:
         "empty": (None, "1"),
         "sleep0": (Kernel("sleep0", sleeping(1), False), "1"),
         "sleep0x2": (Kernel("sleep0x2", sleeping(2), False), "1"),
+        "sleep0x4": (Kernel("sleep0x4", sleeping(4), False), "1"),
+        "sleep0x8": (Kernel("sleep0x8", sleeping(8), False), "1"),
         "copyA": (Kernel("copyA", copying(mod_a, 4096, 1), False), "1"),
         "copyB": (Kernel("copyB", copying(mod_b, 4096, 1), False), "1"),
         "copyC": (Kernel("copyC", copying(mod_a, 1024, 1), False), "1"),
@@ -212,7 +216,34 @@ def analyse(runs: list[dict[str, Any]]) -> dict[str, Any]:
         3,
     )
     out["copyB_less_copyA_us"] = [round(m["copyB"] - m["copyA"], 4) for m in means]
+    out["launches"] = _launches(means)
     return out
+
+
+def _launches(means: list[dict[str, float]]) -> dict[str, Any]:
+    """Whether a process's cost of a launch in a stream is its own: the second kernel's cost and
+    the mean of the third to eighth (each process), and, for every pair of processes as the judge
+    and the worker, calls of n = 4 and 8 empty kernels with each side's offset taken off as the
+    harness does (its one-kernel reading less the pair's mean second-kernel cost:
+    judged_timing.side_offsets): their ratio, and the ratio once each side's n - 1 later launches
+    are also charged at the pair's mean second-kernel cost instead of its own (1.0 if that is all
+    that differs)."""
+    second = [m["sleep0x2"] - m["sleep0"] for m in means]
+    later = [(m["sleep0x8"] - m["sleep0x2"]) / 6 for m in means]
+    pairs: dict[str, list[list[float]]] = {"4": [], "8": []}
+    for i, a in enumerate(means):
+        for j, b in enumerate(means[i + 1 :], i + 1):
+            stream = (second[i] + second[j]) / 2
+            for n in pairs:
+                read = [m[f"sleep0x{n}"] - (m["sleep0"] - stream) for m in (a, b)]
+                charged = [r - (int(n) - 1) * (second[k] - stream) for r, k in zip(read, (i, j))]
+                pairs[n].append([round(read[1] / read[0], 4), round(charged[1] / charged[0], 4)])
+    return {
+        "second_kernel_us": [round(v, 4) for v in second],
+        "third_to_eighth_us": [round(v, 4) for v in later],
+        "second_with_later": _correlation(second, later),
+        "pairs_as_read_and_charged_alike": pairs,
+    }
 
 
 def main() -> None:
