@@ -137,7 +137,9 @@ def make_room(device: torch.device | None) -> list[torch.Tensor]:
     Spacer's, and its large outputs after it, from the reserve. Outputs held across chunks split
     the reserve (the worker keeps its last calls' outputs for the stale-output check), and a call
     whose outputs did not fit past its block got a new segment where the driver put it: about
-    half the worker's calls (session 36)."""
+    half the worker's calls (session 36). A block freed mid-chunk is not taken here and is best
+    fit for the next Spacer block, so neither side frees one of its own before the chunk ends
+    (worker._RECENT_OUTPUTS, Held.renew; session 37)."""
     need = _need[0]
     if not need or device is None or device.type != "cuda":
         return []
