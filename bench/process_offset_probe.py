@@ -21,12 +21,17 @@ once/twice with the empty pair taken off and with one isolated empty kernel's la
 beyond a second one's, taken off as well (2 x sleep0 - sleep0x2); and whether each process's cost
 of a launch in a stream is its own, so that calls of n launches read (n - 1) x the difference
 between two processes once the harness has taken its offsets off (session 37's swinging no-ops).
+The same one, two and eight empty kernels run again on three more streams of each process: if the
+cost of a later launch differs between streams of one process as much as between processes, it
+belongs to the stream (where its commands lie), not the process, and a side could choose its
+stream. Each process also reports the CPUs it ran on.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -50,6 +55,7 @@ def copy(x, y, block):
     _copy[(triton.cdiv(x.numel(), block),)](x, y, x.numel(), BLOCK=block)
 """
 CALLS, ROUNDS = 48, 12
+EXTRA_STREAMS = ("s1", "s2", "s3")
 SIZES = {"1": 1 << 18, "4": 1 << 20}  # MiB: float32 elements
 SETTINGS = ("alone", "idle_peer", "waiting_peer")
 
@@ -115,6 +121,11 @@ def measure(peer: str) -> dict[str, Any]:
         "copyA4": (Kernel("copyA4", copying(mod_a, 4096, 1), False), "4"),
         "copyA42": (Kernel("copyA42", copying(mod_a, 4096, 2), False), "4"),
     }
+    streams = {name: torch.cuda.Stream() for name in EXTRA_STREAMS}
+    for stream_name in EXTRA_STREAMS:
+        for times in (1, 2, 8):
+            name = f"sleep0x{times}@{stream_name}".replace("x1@", "@")
+            kernels[name] = (Kernel(name, sleeping(times), False), "1")
     rt = runtime()
     gate = SharedEvent.create(rt)
     peer_process = None
@@ -137,9 +148,13 @@ def measure(peer: str) -> dict[str, Any]:
             head = torch.cuda.Event()
             torch.cuda._sleep(lead)
             head.record()
-            pairs, _ = run_calls(
-                kernel, list(range(CALLS)), sets, None, [], lambda k, j, r: None, flusher, spin, {}, {}, warm=True
-            )
+            on = streams[name.split("@")[1]] if "@" in name else torch.cuda.current_stream()
+            on.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(on):
+                pairs, _ = run_calls(
+                    kernel, list(range(CALLS)), sets, None, [], lambda k, j, r: None, flusher, spin, {}, {}, warm=True
+                )
+            torch.cuda.current_stream().wait_stream(on)
             late += bool(head.query())
             gate.record()
             if peer_process is not None:
@@ -153,7 +168,18 @@ def measure(peer: str) -> dict[str, Any]:
         peer_process.stdin.close()  # type: ignore[union-attr]
         peer_process.wait(timeout=30)
     means = {name: summarize_samples(values).mean_us for name, values in samples.items()}
-    return {"means_us": means, "late_rounds": late, "calls": {n: len(v) for n, v in samples.items()}}
+    return {
+        "means_us": means,
+        "late_rounds": late,
+        "calls": {n: len(v) for n, v in samples.items()},
+        "cpus": {"allowed": sorted(os.sched_getaffinity(0)), "last": _last_cpu()},
+    }
+
+
+def _last_cpu() -> int:
+    """The CPU this process last ran on (/proc/self/stat, field 39)."""
+    with open("/proc/self/stat") as file:
+        return int(file.read().rsplit(")", 1)[1].split()[36])
 
 
 def peer(handle: str) -> None:
@@ -238,8 +264,16 @@ def _launches(means: list[dict[str, float]]) -> dict[str, Any]:
                 read = [m[f"sleep0x{n}"] - (m["sleep0"] - stream) for m in (a, b)]
                 charged = [r - (int(n) - 1) * (second[k] - stream) for r, k in zip(read, (i, j))]
                 pairs[n].append([round(read[1] / read[0], 4), round(charged[1] / charged[0], 4)])
+    ats = ("", *(f"@{name}" for name in EXTRA_STREAMS))  # the default stream, then the others
+    by_stream = [[m[f"sleep0x2{at}"] - m[f"sleep0{at}"] for at in ats] for m in means]
     return {
         "second_kernel_us": [round(v, 4) for v in second],
+        "second_kernel_by_stream_us": [[round(v, 4) for v in row] for row in by_stream],
+        "later_launch_by_stream_us": [
+            [round((m[f"sleep0x8{at}"] - m[f"sleep0x2{at}"]) / 6, 4) for at in ats] for m in means
+        ],
+        "spread_within_process_us": round(statistics.fmean(max(row) - min(row) for row in by_stream), 4),
+        "spread_across_processes_us": round(max(row[0] for row in by_stream) - min(row[0] for row in by_stream), 4),
         "third_to_eighth_us": [round(v, 4) for v in later],
         "second_with_later": _correlation(second, later),
         "pairs_as_read_and_charged_alike": pairs,
