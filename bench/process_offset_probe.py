@@ -306,6 +306,8 @@ def main() -> None:
             if done.returncode:
                 raise SystemExit(f"{setting}: a measuring process failed:\n{done.stderr[-3000:]}")
             runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+            report[setting] = {"runs": runs}  # kept if the probe is stopped before the analysis
+            args.out.write_text(json.dumps(report, indent=1))
         report[setting] = {"runs": runs, "analysis": analyse(runs)}
         print(setting, json.dumps(report[setting]["analysis"]), flush=True)
         args.out.write_text(json.dumps(report, indent=1))
