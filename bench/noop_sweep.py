@@ -11,6 +11,10 @@ summary: per task, the geometric mean of its timed cases' speedups (the no-op's 
 range over its cases, and where each side's large outputs landed (the time stage's count); then
 how many tasks read within +-0.5% and +-1%, and the landing over all cases, judge and worker.
 Several files (rounds of the same tasks) are read in turn, each task's rounds side by side.
+Each reading also shows its process pair's launch difference: the worker's cost of a second empty
+kernel behind the first less the judge's, the mean over the task's cases (the time stage logs
+both). The harness charges both sides the pair's mean, so a call of n launches keeps (n - 1) x
+half that difference; the summary gives its correlation with the log of the readings.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import math
 import os
 import re
 import signal
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -28,6 +33,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 _LANDED = re.compile(r"where placement aimed them: judge (\d+) of (\d+), worker (\d+) of (\d+)")
+_SECOND = re.compile(r"a second [\d.]+ us \(([\d.]+) and ([\d.]+)\)")  # judged_timing's log: judge, worker
 
 
 def task_folders() -> list[str]:
@@ -52,16 +58,19 @@ def read_tasks(path: Path) -> dict[str, dict[str, Any]]:
     tasks: dict[str, dict[str, Any]] = {}
     for evaluation in document.get("evaluations", []):
         speedups = [c["speedup"] for c in evaluation.get("cases", []) if c.get("timed") and c.get("speedup")]
-        landing = [0, 0, 0, 0]
+        landing, seconds = [0, 0, 0, 0], []
         for stage in evaluation.get("stages", []):
-            for found in _LANDED.finditer(stage.get("log", "") if stage.get("name") == "time" else ""):
+            log = stage.get("log", "") if stage.get("name") == "time" else ""
+            for found in _LANDED.finditer(log):
                 landing = [total + int(n) for total, n in zip(landing, found.groups())]
+            seconds += [float(worker) - float(judge) for judge, worker in _SECOND.findall(log)]
         tasks[evaluation["label"]] = {
             "status": evaluation.get("status", "?"),
             "geomean": math.exp(sum(map(math.log, speedups)) / len(speedups)) if speedups else None,
             "low": min(speedups, default=None),
             "high": max(speedups, default=None),
             "landing": landing,
+            "launch_difference_us": sum(seconds) / len(seconds) if seconds else None,
         }
     return tasks
 
@@ -79,6 +88,12 @@ def summarize(rounds: list[dict[str, dict[str, Any]]]) -> dict[str, Any]:
         )
     }
     landing = [sum(task["landing"][i] for tasks in rounds for task in tasks.values()) for i in range(4)]
+    paired = [
+        (task["launch_difference_us"], math.log(task["geomean"]))
+        for tasks in rounds
+        for task in tasks.values()
+        if task["geomean"] and task["launch_difference_us"] is not None
+    ]
     return {
         "readings": len(readings),
         "within_0.5%": sum(abs(g - 1) <= 0.005 for g in readings),
@@ -89,7 +104,14 @@ def summarize(rounds: list[dict[str, dict[str, Any]]]) -> dict[str, Any]:
         ),
         "outside_0.5%": outside,
         "landing": {"judge": landing[:2], "worker": landing[2:]},
+        "launch_difference_with_log_reading": _correlation(paired),
     }
+
+
+def _correlation(pairs: list[tuple[float, float]]) -> float | None:
+    if len(pairs) < 3 or len({x for x, _ in pairs}) < 2 or len({y for _, y in pairs}) < 2:
+        return None
+    return round(statistics.correlation([x for x, _ in pairs], [y for _, y in pairs]), 3)
 
 
 def report(paths: list[Path]) -> dict[str, Any]:
@@ -103,14 +125,17 @@ def report(paths: list[Path]) -> dict[str, Any]:
                 continue
             judge, aimed, worker, worker_aimed = task["landing"]
             where = f" landed {judge}/{aimed} {worker}/{worker_aimed}" if aimed or worker_aimed else ""
-            cells.append(f"{task['geomean']:.4f} [{task['low']:.3f},{task['high']:.3f}]{where}")
+            launch = task["launch_difference_us"]
+            launch_text = "" if launch is None else f" launch {launch:+.2f}"
+            cells.append(f"{task['geomean']:.4f} [{task['low']:.3f},{task['high']:.3f}]{launch_text}{where}")
         print(f"{label.split(':')[-1][:48]:48s} " + " | ".join(cells))
     summary = summarize(rounds)
     print(
         f"{summary['readings']} readings: {summary['within_0.5%']} within +-0.5%, {summary['within_1%']} within +-1%, "
         f"geomean {summary['geomean'] or float('nan'):.4f}; large outputs where aimed: judge "
         f"{summary['landing']['judge'][0]} of {summary['landing']['judge'][1]}, worker "
-        f"{summary['landing']['worker'][0]} of {summary['landing']['worker'][1]}"
+        f"{summary['landing']['worker'][0]} of {summary['landing']['worker'][1]}; the launch difference's "
+        f"correlation with the log of the reading {summary['launch_difference_with_log_reading']}"
     )
     return summary
 

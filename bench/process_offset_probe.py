@@ -25,6 +25,13 @@ The same one, two and eight empty kernels run again on three more streams of eac
 cost of a later launch differs between streams of one process as much as between processes, it
 belongs to the stream (where its commands lie), not the process, and a side could choose its
 stream. Each process also reports the CPUs it ran on.
+
+Session 38 found that cost bimodal across processes on an H100 (about 1.93 or 2.09 us a later
+launch, the same on every stream of a process but one) and following the swinging no-ops. The
+`kinds` entry splits the processes at the widest gap of their later-launch costs. --variants runs
+the same processes, interleaved, under changes that could decide a process's kind: transparent
+huge pages off for it (prctl, before CUDA starts), one or 32 hardware connections
+(CUDA_DEVICE_MAX_CONNECTIONS), every module loaded at once (CUDA_MODULE_LOADING=EAGER).
 """
 
 from __future__ import annotations
@@ -58,6 +65,14 @@ CALLS, ROUNDS = 48, 12
 EXTRA_STREAMS = ("s1", "s2", "s3")
 SIZES = {"1": 1 << 18, "4": 1 << 20}  # MiB: float32 elements
 SETTINGS = ("alone", "idle_peer", "waiting_peer")
+VARIANTS = {  # name -> the measuring process's extra environment ("thp_off" also calls prctl)
+    "plain": {},
+    "thp_off": {},
+    "one_connection": {"CUDA_DEVICE_MAX_CONNECTIONS": "1"},
+    "connections_32": {"CUDA_DEVICE_MAX_CONNECTIONS": "32"},
+    "eager_modules": {"CUDA_MODULE_LOADING": "EAGER"},
+}
+_PR_SET_THP_DISABLE = 41
 
 
 def _module(name: str, root: Path) -> Any:
@@ -71,9 +86,13 @@ def _module(name: str, root: Path) -> Any:
     return module
 
 
-def measure(peer: str) -> dict[str, Any]:
+def measure(peer: str, variant: str) -> dict[str, Any]:
     """One measuring process: every kernel's per-call figures (event time, nothing taken off)."""
+    import ctypes
     import tempfile
+
+    if variant == "thp_off" and ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_THP_DISABLE, 1, 0, 0, 0):
+        raise SystemExit(f"prctl(PR_SET_THP_DISABLE) failed: errno {ctypes.get_errno()}")
 
     import torch
 
@@ -274,15 +293,48 @@ def _launches(means: list[dict[str, float]]) -> dict[str, Any]:
         ],
         "spread_within_process_us": round(statistics.fmean(max(row) - min(row) for row in by_stream), 4),
         "spread_across_processes_us": round(max(row[0] for row in by_stream) - min(row[0] for row in by_stream), 4),
+        "kinds": _kinds(later),
         "third_to_eighth_us": [round(v, 4) for v in later],
         "second_with_later": _correlation(second, later),
         "pairs_as_read_and_charged_alike": pairs,
     }
 
 
+def _kinds(costs: list[float]) -> dict[str, Any] | None:
+    """The processes split in two at the widest gap between their sorted costs: each group's
+    members (process indices) and mean, and the gap over the larger group's spread (a clean split
+    of two kinds reads several times 1)."""
+    if len(costs) < 4:
+        return None
+    order = sorted(range(len(costs)), key=costs.__getitem__)
+    at = max(range(1, len(order)), key=lambda k: costs[order[k]] - costs[order[k - 1]])
+    groups = [order[:at], order[at:]]
+    spread = max(max(costs[i] for i in g) - min(costs[i] for i in g) for g in groups)
+    gap = costs[order[at]] - costs[order[at - 1]]
+    return {
+        "groups": [sorted(g) for g in groups],
+        "means_us": [round(statistics.fmean(costs[i] for i in g), 4) for g in groups],
+        "gap_over_spread": round(gap / spread, 2) if spread else None,
+    }
+
+
+def _measured(setting: str, variant: str) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, __file__, "--measure", setting, variant],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={**os.environ, **VARIANTS[variant]},
+    )
+    if done.returncode:
+        raise SystemExit(f"{setting}, {variant}: a measuring process failed:\n{done.stderr[-3000:]}")
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
 def main() -> None:
-    if len(sys.argv) > 2 and sys.argv[1] == "--measure":
-        print(json.dumps(measure(sys.argv[2])), flush=True)
+    if len(sys.argv) > 3 and sys.argv[1] == "--measure":
+        print(json.dumps(measure(sys.argv[2], sys.argv[3])), flush=True)
         return
     if len(sys.argv) > 2 and sys.argv[1] == "--peer":
         peer(sys.argv[2])
@@ -291,25 +343,26 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--processes", type=int, default=6, help="measuring processes per setting")
     parser.add_argument("--settings", nargs="+", choices=SETTINGS, default=list(SETTINGS))
+    parser.add_argument(
+        "--variants",
+        nargs="+",
+        choices=list(VARIANTS),
+        default=["plain"],
+        help="each a key of its own: SETTING/VARIANT",
+    )
     args = parser.parse_args()
     report: dict[str, Any] = {"date": time.strftime("%Y-%m-%d"), "rounds": ROUNDS, "calls": CALLS}
     for setting in args.settings:
-        runs = []
+        keys = {variant: setting if variant == "plain" else f"{setting}/{variant}" for variant in args.variants}
+        runs: dict[str, list[dict[str, Any]]] = {variant: [] for variant in args.variants}
         for _ in range(args.processes):
-            done = subprocess.run(
-                [sys.executable, __file__, "--measure", setting],
-                capture_output=True,
-                text=True,
-                timeout=300,
-                check=False,
-            )
-            if done.returncode:
-                raise SystemExit(f"{setting}: a measuring process failed:\n{done.stderr[-3000:]}")
-            runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
-            report[setting] = {"runs": runs}  # kept if the probe is stopped before the analysis
-            args.out.write_text(json.dumps(report, indent=1))
-        report[setting] = {"runs": runs, "analysis": analyse(runs)}
-        print(setting, json.dumps(report[setting]["analysis"]), flush=True)
+            for variant in args.variants:  # interleaved: a drift falls on every variant
+                runs[variant].append(_measured(setting, variant))
+                report[keys[variant]] = {"runs": runs[variant]}  # kept if the probe is stopped early
+                args.out.write_text(json.dumps(report, indent=1))
+        for variant, key in keys.items():
+            report[key] = {"runs": runs[variant], "analysis": analyse(runs[variant])}
+            print(key, json.dumps(report[key]["analysis"]["launches"]["kinds"]), flush=True)
         args.out.write_text(json.dumps(report, indent=1))
 
 
