@@ -22,7 +22,15 @@ child's rounds run with the parent idle (blocked on the child's reply) or, with 
 parent queues a stream of small kernels of its own (a judge that keeps its context busy).
 
     PYTHONPATH=src/python python3 bench/lent_memory_probe.py [--rounds 6] [--calls 5] [--busy] [--flush] \
-        [--rewrite] [--kernels histogram matmul add_rms_norm paged_gather] [--json FILE]
+        [--rewrite] [--kernels histogram matmul add_rms_norm paged_gather] [--repeats N] [--json FILE]
+
+A third child opens nothing: it times the same kernels on tensors of its own only (placement
+"alone"), so a second context that maps no memory of the first's is timed too. With --repeats
+the whole probe runs N times, each in a fresh parent, and the report adds, per kernel and
+placement, every repeat's child over the parent's local figure (session 38: paged_kv_gather's
+no-op read 0.993-0.996 in every run, as the single run's parent-local 214.2 against 215.0-215.3
+us everywhere else predicts; fused_add_rms_norm's the other way round; one run cannot tell a
+role from a draw of the processes).
 
 Kernels (--kernels picks some): the histogram task's HIP baseline (compiled with the harness's own
 nvcc/hipcc commands) on its bytes-256 case, mini_mlp's Triton matmul on the llama8b case's gate
@@ -221,6 +229,35 @@ def placements(block: torch.Tensor, odd: torch.Tensor) -> dict[str, dict[str, to
     }
 
 
+def alone(rounds: int, calls: int, work: Path, flush: bool, chosen: tuple[str, ...]) -> None:
+    """A child that maps nothing of the parent's: the kernels on tensors of its own only."""
+    data = torch.empty(SPAN, dtype=torch.uint8, device="cuda")
+    own = views(data)
+    fill(own)
+    torch.cuda.synchronize()
+    print(json.dumps(time_placements({"alone": own}, rounds, calls, work, flush, chosen=chosen)), flush=True)
+
+
+def repeated(argv: list[str], repeats: int) -> dict[str, Any]:
+    """The probe `repeats` times, each in a fresh process; per kernel and placement, each
+    repeat's figure over that repeat's parent's local one."""
+    runs = []
+    with tempfile.TemporaryDirectory() as folder:
+        for index in range(repeats):
+            out = Path(folder) / f"run{index}.json"
+            subprocess.run([sys.executable, __file__, *argv, "--json", str(out)], check=True, stdout=subprocess.DEVNULL)
+            runs.append(json.loads(out.read_text()))
+    over_local: dict[str, list[float]] = {}
+    for run in runs:
+        for where, table in run.items():
+            if not isinstance(table, dict):
+                continue
+            for key, value in table.items():
+                kernel = key.split("/")[0]
+                over_local.setdefault(f"{where}: {key}", []).append(round(value / run["parent"][f"{kernel}/local"], 4))
+    return {"runs": runs, "over_parent_local": over_local}
+
+
 def _rewritten() -> None:
     """Ask the parent to write the block again, and wait until it has (--rewrite)."""
     print("ready", flush=True)
@@ -287,12 +324,28 @@ def main() -> int:
         "--rewrite", action="store_true", help="also time a child whose block is written again before each round"
     )
     parser.add_argument("--kernels", nargs="+", choices=KERNELS, default=list(KERNELS))
+    parser.add_argument("--repeats", type=int, default=1, help="the whole probe N times, each in a fresh process")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--alone", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--work", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(args.child, args.rounds, args.calls, args.work, args.flush, args.rewrite, tuple(args.kernels))
+        return 0
+    if args.alone:
+        alone(args.rounds, args.calls, args.work, args.flush, tuple(args.kernels))
+        return 0
+    if args.repeats > 1:
+        argv = ["--rounds", str(args.rounds), "--calls", str(args.calls), "--kernels", *args.kernels]
+        argv += [
+            flag for flag, on in (("--flush", args.flush), ("--busy", args.busy), ("--rewrite", args.rewrite)) if on
+        ]
+        summary = repeated(argv, args.repeats)
+        for key, ratios in summary["over_parent_local"].items():
+            print(f"{key:40s} over the parent's local: " + " ".join(f"{r:.4f}" for r in ratios))
+        if args.json:
+            args.json.write_text(json.dumps(summary, indent=2) + "\n")
         return 0
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
@@ -314,6 +367,10 @@ def main() -> int:
             result[f"child, parent {mode}"] = json.loads(out.strip().splitlines()[-1])
         if args.rewrite:
             result["child, block rewritten"] = rewriting(command + ["--rewrite"], (block, odd))
+        lone = [sys.executable, __file__, "--alone", "--work", str(work), *command[command.index("--rounds") :]]
+        result["child, nothing opened"] = json.loads(
+            subprocess.run(lone, stdout=subprocess.PIPE, text=True, check=True).stdout.strip().splitlines()[-1]
+        )
         block.close()
         odd.close()
     for where, table in result.items():
