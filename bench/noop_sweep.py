@@ -13,8 +13,8 @@ how many tasks read within +-0.5% and +-1%, and the landing over all cases, judg
 Several files (rounds of the same tasks) are read in turn, each task's rounds side by side.
 Each reading also shows its process pair's launch difference: the worker's cost of a second empty
 kernel behind the first less the judge's, the mean over the task's cases (the time stage logs
-both). The harness charges both sides the pair's mean, so a call of n launches keeps (n - 1) x
-half that difference; the summary gives its correlation with the log of the readings.
+both). The harness charges both sides the pair's mean, so the two sides of a call of n launches
+differ by (n - 1) x that difference; the summary gives its correlation with the log of the readings.
 """
 
 from __future__ import annotations
