@@ -65,7 +65,9 @@ CALLS, ROUNDS = 48, 12
 EXTRA_STREAMS = ("s1", "s2", "s3")
 SIZES = {"1": 1 << 18, "4": 1 << 20}  # MiB: float32 elements
 SETTINGS = ("alone", "idle_peer", "waiting_peer")
-VARIANTS = {  # name -> the measuring process's extra environment ("thp_off" also calls prctl)
+VARIANTS: dict[
+    str, dict[str, str]
+] = {  # name -> the measuring process's extra environment ("thp_off" also calls prctl)
     "plain": {},
     "thp_off": {},
     "one_connection": {"CUDA_DEVICE_MAX_CONNECTIONS": "1"},
