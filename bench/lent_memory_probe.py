@@ -24,7 +24,9 @@ parent queues a stream of small kernels of its own (a judge that keeps its conte
     PYTHONPATH=src/python python3 bench/lent_memory_probe.py [--rounds 6] [--calls 5] [--busy] [--flush] \
         [--rewrite] [--kernels histogram matmul add_rms_norm paged_gather] [--repeats N] [--json FILE]
 
-A third child opens nothing: it times the same kernels on tensors of its own only (placement
+In the parent, "raw" is a block made as a lent one is (the runtime's cudaMalloc/hipMalloc) but
+never exported: if it reads as "local", exporting is what moves a kernel; if as "lent", the
+allocation. A third child opens nothing: it times the same kernels on tensors of its own only (placement
 "alone"), so a second context that maps no memory of the first's is timed too. With --repeats
 the whole probe runs N times, each in a fresh parent, and the report adds, per kernel and
 placement, every repeat's child over the parent's local figure (session 38: paged_kv_gather's
@@ -59,7 +61,7 @@ from typing import IO, Any, Callable
 import torch
 
 from arena.harness.backends.hip import compile_hip
-from arena.harness.shared_gpu import SharedBlock, runtime
+from arena.harness.shared_gpu import SharedBlock, as_bytes, runtime
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 HISTOGRAM = REPO_ROOT / "tasks/hip2hip/histogram/kernel.hip"
@@ -354,6 +356,11 @@ def main() -> int:
         fill_all(block, odd)
         result: dict[str, Any] = {"device": torch.cuda.get_device_name(0), "flush": args.flush}
         places = placements(block.bytes, odd.bytes)
+        pointer = ctypes.c_void_p()
+        runtime().call("Malloc", ctypes.byref(pointer), ctypes.c_size_t(SPAN))  # never exported
+        places["raw"] = views(as_bytes(int(pointer.value or 0), SPAN))
+        fill(places["raw"])
+        torch.cuda.synchronize()
         result["parent"] = time_placements(
             places, args.rounds, args.calls, work, args.flush, chosen=tuple(args.kernels)
         )
@@ -373,6 +380,8 @@ def main() -> int:
         )
         block.close()
         odd.close()
+        del places
+        runtime().call("Free", pointer)
     for where, table in result.items():
         if isinstance(table, dict):
             print(f"{where:20s} " + "  ".join(f"{key} {value:.1f} us" for key, value in table.items()))
