@@ -240,15 +240,24 @@ def alone(rounds: int, calls: int, work: Path, flush: bool, chosen: tuple[str, .
     print(json.dumps(time_placements({"alone": own}, rounds, calls, work, flush, chosen=chosen)), flush=True)
 
 
-def repeated(argv: list[str], repeats: int) -> dict[str, Any]:
+def repeated(argv: list[str], repeats: int, keep: Path | None) -> dict[str, Any]:
     """The probe `repeats` times, each in a fresh process; per kernel and placement, each
-    repeat's figure over that repeat's parent's local one."""
-    runs = []
+    repeat's figure over that repeat's parent's local one. The summary so far is written to
+    `keep` after every repeat, so a probe stopped early keeps what it measured."""
+    runs: list[dict[str, Any]] = []
+    summary: dict[str, Any] = {"runs": runs, "over_parent_local": {}}
     with tempfile.TemporaryDirectory() as folder:
         for index in range(repeats):
             out = Path(folder) / f"run{index}.json"
             subprocess.run([sys.executable, __file__, *argv, "--json", str(out)], check=True, stdout=subprocess.DEVNULL)
             runs.append(json.loads(out.read_text()))
+            summary["over_parent_local"] = _over_parent_local(runs)
+            if keep:
+                keep.write_text(json.dumps(summary, indent=2) + "\n")
+    return summary
+
+
+def _over_parent_local(runs: list[dict[str, Any]]) -> dict[str, list[float]]:
     over_local: dict[str, list[float]] = {}
     for run in runs:
         for where, table in run.items():
@@ -257,7 +266,7 @@ def repeated(argv: list[str], repeats: int) -> dict[str, Any]:
             for key, value in table.items():
                 kernel = key.split("/")[0]
                 over_local.setdefault(f"{where}: {key}", []).append(round(value / run["parent"][f"{kernel}/local"], 4))
-    return {"runs": runs, "over_parent_local": over_local}
+    return over_local
 
 
 def _rewritten() -> None:
@@ -343,11 +352,9 @@ def main() -> int:
         argv += [
             flag for flag, on in (("--flush", args.flush), ("--busy", args.busy), ("--rewrite", args.rewrite)) if on
         ]
-        summary = repeated(argv, args.repeats)
+        summary = repeated(argv, args.repeats, args.json)
         for key, ratios in summary["over_parent_local"].items():
             print(f"{key:40s} over the parent's local: " + " ".join(f"{r:.4f}" for r in ratios))
-        if args.json:
-            args.json.write_text(json.dumps(summary, indent=2) + "\n")
         return 0
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)

@@ -31,7 +31,9 @@ launch, the same on every stream of a process but one) and following the swingin
 `kinds` entry splits the processes at the widest gap of their later-launch costs. --variants runs
 the same processes, interleaved, under changes that could decide a process's kind: transparent
 huge pages off for it (prctl, before CUDA starts), one or 32 hardware connections
-(CUDA_DEVICE_MAX_CONNECTIONS), every module loaded at once (CUDA_MODULE_LOADING=EAGER).
+(CUDA_DEVICE_MAX_CONNECTIONS), every module loaded at once (CUDA_MODULE_LOADING=EAGER), the
+address layout not randomised (personality ADDR_NO_RANDOMIZE, so every process maps alike). Each
+process lists where the driver's files are mapped in it (`driver_maps`).
 """
 
 from __future__ import annotations
@@ -73,8 +75,10 @@ VARIANTS: dict[
     "one_connection": {"CUDA_DEVICE_MAX_CONNECTIONS": "1"},
     "connections_32": {"CUDA_DEVICE_MAX_CONNECTIONS": "32"},
     "eager_modules": {"CUDA_MODULE_LOADING": "EAGER"},
+    "no_aslr": {},
 }
 _PR_SET_THP_DISABLE = 41
+_ADDR_NO_RANDOMIZE = 0x0040000  # personality(2): the same address layout in every process
 
 
 def _module(name: str, root: Path) -> Any:
@@ -194,7 +198,21 @@ def measure(peer: str, variant: str) -> dict[str, Any]:
         "late_rounds": late,
         "calls": {n: len(v) for n, v in samples.items()},
         "cpus": {"allowed": sorted(os.sched_getaffinity(0)), "last": _last_cpu()},
+        "driver_maps": _driver_maps(),
     }
+
+
+def _driver_maps() -> list[str]:
+    """Where the driver's device files and library are mapped in this process (start, size in
+    KiB, file): if a kind follows an address (a doorbell page, a pushbuffer), it shows here."""
+    found = []
+    with open("/proc/self/maps") as file:
+        for line in file:
+            fields = line.split()
+            if len(fields) > 5 and ("/dev/nvidia" in fields[5] or "libcuda" in fields[5] or "kfd" in fields[5]):
+                start, end = (int(x, 16) for x in fields[0].split("-"))
+                found.append(f"{start:x} {(end - start) >> 10} {fields[1]} {fields[5].rsplit('/', 1)[-1]}")
+    return found[:200]
 
 
 def _last_cpu() -> int:
@@ -320,6 +338,13 @@ def _kinds(costs: list[float]) -> dict[str, Any] | None:
     }
 
 
+def _no_aslr() -> None:
+    import ctypes
+
+    if ctypes.CDLL(None, use_errno=True).personality(_ADDR_NO_RANDOMIZE) == -1:
+        raise OSError(ctypes.get_errno(), "personality(ADDR_NO_RANDOMIZE) failed")
+
+
 def _measured(setting: str, variant: str) -> dict[str, Any]:
     done = subprocess.run(
         [sys.executable, __file__, "--measure", setting, variant],
@@ -328,6 +353,7 @@ def _measured(setting: str, variant: str) -> dict[str, Any]:
         timeout=300,
         check=False,
         env={**os.environ, **VARIANTS[variant]},
+        preexec_fn=_no_aslr if variant == "no_aslr" else None,
     )
     if done.returncode:
         raise SystemExit(f"{setting}, {variant}: a measuring process failed:\n{done.stderr[-3000:]}")
