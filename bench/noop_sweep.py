@@ -1,7 +1,8 @@
 """The no-op of every task through the product (#37 item 2: each within 1.00 +- 0.5%), in slices
 of whatever time a GPU is lent, and what it says.
 
-    PYTHONPATH=src/python python3 bench/noop_sweep.py run --json F [--stop-after-s 540] [--tasks DIR ...]
+    PYTHONPATH=src/python python3 bench/noop_sweep.py run --json F [--stop-after-s 540] [--tasks DIR ...] \
+        [--match-launches N]
     python3 bench/noop_sweep.py summary F [F ...] [--json OUT]
 
 run: `arena suite --no-cache --resume --json F` over every task folder (or --tasks), sent SIGINT
@@ -15,6 +16,9 @@ Each reading also shows its process pair's launch difference: the worker's cost 
 kernel behind the first less the judge's, the mean over the task's cases (the time stage logs
 both). The harness charges both sides the pair's mean, so the two sides of a call of n launches
 differ by (n - 1) x that difference; the summary gives its correlation with the log of the readings.
+With --match-launches N the suite's judges start up to N fresh workers each until one's later
+launch is the judge's kind (run.Run._match_worker); the summary then shows each reading's kept
+worker's later launch less the judge's (`kind`) and how many workers it took.
 """
 
 from __future__ import annotations
@@ -34,16 +38,18 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 _LANDED = re.compile(r"where placement aimed them: judge (\d+) of (\d+), worker (\d+) of (\d+)")
 _SECOND = re.compile(r"a second [\d.]+ us \(([\d.]+) and ([\d.]+)\)")  # judged_timing's log: judge, worker
+_KINDS = re.compile(r"a later launch \(us\), worker by worker: (.*)")  # the setup's log (--match-launches)
+_KIND = re.compile(r"judge ([\d.]+), worker ([\d.]+)")
 
 
 def task_folders() -> list[str]:
     return sorted(str(p.parent.relative_to(REPO)) for p in REPO.glob("tasks/*/*/BUILD"))
 
 
-def run(json_file: Path, tasks: list[str], stop_after_s: float) -> int:
+def run(json_file: Path, tasks: list[str], stop_after_s: float, match_launches: int = 0) -> int:
     """The suite over `tasks`, resumed from `json_file`, interrupted after `stop_after_s`."""
     argv = [sys.executable, "-m", "arena.cli.main", "--repo-root", str(REPO), "suite", "--no-cache"]
-    argv += ["--resume", "--json", str(json_file), "--tasks", *tasks]
+    argv += ["--resume", "--json", str(json_file), "--match-launches", str(match_launches), "--tasks", *tasks]
     suite = subprocess.Popen(argv, env=os.environ.copy(), stdout=subprocess.DEVNULL)
     try:
         return suite.wait(timeout=stop_after_s)
@@ -58,12 +64,14 @@ def read_tasks(path: Path) -> dict[str, dict[str, Any]]:
     tasks: dict[str, dict[str, Any]] = {}
     for evaluation in document.get("evaluations", []):
         speedups = [c["speedup"] for c in evaluation.get("cases", []) if c.get("timed") and c.get("speedup")]
-        landing, seconds = [0, 0, 0, 0], []
+        landing, seconds, kinds = [0, 0, 0, 0], [], []
         for stage in evaluation.get("stages", []):
             log = stage.get("log", "") if stage.get("name") == "time" else ""
             for found in _LANDED.finditer(log):
                 landing = [total + int(n) for total, n in zip(landing, found.groups())]
             seconds += [float(worker) - float(judge) for judge, worker in _SECOND.findall(log)]
+            matched = _KINDS.search(stage.get("log", "")) if stage.get("name") == "setup" else None
+            kinds += [(float(j), float(w)) for j, w in _KIND.findall(matched.group(1))] if matched else []
         tasks[evaluation["label"]] = {
             "status": evaluation.get("status", "?"),
             "geomean": math.exp(sum(map(math.log, speedups)) / len(speedups)) if speedups else None,
@@ -71,6 +79,9 @@ def read_tasks(path: Path) -> dict[str, dict[str, Any]]:
             "high": max(speedups, default=None),
             "landing": landing,
             "launch_difference_us": sum(seconds) / len(seconds) if seconds else None,
+            # --match-launches: the workers tried, and the kept one's later launch less the judge's
+            "workers": len(kinds) or 1,
+            "kind_difference_us": kinds[-1][1] - kinds[-1][0] if kinds else None,
         }
     return tasks
 
@@ -127,6 +138,8 @@ def report(paths: list[Path]) -> dict[str, Any]:
             where = f" landed {judge}/{aimed} {worker}/{worker_aimed}" if aimed or worker_aimed else ""
             launch = task["launch_difference_us"]
             launch_text = "" if launch is None else f" launch {launch:+.2f}"
+            if task["kind_difference_us"] is not None:
+                launch_text += f" kind {task['kind_difference_us']:+.3f} ({task['workers']} workers)"
             cells.append(f"{task['geomean']:.4f} [{task['low']:.3f},{task['high']:.3f}]{launch_text}{where}")
         print(f"{label.split(':')[-1][:48]:48s} " + " | ".join(cells))
     summary = summarize(rounds)
@@ -147,11 +160,12 @@ def main() -> None:
     parser.add_argument("--tasks", nargs="+", help="run: task folders (default: every one under tasks/)")
     parser.add_argument("--stop-after-s", type=float, default=540.0)
     parser.add_argument("--json", type=Path, help="run: the suite's file; summary: where to write the summary")
+    parser.add_argument("--match-launches", type=int, default=0, help="run: the suite's --match-launches")
     args = parser.parse_args()
     if args.part == "run":
         if args.json is None:
             parser.error("run needs --json FILE (the suite's, resumed)")
-        code = run(args.json, args.tasks or task_folders(), args.stop_after_s)
+        code = run(args.json, args.tasks or task_folders(), args.stop_after_s, args.match_launches)
         print(f"the suite exited {code}")
         report([args.json])
         return

@@ -21,7 +21,7 @@ from arena.environment.probe import probe_environment, probe_host
 from arena.errors import InvalidCandidate, UnknownTask
 from arena.evaluation.evaluate import evaluate, evaluate_directory, settings_for_machine
 from arena.evaluation.evaluation import Evaluation
-from arena.harness.settings import BACKENDS, WARM_INPUTS, HarnessSettings
+from arena.harness.settings import BACKENDS, MAX_MATCH_LAUNCHES, WARM_INPUTS, HarnessSettings
 from arena.report.table import format_evaluation
 from arena.runner.folders import score_cache_folder
 from arena.task.load import load_task
@@ -59,6 +59,15 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         help="small: calls whose inputs and outputs fit in a quarter of the last-level cache get their "
         "inputs read back after the flush; never: every call starts from a flushed cache",
     )
+    parser.add_argument(
+        "--match-launches",
+        type=int,
+        choices=range(MAX_MATCH_LAUNCHES + 1),
+        default=HarnessSettings.match_launches,
+        metavar="N",
+        help="before the candidate loads, start up to N fresh workers until one's cost of a later kernel "
+        "launch is the judge's kind (processes differ by about 0.15 us a launch; default 0: never)",
+    )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -92,6 +101,7 @@ def settings_from_args(args: argparse.Namespace, task: Task) -> HarnessSettings:
         budget_s_per_case=getattr(args, "budget_s_per_case", HarnessSettings.budget_s_per_case),
         trials=getattr(args, "trials", HarnessSettings.trials),
         warm_inputs=getattr(args, "warm_inputs", HarnessSettings.warm_inputs),
+        match_launches=getattr(args, "match_launches", HarnessSettings.match_launches),
     )
     return settings_for_machine(task, settings, probe_environment())
 

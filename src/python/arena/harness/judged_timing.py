@@ -75,6 +75,12 @@ LAUNCH_CYCLE = (0, 1, 2)  # empty kernels in the empty calls' pairs, interleaved
 # Calls in one chunk of those pairs at most: a stream's queue of launches behind `go` is finite
 # (bench/results/2026-12-02.md, session 13).
 PAIR_CHUNK_CALLS = 63
+# A process's cost of a later launch in a stream (the third to the eighth empty kernel of a call)
+# is its own for its life, and fresh processes come in two kinds about 0.15 us apart on an H100
+# (bench/results/2026-12-07.md): a call of n launches keeps (n - 1) x the difference between the
+# judge's and the worker's. Read as (8 kernels - 2) / 6, in chunks of KIND_CHUNK_CALLS calls (the
+# stream's queue) and KIND_ROUNDS chunks a side; within KIND_MATCH_US the two are one kind.
+KIND_CYCLE, KIND_CHUNK_CALLS, KIND_ROUNDS, KIND_MATCH_US = (2, 8), 32, 6, 0.05
 # The fewest calls a chunk is cut to when the candidate's launches fill the stream's queue.
 _MIN_CHUNK_CALLS = 6
 # The copies of the worker's sets, just before `go`, against the judge's copies of its own (the
@@ -166,7 +172,7 @@ class Judge:
         if not self.switch_us:
             with Lent(self.clock, case, Layout.of([], 1), None, {}, {}, 0) as lent:
                 self.switch_us = statistics.median(lent.clocked(0, calls=False)[0] for _ in range(5))
-        count = max(2, min(EMPTY_CALLS, CHUNK_BYTES // max(1, 3 * sum(t.nbytes for t in reference_like))))
+        count = _empty_count(reference_like)
         warm = self.warm(case, reference_like)  # the empty calls touch one drawn set, when warm
         clocked, judged = [], []  # the worker's and the judge's, in turn: a drift falls on both
         with Lent(self.clock, case, Layout.of(reference_like, count), None, {}, {}, 0, warm=warm) as lent:
@@ -182,20 +188,7 @@ class Judge:
         # up to PAIR_CHUNK_CALLS (call k hands over in slot k % count), about PAIR_ROUNDS x count
         # calls a reading: a chunk costs the same whatever its calls, so fewer chunks a side
         # (bench/results/2026-12-02.md, session 13).
-        spin = int(SPIN_US * self.clock.cycles)
-        width = len(LAUNCH_CYCLE)
-        calls = width * min(count, PAIR_CHUNK_CALLS // width)
-        rounds = max(PAIR_ROUNDS, round(PAIR_ROUNDS * count / (calls // width)))
-        with Lent(self.clock, case, Layout.of(reference_like, count), None, {}, {}, spin, warm=warm) as lent:
-            worker = [
-                float(t)
-                for _ in range(rounds)
-                for t in lent.clocked(calls, calls=False, launches=LAUNCH_CYCLE)[1].get("times_us", [])
-            ]
-            if len(worker) != rounds * calls or not all(math.isfinite(t) and t >= 0 for t in worker):
-                raise Verdict("RUNTIME_ERROR", "the worker's empty chunk did not return one time per empty call")
-            judge = lent.empty_pairs(calls, rounds, LAUNCH_CYCLE)
-        readings = {side: _by_launches(times) for side, times in (("judge", judge), ("worker", worker))}
+        readings, rounds, calls = self._launch_readings(case, reference_like, count, warm, LAUNCH_CYCLE)
         self.worker_pair_us[case.name], self.judge_pair_us[case.name] = readings["worker"][0], readings["judge"][0]
         self.launch_us[case.name] = {side: values[1] for side, values in readings.items()}
         self.stream_side_us[case.name] = {side: values[2] - values[1] for side, values in readings.items()}
@@ -204,6 +197,49 @@ class Judge:
             f"{count} calls a chunk; switches and empty chunks {spans_done - began:.2f} s, "
             f"pairs and launches {time.perf_counter() - spans_done:.2f} s in {rounds} chunks of {calls} a side"
         )
+
+    def _launch_readings(
+        self,
+        case: Case,
+        reference_like: Sequence[torch.Tensor],
+        count: int,
+        warm: bool,
+        cycle: Sequence[int],
+        chunk_calls: int = PAIR_CHUNK_CALLS,
+        rounds_at_least: int = PAIR_ROUNDS,
+    ) -> tuple[dict[str, list[float]], int, int]:
+        """Each side's empty calls with cycle[k % len] empty kernels between the events of call k,
+        behind a spin, the worker's chunks and then the judge's: ({side: the interquartile mean
+        with each count of `cycle`}, rounds, calls a chunk)."""
+        spin = int(SPIN_US * self.clock.cycles)
+        width = len(cycle)
+        calls = width * max(1, min(count, chunk_calls // width))
+        rounds = max(rounds_at_least, round(PAIR_ROUNDS * count / (calls // width)))
+        with Lent(self.clock, case, Layout.of(reference_like, count), None, {}, {}, spin, warm=warm) as lent:
+            worker = [
+                float(t)
+                for _ in range(rounds)
+                for t in lent.clocked(calls, calls=False, launches=cycle)[1].get("times_us", [])
+            ]
+            if len(worker) != rounds * calls or not all(math.isfinite(t) and t >= 0 for t in worker):
+                raise Verdict("RUNTIME_ERROR", "the worker's empty chunk did not return one time per empty call")
+            judge = lent.empty_pairs(calls, rounds, cycle)
+        return (
+            {side: _by_launches(times, width) for side, times in (("judge", judge), ("worker", worker))},
+            rounds,
+            calls,
+        )
+
+    def later_launch_us(self, case: Case, reference_like: Sequence[torch.Tensor]) -> dict[str, float]:
+        """Each side's cost of a later launch in a stream (KIND_CYCLE), on `case`'s layout, before
+        the candidate is loaded: {"judge": us, "worker": us} (Run._match_worker)."""
+        count = _empty_count(reference_like)
+        warm = self.warm(case, reference_like)
+        readings, _, _ = self._launch_readings(
+            case, reference_like, count, warm, KIND_CYCLE, KIND_CHUNK_CALLS, KIND_ROUNDS
+        )
+        few, many = KIND_CYCLE
+        return {side: (values[1] - values[0]) / (many - few) for side, values in readings.items()}
 
     @contextlib.contextmanager
     def checking(
@@ -416,9 +452,14 @@ def _median(values: Sequence[float] | None) -> float:
     return statistics.median(values) if values else 0.0
 
 
-def _by_launches(times: Sequence[float]) -> list[float]:
-    """The interquartile mean of the empty calls with each count of LAUNCH_CYCLE's kernels."""
-    width = len(LAUNCH_CYCLE)
+def _empty_count(reference_like: Sequence[torch.Tensor]) -> int:
+    """Calls in a case's empty chunk: EMPTY_CALLS, fewer where three copies of its outputs would
+    pass CHUNK_BYTES."""
+    return max(2, min(EMPTY_CALLS, CHUNK_BYTES // max(1, 3 * sum(t.nbytes for t in reference_like))))
+
+
+def _by_launches(times: Sequence[float], width: int) -> list[float]:
+    """The interquartile mean of the empty calls with each of a cycle's `width` kernel counts."""
     return [interquartile_mean(times[i::width]) for i in range(width)]
 
 

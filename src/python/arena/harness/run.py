@@ -44,7 +44,7 @@ from arena.harness.forbidden import check_preprocessed
 from arena.harness.frames import WorkerError, WorkerGone, unpack_tensors
 from arena.harness.inputs import make_scalars, spec_dtype, spec_shape, torch_dtype
 from arena.harness.job import Job
-from arena.harness.judged_timing import Judge
+from arena.harness.judged_timing import KIND_MATCH_US, Judge
 from arena.harness.loading import (  # noqa: F401 - LOG_LIMIT: the cap callers read here
     LOG_LIMIT,
     BuildFailed,
@@ -60,6 +60,7 @@ from arena.harness.timing import measure_event_overhead
 from arena.harness.verdict import Verdict
 from arena.task.archs import NOT_HERE, refusal
 from arena.task.codec import task_from_dict
+from arena.task.task import Case
 from arena.task.tolerance import tolerance_for
 
 # A call's outputs as it returned them, not yet checked (check_output_type), or what went wrong.
@@ -190,22 +191,57 @@ class Run:
             self._receive_build()
             self._mark("the candidate's HIP library built beside the setup")
         if self.device.backend != "cpu":
-            self._calibrate(families)
+            self._calibrate(families, backend)
         self._end_stage("setup", True, f"{sum(len(f) for f in families)} input sets, references computed")
         return families, baseline
 
-    def _calibrate(self, families: list[list[Member]]) -> None:
+    def _calibrate(self, families: list[list[Member]], backend: str) -> None:
         """On a GPU, the judge made (every call of the candidate goes through its chunks) and, when
-        timing, each timed case's empty calls measured: only harness code in the worker."""
-        self.judge = judge = Judge(self.device, self.worker, self.task, self.settings.warm_inputs)
+        timing, its worker matched to its launch kind if asked (_match_worker) and each timed case's
+        empty calls measured: only harness code in the worker."""
+        self.judge = Judge(self.device, self.worker, self.task, self.settings.warm_inputs)
         self._mark("judge calibrated")
         if not self.timed:
             return
-        for case, references in ((f[0].case, f[0].references) for f in families if f[0].case.timed):
+        timed = [(f[0].case, f[0].references) for f in families if f[0].case.timed]
+        if timed and self.settings.match_launches:
+            self._match_worker(*timed[0], backend)
+        judge = self.judge
+        for case, references in timed:
             judge.measure_empty(case, references)
             self._mark(f"empty calls measured for {case.name} ({judge.empty_phases.get(case.name, '')})")
         self.environment["switch_us"] = round(judge.switch_us, 1)
         self.environment["warm_inputs_bytes"] = judge.warm_bytes
+
+    def _match_worker(self, case: Case, references: Sequence[torch.Tensor], backend: str) -> None:
+        """Fresh workers, up to settings.match_launches of them, until the worker's cost of a later
+        launch in a stream is within KIND_MATCH_US of the judge's: each process keeps its kind for
+        life, and a call of n launches keeps (n - 1) x the difference between the two sides'
+        (judged_timing.KIND_CYCLE). Before any candidate code runs; the last worker stays."""
+        assert self.judge is not None
+        readings = []
+        for tried in range(self.settings.match_launches + 1):
+            later = self.judge.later_launch_us(case, references)
+            readings.append(f"judge {later['judge']:.3f}, worker {later['worker']:.3f}")
+            if abs(later["worker"] - later["judge"]) <= KIND_MATCH_US or tried == self.settings.match_launches:
+                break
+            self._replace_worker(backend)
+        self._mark(f"a later launch (us), worker by worker: {'; '.join(readings)}")
+
+    def _replace_worker(self, backend: str) -> None:
+        """The worker closed and a fresh one started as the first was (a HIP build beside it asked
+        again), with a judge of its own."""
+        self.worker.close()
+        self._worker = CandidateWorker()
+        self._start_worker(backend)
+        if self._built_early:
+            self._build_failure = None
+            self.worker.send("build", {"arch": device_arch(self.device)})
+        started, _ = self.worker.receive()
+        self._mark(f"a fresh worker started ({_worker_times(started, self._stage_start)})")
+        if self._built_early:
+            self._receive_build()
+        self.judge = Judge(self.device, self.worker, self.task, self.settings.warm_inputs)
 
     def _check(self, families: list[list[Member]]) -> list[CaseOutcome]:
         """Every case checked (every call recorded), then the guards: the outcomes, also in self.cases."""

@@ -9,6 +9,9 @@ BACKENDS = ("auto", "cuda", "rocm", "cpu")
 # call's inputs and outputs fit in a quarter of the last-level cache (as the op that made them
 # would leave them in a model); "never" times every call from a flushed cache (docs/harness.md).
 WARM_INPUTS = ("small", "never")
+# Fresh workers a judge may start, beyond the first, to find one whose cost of a later launch is
+# its own kind's (judged_timing.KIND_MATCH_US; run.Run._match_worker): each costs a worker's start.
+MAX_MATCH_LAUNCHES = 4
 
 
 @dataclass(frozen=True)
@@ -27,9 +30,12 @@ class HarnessSettings:
     # Set by arena.evaluation for CPU runs, which check only the small, non-timed cases.
     cases: tuple[str, ...] = ()
     warm_inputs: str = "small"  # small | never (WARM_INPUTS)
+    match_launches: int = 0  # fresh workers to try for one of the judge's launch kind (0: none)
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
             raise ValueError(f"backend {self.backend!r}: expected one of {', '.join(BACKENDS)}")
         if self.warm_inputs not in WARM_INPUTS:
             raise ValueError(f"warm_inputs {self.warm_inputs!r}: expected one of {', '.join(WARM_INPUTS)}")
+        if not 0 <= self.match_launches <= MAX_MATCH_LAUNCHES:
+            raise ValueError(f"match_launches {self.match_launches}: expected 0 to {MAX_MATCH_LAUNCHES}")

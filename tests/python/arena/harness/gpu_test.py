@@ -50,6 +50,27 @@ def test_a_small_case_is_timed_with_warm_inputs_unless_told_never(run_candidate,
         assert 0.85 < statistics.median(main.baseline_us) / statistics.median(main.candidate_us) < 1.15
 
 
+def test_the_worker_is_matched_to_the_judges_launch_kind_when_asked(run_candidate, tmp_path):
+    """match_launches: before the candidate loads, fresh workers until one's cost of a later launch
+    is within KIND_MATCH_US of the judge's, at most 1 + N readings; the judge's own readings, one
+    process throughout, agree well within that (the reading can tell the kinds 0.15 us apart)."""
+    from arena.harness.judged_timing import KIND_MATCH_US
+
+    task = build_task(tmp_path, n=1 << 16)
+    result = run_candidate(None, task=task, backend="auto", budget_s_per_case=0.2, match_launches=2)
+    assert result.status == "PASSED", result.errors
+    setup = next(s.log for s in result.stages if s.name == "setup")
+    line = re.search(r"a later launch \(us\), worker by worker: (.*)", setup)
+    assert line, setup
+    pairs = [(float(j), float(w)) for j, w in re.findall(r"judge ([\d.]+), worker ([\d.]+)", line.group(1))]
+    assert 1 <= len(pairs) <= 3 and setup.count("a fresh worker started") == len(pairs) - 1, setup
+    assert all(0.3 < us < 20 for pair in pairs for us in pair), pairs  # a launch: about 2 us on an H100
+    assert max(j for j, _ in pairs) - min(j for j, _ in pairs) < KIND_MATCH_US, pairs
+    if len(pairs) < 3:
+        assert abs(pairs[-1][0] - pairs[-1][1]) <= KIND_MATCH_US, pairs
+    assert any(c.name == "main" and c.candidate_us for c in result.cases)
+
+
 def test_a_gpu_the_task_is_not_declared_for_runs_nothing_of_the_candidates(run_candidate, tmp_path):
     """archs name the other vendor's GPUs only: NEEDS_DEVICE with why, before any candidate code
     (a wrong candidate, INCORRECT where it runs, is never called), and no stage past the setup."""

@@ -69,7 +69,11 @@ def test_interleaved_empty_calls_are_read_by_their_launch_count():
     # over three chunks; one outlier per count must not move its reading.
     times = [1.0, 3.0, 4.5] * 30
     times[0], times[4], times[8] = 50.0, 0.0, 90.0
-    assert judged_timing._by_launches(times) == [1.0, 3.0, 4.5]
+    assert judged_timing._by_launches(times, len(judged_timing.LAUNCH_CYCLE)) == [1.0, 3.0, 4.5]
+    # KIND_CYCLE's two counts, read the same way: a later launch is their difference over six.
+    few, many = judged_timing.KIND_CYCLE
+    kinds = judged_timing._by_launches([3.0 + 2.0 * few, 3.0 + 2.0 * many] * 20, 2)
+    assert (kinds[1] - kinds[0]) / (many - few) == 2.0
 
 
 def test_no_empty_kernels_at_all_is_no_kernel():
