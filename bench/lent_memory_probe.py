@@ -26,7 +26,11 @@ parent queues a stream of small kernels of its own (a judge that keeps its conte
 
 In the parent, "raw" is a block made as a lent one is (the runtime's cudaMalloc/hipMalloc) but
 never exported: if it reads as "local", exporting is what moves a kernel; if as "lent", the
-allocation. A third child opens nothing: it times the same kernels on tensors of its own only (placement
+allocation. "torch-pool" and "torch-pool-far" are the near and far layouts of one torch
+allocation as large as the lent block, as the judge's placement pool is made (placement.Scatter):
+session 39 read the gather 0.3% slower on every large runtime block than on the parent's own
+256 MiB tensors, so whether the judge's pool reads like those tensors or like the blocks decides
+whether the judge's inputs explain paged_kv_gather's 0.994. A third child opens nothing: it times the same kernels on tensors of its own only (placement
 "alone"), so a second context that maps no memory of the first's is timed too. With --repeats
 the whole probe runs N times, each in a fresh parent, and the report adds, per kernel and
 placement, every repeat's child over the parent's local figure (session 38: paged_kv_gather's
@@ -367,6 +371,11 @@ def main() -> int:
         runtime().call("Malloc", ctypes.byref(pointer), ctypes.c_size_t(SPAN))  # never exported
         places["raw"] = views(as_bytes(int(pointer.value or 0), SPAN))
         fill(places["raw"])
+        # The judge's own pool as placement.Scatter makes it: one torch allocation, as large as a lent one.
+        pool = torch.empty(BLOCK_BYTES, dtype=torch.uint8, device="cuda")
+        places["torch-pool"], places["torch-pool-far"] = views(pool), views(pool, FAR)
+        fill(places["torch-pool"])
+        fill(places["torch-pool-far"])
         torch.cuda.synchronize()
         result["parent"] = time_placements(
             places, args.rounds, args.calls, work, args.flush, chosen=tuple(args.kernels)
@@ -387,7 +396,7 @@ def main() -> int:
         )
         block.close()
         odd.close()
-        del places
+        del places, pool
         runtime().call("Free", pointer)
     for where, table in result.items():
         if isinstance(table, dict):
