@@ -31,8 +31,8 @@ allocation as large as the lent block, as the judge's placement pool is made (pl
 session 39 read the gather 0.3% slower on every large runtime block than on the parent's own
 256 MiB tensors, so whether the judge's pool reads like those tensors or like the blocks decides
 whether the judge's inputs explain paged_kv_gather's 0.994. A third child opens nothing: it
-times the same kernels on tensors of its own only (placement "alone"), so a second context that maps no memory of the first's is timed too. With --repeats
-the whole probe runs N times, each in a fresh parent, and the report adds, per kernel and
+times the same kernels on tensors of its own only (placement "alone"), so a second context that
+maps no memory of the first's is timed too. With --repeats the whole probe runs N times, each in a fresh parent, and the report adds, per kernel and
 placement, every repeat's child over the parent's local figure (session 38: paged_kv_gather's
 no-op read 0.993-0.996 in every run, as the single run's parent-local 214.2 against 215.0-215.3
 us everywhere else predicts; fused_add_rms_norm's the other way round; one run cannot tell a
