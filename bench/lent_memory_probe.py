@@ -32,9 +32,9 @@ session 39 read the gather 0.3% slower on every large runtime block than on the 
 256 MiB tensors, so whether the judge's pool reads like those tensors or like the blocks decides
 whether the judge's inputs explain paged_kv_gather's 0.994. A third child opens nothing: it
 times the same kernels on tensors of its own only (placement "alone"), so a second context that
-maps no memory of the first's is timed too. With --repeats the whole probe runs N times, each in a fresh parent, and the report adds, per kernel and
-placement, every repeat's child over the parent's local figure (session 38: paged_kv_gather's
-no-op read 0.993-0.996 in every run, as the single run's parent-local 214.2 against 215.0-215.3
+maps no memory of the first's is timed too. With --repeats the whole probe runs N times, each in
+a fresh parent, and the report adds, per kernel and placement, every repeat's child over the
+parent's local figure (session 38: paged_kv_gather's no-op read 0.993-0.996 in every run, as the single run's parent-local 214.2 against 215.0-215.3
 us everywhere else predicts; fused_add_rms_norm's the other way round; one run cannot tell a
 role from a draw of the processes).
 
