@@ -24,19 +24,19 @@ parent queues a stream of small kernels of its own (a judge that keeps its conte
     PYTHONPATH=src/python python3 bench/lent_memory_probe.py [--rounds 6] [--calls 5] [--busy] [--flush] \
         [--rewrite] [--kernels histogram matmul add_rms_norm paged_gather] [--repeats N] [--json FILE]
 
-In the parent, "raw" is a block made as a lent one is (the runtime's cudaMalloc/hipMalloc) but
-never exported: if it reads as "local", exporting is what moves a kernel; if as "lent", the
-allocation. "torch-pool" and "torch-pool-far" are the near and far layouts of one torch
-allocation as large as the lent block, as the judge's placement pool is made (placement.Scatter):
-session 39 read the gather 0.3% slower on every large runtime block than on the parent's own
-256 MiB tensors, so whether the judge's pool reads like those tensors or like the blocks decides
-whether the judge's inputs explain paged_kv_gather's 0.994. A third child opens nothing: it
-times the same kernels on tensors of its own only (placement "alone"), so a second context that
-maps no memory of the first's is timed too. With --repeats the whole probe runs N times, each in
-a fresh parent, and the report adds, per kernel and placement, every repeat's child over the
-parent's local figure (session 38: paged_kv_gather's no-op read 0.993-0.996 in every run, as the single run's parent-local 214.2 against 215.0-215.3
-us everywhere else predicts; fused_add_rms_norm's the other way round; one run cannot tell a
-role from a draw of the processes).
+In the parent, "raw" is a block made as a lent one is (the runtime's cudaMalloc/hipMalloc) but never
+exported: if it reads as "local", exporting is what moves a kernel; if as "lent", the allocation.
+"torch-pool" and "torch-pool-far" are the near and far layouts of one torch allocation as large as
+the lent block, as the judge's placement pool is made (placement.Scatter): session 39 read the
+gather 0.3% slower on every large runtime block than on the parent's own 256 MiB tensors, so whether
+the judge's pool reads like those tensors or like the blocks decides whether the judge's inputs
+explain paged_kv_gather's 0.994. A third child opens nothing: it times the same kernels on tensors
+of its own only (placement "alone"), so a second context that maps no memory of the first's is timed
+too. With --repeats the whole probe runs N times, each in a fresh parent, and the report adds, per
+kernel and placement, every repeat's child over the parent's local figure (session 38:
+paged_kv_gather's no-op read 0.993-0.996 in every run, as the single run's parent-local 214.2
+against 215.0-215.3 us everywhere else predicts; fused_add_rms_norm's the other way round; one run
+cannot tell a role from a draw of the processes).
 
 Kernels (--kernels picks some): the histogram task's HIP baseline (compiled with the harness's own
 nvcc/hipcc commands) on its bytes-256 case, mini_mlp's Triton matmul on the llama8b case's gate
