@@ -89,6 +89,7 @@ class Run:
         self._stage_start = time.perf_counter()
         self._marks: list[str] = []
         self._worker = worker  # started ahead by the child, or by _start_worker
+        self._spare: CandidateWorker | None = None  # _match_worker's first replacement, started beside the setup
         self.judge: Judge | None = None
         self._allowed: set[str] | None = None
         self.baseline_build = ""  # how the HIP baseline's library came: compiled, or from the trusted builds
@@ -169,6 +170,7 @@ class Run:
         """Before any candidate code: the worker started, the inputs drawn, the trusted code loaded
         and its reference outputs computed, and (timing) the judge calibrated: (families, baseline)."""
         self._start_worker(backend)
+        self._start_spare(backend)
         self._build_early()
         families = self._make_families()
         self._mark("inputs drawn")
@@ -206,6 +208,7 @@ class Run:
         timed = [(f[0].case, f[0].references) for f in families if f[0].case.timed]
         if timed and self.settings.match_launches:
             self._match_worker(*timed[0], backend)
+        self._close_spare()
         judge = self.judge
         for case, references in timed:
             judge.measure_empty(case, references)
@@ -232,8 +235,11 @@ class Run:
         """The worker closed and a fresh one started as the first was (a HIP build beside it asked
         again), with a judge of its own."""
         self.worker.close()
-        self._worker = CandidateWorker()
-        self._start_worker(backend)
+        if self._spare is not None:  # asked to start with the first: its torch is imported by now
+            self._worker, self._spare = self._spare, None
+        else:
+            self._worker = CandidateWorker()
+            self._start_worker(backend)
         if self._built_early:
             self._build_failure = None
             self.worker.send("build", {"arch": device_arch(self.device)})
@@ -263,9 +269,27 @@ class Run:
         once the setup is done."""
         if self._worker is None:
             self._worker = CandidateWorker()
+        self.worker.send("start", self._start_request(backend))
+
+    def _start_request(self, backend: str) -> dict[str, Any]:
         dirs = {name: str(path) for name, path in self.dirs.items()}
-        start = {"task": self.task_dict, "dirs": dirs, "backend": backend, "device": self.settings.device}
-        self.worker.send("start", start)
+        return {"task": self.task_dict, "dirs": dirs, "backend": backend, "device": self.settings.device}
+
+    def _start_spare(self, backend: str) -> None:
+        """Where the worker may be matched to the judge's launch kind (settings.match_launches, a
+        GPU, timing), a second worker started beside the first: half the time the first is of the
+        other kind, and a worker's start (torch imported, its device opened) then costs nothing."""
+        if self.timed and self.settings.match_launches and backend != "cpu":
+            self._spare = CandidateWorker()
+            self._spare.send("start", self._start_request(backend))
+
+    def _close_spare(self) -> None:
+        """Killed, not asked to exit (it may still be importing torch: an exit would wait for it);
+        nothing of the candidate's ever ran there, and its init and worker die with it (apart.py)."""
+        if self._spare is not None:
+            self._spare.process.kill()
+            self._spare.close()
+            self._spare = None
 
     def _ask(
         self, op: str, header: dict[str, Any] | None = None, blobs: Sequence[bytes] = ()
@@ -680,6 +704,7 @@ class Run:
 
     def close(self) -> None:
         """The worker ends with the run (in a sandbox, its PID namespace ends whatever it started)."""
+        self._close_spare()
         if self._worker is not None:
             self._worker.close()
 

@@ -1,12 +1,15 @@
 """Matching the worker's launch kind to the judge's (run.Run._match_worker) on the CPU: the loop
-over fresh workers with a judge whose readings are given. The readings themselves, on a GPU:
+over fresh workers with a judge whose readings are given, and the spare worker started beside
+the first, with workers that only note what they are asked. The readings themselves, on a GPU:
 gpu_test.py's test_the_worker_is_matched_to_the_judges_launch_kind_when_asked."""
 
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from arena.harness import run as run_module
 from arena.harness.judged_timing import KIND_MATCH_US
 from arena.harness.run import Run
 from arena.harness.settings import MAX_MATCH_LAUNCHES, HarnessSettings
@@ -64,3 +67,78 @@ def test_settings_bound_the_fresh_workers():
     for wrong in (-1, MAX_MATCH_LAUNCHES + 1):
         with pytest.raises(ValueError, match=f"match_launches {wrong}"):
             HarnessSettings(match_launches=wrong)
+
+
+class _Worker:
+    """A worker that notes what it is asked, and whether it was killed or closed."""
+
+    made: list["_Worker"] = []
+
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+        self.ended = ""
+        self.process = self  # _close_spare kills the process
+        _Worker.made.append(self)
+
+    def send(self, op: str, header: Any = None) -> None:
+        self.sent.append(op)
+
+    def receive(self) -> tuple[dict[str, Any], list[bytearray]]:
+        return {"ok": True}, []
+
+    def kill(self) -> None:
+        self.ended = "killed"
+
+    def close(self) -> None:
+        self.ended = self.ended or "closed"
+
+
+def _with_spare(
+    monkeypatch: pytest.MonkeyPatch, readings: list[tuple[float, float]], tries: int, timed: bool = True
+) -> Run:
+    """A run whose setup started its worker and, when asked for, a spare; then matched."""
+    _Worker.made = []
+    monkeypatch.setattr(run_module, "CandidateWorker", _Worker)
+    judges = _Judge(readings)
+    monkeypatch.setattr(run_module, "Judge", lambda *args: judges)
+    run = Run.__new__(Run)
+    run.settings = HarnessSettings(match_launches=tries)
+    run._marks, run._stage_start, run.timed = [], time.perf_counter(), timed
+    run.dirs, run.task_dict, run._built_early = {"work": Path("w")}, {}, False
+    run._worker, run._spare, run.judge = None, None, judges  # type: ignore[assignment]
+    run.device = None  # type: ignore[assignment]
+    run.task = None  # type: ignore[assignment]
+    run._start_worker("cuda")
+    run._start_spare("cuda")
+    if timed:
+        run._match_worker(Case(name="main", dims={}, dtype="float32", seed=0, timed=True), [], "cuda")
+    run._close_spare()
+    return run
+
+
+def test_a_mismatched_worker_is_replaced_by_the_spare_started_beside_it(monkeypatch):
+    run = _with_spare(monkeypatch, [(1.90, 2.08), (1.90, 1.91)], tries=3)
+    first, spare = _Worker.made
+    assert first.sent == ["start"] and first.ended == "closed"
+    assert spare.sent == ["start"] and run._worker is spare and spare.ended == ""
+    assert run._spare is None and len(_Worker.made) == 2  # no worker started beyond the spare
+
+
+def test_a_matched_worker_keeps_its_place_and_the_spare_is_killed(monkeypatch):
+    run = _with_spare(monkeypatch, [(1.90, 1.92)], tries=3)
+    first, spare = _Worker.made
+    assert run._worker is first and first.ended == ""
+    assert spare.ended == "killed" and run._spare is None
+
+
+def test_past_the_spare_each_replacement_is_a_fresh_start(monkeypatch):
+    run = _with_spare(monkeypatch, [(1.90, 2.08), (1.90, 2.07), (1.90, 1.93)], tries=3)
+    first, spare, third = _Worker.made
+    assert first.ended == spare.ended == "closed" and third.sent == ["start"] and run._worker is third
+
+
+def test_no_spare_unless_matching_is_asked_for_a_timed_run(monkeypatch):
+    _with_spare(monkeypatch, [(1.90, 1.90)], tries=0)
+    assert len(_Worker.made) == 1
+    _with_spare(monkeypatch, [], tries=2, timed=False)
+    assert len(_Worker.made) == 1
