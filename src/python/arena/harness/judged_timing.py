@@ -152,6 +152,11 @@ class Judge:
         self.stream_side_us: dict[str, dict[str, float]] = {}  # each side's second kernel, for the log
         self.l2_unavailable = ""  # why the persisting-L2 reset failed, once it has (reset_l2)
 
+    def use_worker(self, worker: CandidateWorker) -> None:
+        """A fresh worker in place of the first, before any case is measured (Run._match_worker):
+        the clock's events, flusher and probe stay; each chunk binds the worker anew."""
+        self.worker = self.clock.worker = worker
+
     def reset_l2(self) -> str:
         """Persisting L2 limited to 0 and its lines dropped, before every timed chunk (cheat 18,
         docs/harness.md); CUDA only, ROCm has none. '' or, the first time only, why it could not:

@@ -232,8 +232,8 @@ class Run:
         self._mark(f"a later launch (us), worker by worker: {'; '.join(readings)}")
 
     def _replace_worker(self, backend: str) -> None:
-        """The worker closed and a fresh one started as the first was (a HIP build beside it asked
-        again), with a judge of its own."""
+        """The worker closed and the spare in its place, or past the spare a fresh one started as
+        the first was; a HIP build beside it asked again; the judge's clock bound to it."""
         self.worker.close()
         if self._spare is not None:  # asked to start with the first: its torch is imported by now
             self._worker, self._spare = self._spare, None
@@ -247,7 +247,8 @@ class Run:
         self._mark(f"a fresh worker started ({_worker_times(started, self._stage_start)})")
         if self._built_early:
             self._receive_build()
-        self.judge = Judge(self.device, self.worker, self.task, self.settings.warm_inputs)
+        assert self.judge is not None
+        self.judge.use_worker(self.worker)
 
     def _check(self, families: list[list[Member]]) -> list[CaseOutcome]:
         """Every case checked (every call recorded), then the guards: the outcomes, also in self.cases."""

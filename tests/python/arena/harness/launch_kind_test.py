@@ -21,6 +21,10 @@ class _Judge:
 
     def __init__(self, readings: list[tuple[float, float]]) -> None:
         self.readings = iter(readings)
+        self.worker: Any = None
+
+    def use_worker(self, worker: Any) -> None:
+        self.worker = worker
 
     def later_launch_us(self, case: Case, references: Any) -> dict[str, float]:
         judge, worker = next(self.readings)
@@ -100,7 +104,6 @@ def _with_spare(
     _Worker.made = []
     monkeypatch.setattr(run_module, "CandidateWorker", _Worker)
     judges = _Judge(readings)
-    monkeypatch.setattr(run_module, "Judge", lambda *args: judges)
     run = Run.__new__(Run)
     run.settings = HarnessSettings(match_launches=tries)
     run._marks, run._stage_start, run.timed = [], time.perf_counter(), timed
@@ -110,6 +113,7 @@ def _with_spare(
     run.task = None  # type: ignore[assignment]
     run._start_worker("cuda")
     run._start_spare("cuda")
+    judges.worker = run._worker
     if timed:
         run._match_worker(Case(name="main", dims={}, dtype="float32", seed=0, timed=True), [], "cuda")
     run._close_spare()
@@ -121,6 +125,7 @@ def test_a_mismatched_worker_is_replaced_by_the_spare_started_beside_it(monkeypa
     first, spare = _Worker.made
     assert first.sent == ["start"] and first.ended == "closed"
     assert spare.sent == ["start"] and run._worker is spare and spare.ended == ""
+    assert run.judge is not None and run.judge.worker is spare  # the judge's clock binds the kept worker
     assert run._spare is None and len(_Worker.made) == 2  # no worker started beyond the spare
 
 
@@ -135,6 +140,7 @@ def test_past_the_spare_each_replacement_is_a_fresh_start(monkeypatch):
     run = _with_spare(monkeypatch, [(1.90, 2.08), (1.90, 2.07), (1.90, 1.93)], tries=3)
     first, spare, third = _Worker.made
     assert first.ended == spare.ended == "closed" and third.sent == ["start"] and run._worker is third
+    assert run.judge is not None and run.judge.worker is third
 
 
 def test_no_spare_unless_matching_is_asked_for_a_timed_run(monkeypatch):
@@ -142,3 +148,15 @@ def test_no_spare_unless_matching_is_asked_for_a_timed_run(monkeypatch):
     assert len(_Worker.made) == 1
     _with_spare(monkeypatch, [], tries=2, timed=False)
     assert len(_Worker.made) == 1
+
+
+def test_the_judge_binds_its_clock_to_the_kept_worker():
+    from types import SimpleNamespace
+
+    from arena.harness.judged_timing import Judge
+
+    judge = Judge.__new__(Judge)  # no GPU: only the binding
+    first, fresh = _Worker(), _Worker()
+    judge.worker, judge.clock = first, SimpleNamespace(worker=first)  # type: ignore[assignment]
+    judge.use_worker(fresh)  # type: ignore[arg-type]
+    assert judge.worker is fresh and judge.clock.worker is fresh
