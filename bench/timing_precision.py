@@ -170,12 +170,15 @@ def evaluation_overhead() -> dict:
 JUDGED_SIZES = {"1MiB": 1 << 18, "4MiB": 1 << 20, "16MiB": 1 << 22, "96MiB": 24 << 20}  # float32 elements
 
 
-def judged_precision(repeats: int, sizes: list[str], modes: list[str], out: Path, kinds: Sequence[str]) -> dict:
+def judged_precision(
+    repeats: int, sizes: list[str], modes: list[str], out: Path, kinds: Sequence[str], match_launches: int = 0
+) -> dict:
     """The product's own path (run_harness: the judge, its sandboxed worker, fresh inputs, the
     chunk clock) on copy kernels of 1-96 MiB, with each of `modes` (--warm-inputs settings): `repeats` no-op
     evaluations (the baseline against itself) and `repeats` of a baseline that launches its
     copy twice against a candidate that launches it once (truth: once/twice = 0.5), and of one
-    whose second launch writes a fresh output (`kinds`: which of these run)."""
+    whose second launch writes a fresh output (`kinds`: which of these run). `match_launches`:
+    HarnessSettings.match_launches (replace a worker whose later launch differs from the judge's)."""
     from arena.candidate.candidate import Candidate
     from arena.harness.launch import Standby, run_harness
     from arena.harness.settings import HarnessSettings
@@ -188,7 +191,7 @@ def judged_precision(repeats: int, sizes: list[str], modes: list[str], out: Path
         standby = Standby()
         try:
             for warm in modes:
-                settings = HarnessSettings(timeout_s=300, warm_inputs=warm)
+                settings = HarnessSettings(timeout_s=300, warm_inputs=warm, match_launches=match_launches)
                 runs: dict[str, list[dict]] = {kind: [] for kind in kinds}
                 for kind in kinds:
                     kernel.write_text(BASELINES[kind])
@@ -367,6 +370,9 @@ def main() -> None:
     parser.add_argument(
         "--kinds", nargs="+", choices=tuple(BASELINES), default=list(BASELINES), help="baselines of the judged part"
     )
+    parser.add_argument(
+        "--match-launches", type=int, default=0, help="workers the judge may replace to match its launch kind"
+    )
     args = parser.parse_args()
     device = open_device(select_backend("auto"), 0)
     flushers = {mode: Flusher(device, mode) for mode in MODES}
@@ -401,7 +407,9 @@ def main() -> None:
     keys = ("kind", "status", "wall_s", "overhead_s", "speedup", "stages_s")
     print(json.dumps([{k: r[k] for k in keys} for r in report["evaluation"]["runs"]]), flush=True)
     if "judged" in args.part:
-        report["judged"] = judged_precision(args.repeats, args.judged_sizes, args.warm, args.out, args.kinds)
+        report["judged"] = judged_precision(
+            args.repeats, args.judged_sizes, args.warm, args.out, args.kinds, args.match_launches
+        )
         args.out.write_text(json.dumps(report, indent=1))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1))
