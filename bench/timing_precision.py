@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import tempfile
 import time
@@ -223,7 +224,9 @@ def judged_precision(
                                     if c.candidate_us
                                 },
                                 "clocks": result.environment.get("clocks_under_load"),
-                                "time_log": next((st.log for st in result.stages if st.name == "time"), "")[-3000:],
+                                "time_log": _stage_log(result, "time")[-3000:],
+                                # with --match-launches: each worker's later launch against the judge's
+                                "launch_kinds": re.findall(_KINDS, _stage_log(result, "setup")),
                             }
                         )
                         out.write_text(json.dumps({warm: runs, **report}, indent=1))  # kept if cut short
@@ -234,16 +237,21 @@ def judged_precision(
     return report
 
 
+_KINDS = r"a later launch \(us\), worker by worker: (.*)"  # run.Run._match_worker's log line
+
+
+def _stage_log(result, name: str) -> str:  # type: ignore[no-untyped-def]
+    return next((st.log for st in result.stages if st.name == name), "")
+
+
 def _by_first_side(  # type: ignore[no-untyped-def]
     baseline: Sequence[float], candidate: Sequence[float], name: str, result
 ) -> dict | None:
     """Candidate over baseline median over the chunks that timed each side first (the time
     stage's log says each case's chunk size; judged_timing.first_side: the baseline in even chunks)."""
-    import re
-
     from arena.harness.judged_timing import first_side
 
-    log = next((st.log for st in result.stages if st.name == "time"), "")
+    log = _stage_log(result, "time")
     size = re.search(rf"case {re.escape(name)}: .*?(\d+) chunk\(s\) of (\d+) calls", log, re.S)
     if not size:
         return None
@@ -287,6 +295,7 @@ def _judged_summary(runs: dict[str, list[dict]]) -> dict:
         summary[name] = {
             "us": round(statistics.median(c["baseline_us"] for c in noop), 3),
             "noop_ratio": round(statistics.fmean(ratios), 4),
+            "noop_ratios": [round(r, 4) for r in ratios],
             "noop_ratio_cv_pct": round(100 * cv(ratios), 3) if len(ratios) > 1 else None,
             "baseline_cv_pct": round(100 * cv([c["baseline_us"] for c in noop]), 3) if len(noop) > 1 else None,
             "once_over_twice": [round(h, 4) for h in halves],
