@@ -16,9 +16,9 @@ Each reading also shows its process pair's launch difference: the worker's cost 
 kernel behind the first less the judge's, the mean over the task's cases (the time stage logs
 both). The harness charges both sides the pair's mean, so the two sides of a call of n launches
 differ by (n - 1) x that difference; the summary gives its correlation with the log of the readings.
-With --match-launches N the suite's judges start up to N fresh workers each until one's later
-launch is the judge's kind (run.Run._match_worker); the summary then shows each reading's kept
-worker's later launch less the judge's (`kind`) and how many workers it took.
+The suite's judges start up to --match-launches N fresh workers each (default: the harness's, 3)
+until one's later launch is the judge's kind (run.Run._match_worker); the summary then shows each
+reading's kept worker's later launch less the judge's (`kind`) and how many workers it took.
 """
 
 from __future__ import annotations
@@ -46,10 +46,12 @@ def task_folders() -> list[str]:
     return sorted(str(p.parent.relative_to(REPO)) for p in REPO.glob("tasks/*/*/BUILD"))
 
 
-def run(json_file: Path, tasks: list[str], stop_after_s: float, match_launches: int = 0) -> int:
+def run(json_file: Path, tasks: list[str], stop_after_s: float, match_launches: int | None = None) -> int:
     """The suite over `tasks`, resumed from `json_file`, interrupted after `stop_after_s`."""
     argv = [sys.executable, "-m", "arena.cli.main", "--repo-root", str(REPO), "suite", "--no-cache"]
-    argv += ["--resume", "--json", str(json_file), "--match-launches", str(match_launches), "--tasks", *tasks]
+    argv += ["--resume", "--json", str(json_file), "--tasks", *tasks]
+    if match_launches is not None:  # else the harness's default
+        argv += ["--match-launches", str(match_launches)]
     suite = subprocess.Popen(argv, env=os.environ.copy(), stdout=subprocess.DEVNULL)
     try:
         return suite.wait(timeout=stop_after_s)
@@ -160,7 +162,7 @@ def main() -> None:
     parser.add_argument("--tasks", nargs="+", help="run: task folders (default: every one under tasks/)")
     parser.add_argument("--stop-after-s", type=float, default=540.0)
     parser.add_argument("--json", type=Path, help="run: the suite's file; summary: where to write the summary")
-    parser.add_argument("--match-launches", type=int, default=0, help="run: the suite's --match-launches")
+    parser.add_argument("--match-launches", type=int, help="run: the suite's --match-launches (default: its own)")
     args = parser.parse_args()
     if args.part == "run":
         if args.json is None:

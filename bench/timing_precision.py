@@ -31,7 +31,7 @@ import triton.language as tl
 
 from arena.harness.device import open_device, select_backend
 from arena.harness.flush import MODES, Flusher
-from arena.harness.settings import WARM_INPUTS
+from arena.harness.settings import WARM_INPUTS, HarnessSettings
 from arena.harness.timing import measure_event_overhead
 from arena.scoring.stats import summarize_samples
 
@@ -126,7 +126,6 @@ def evaluation_overhead() -> dict:
     with a candidate twice as fast as the baseline, which therefore also gets the profiled call."""
     from arena.candidate.candidate import Candidate
     from arena.harness.launch import Standby, run_harness
-    from arena.harness.settings import HarnessSettings
 
     runs = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -172,7 +171,12 @@ JUDGED_SIZES = {"1MiB": 1 << 18, "4MiB": 1 << 20, "16MiB": 1 << 22, "96MiB": 24 
 
 
 def judged_precision(
-    repeats: int, sizes: list[str], modes: list[str], out: Path, kinds: Sequence[str], match_launches: int = 0
+    repeats: int,
+    sizes: list[str],
+    modes: list[str],
+    out: Path,
+    kinds: Sequence[str],
+    match_launches: int = HarnessSettings.match_launches,
 ) -> dict:
     """The product's own path (run_harness: the judge, its sandboxed worker, fresh inputs, the
     chunk clock) on copy kernels of 1-96 MiB, with each of `modes` (--warm-inputs settings): `repeats` no-op
@@ -182,7 +186,6 @@ def judged_precision(
     HarnessSettings.match_launches (replace a worker whose later launch differs from the judge's)."""
     from arena.candidate.candidate import Candidate
     from arena.harness.launch import Standby, run_harness
-    from arena.harness.settings import HarnessSettings
 
     report: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -380,7 +383,10 @@ def main() -> None:
         "--kinds", nargs="+", choices=tuple(BASELINES), default=list(BASELINES), help="baselines of the judged part"
     )
     parser.add_argument(
-        "--match-launches", type=int, default=0, help="workers the judge may replace to match its launch kind"
+        "--match-launches",
+        type=int,
+        default=HarnessSettings.match_launches,
+        help="workers the judge may replace to match its launch kind",
     )
     args = parser.parse_args()
     device = open_device(select_backend("auto"), 0)

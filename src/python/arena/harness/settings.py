@@ -30,7 +30,9 @@ class HarnessSettings:
     # Set by arena.evaluation for CPU runs, which check only the small, non-timed cases.
     cases: tuple[str, ...] = ()
     warm_inputs: str = "small"  # small | never (WARM_INPUTS)
-    match_launches: int = 0  # fresh workers to try for one of the judge's launch kind (0: none)
+    # Fresh workers to try for one of the judge's launch kind (0: none). 3: the multi-launch no-ops
+    # within +-0.5% in 11 of 12 readings against 4 of 12 with 0 (bench/results/2026-12-07.md, session 40).
+    match_launches: int = 3
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:

@@ -68,9 +68,9 @@ def test_no_cache_runs_every_time_and_writes_nothing(
 def test_match_launches_reaches_the_harness_and_is_bounded(
     add_repo: Path, fake_harness: list[Any], cache_dir: Path, gpu_machine: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert _arena(add_repo, "--no-cache", "--match-launches", "2") == 0
+    assert _arena(add_repo, "--no-cache", "--match-launches", "0") == 0
     assert _arena(add_repo, "--no-cache") == 0
-    assert [run[1].match_launches for run in fake_harness] == [2, 0]
+    assert [run[1].match_launches for run in fake_harness] == [0, 3]
     with pytest.raises(SystemExit, match="^2$"):  # argparse's exit for a caller's error
         _arena(add_repo, "--no-cache", "--match-launches", "9")
     assert "--match-launches" in capsys.readouterr().err
