@@ -22,6 +22,7 @@ import re
 import statistics
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -222,6 +223,9 @@ def judged_precision(
                                         # chunks that timed the baseline first, then the others: does
                                         # the side timed second gain (an order effect) or one process?
                                         "by_first_side": _by_first_side(c.baseline_us, c.candidate_us, c.name, result),
+                                        # is the clock's step a visible share of a 3 us call?
+                                        "baseline_values": _commonest(c.baseline_us),
+                                        "candidate_values": _commonest(c.candidate_us),
                                     }
                                     for c in result.cases
                                     if c.candidate_us
@@ -269,6 +273,12 @@ def _by_first_side(  # type: ignore[no-untyped-def]
         for first, s in split.items()
         if s["candidate"] and s["baseline"]
     }
+
+
+def _commonest(samples: Sequence[float], top: int = 6) -> list[tuple[float, int]]:
+    """The most frequent sample values (us, to the nanosecond) and their counts: event clocks tick
+    in steps, which a median or a trimmed mean of a few-us call can sit between."""
+    return Counter(round(s, 3) for s in samples).most_common(top)
 
 
 def _tenths_ratio(baseline: Sequence[float], candidate: Sequence[float]) -> list[float]:
