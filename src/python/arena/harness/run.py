@@ -220,16 +220,21 @@ class Run:
         """Fresh workers, up to settings.match_launches of them, until the worker's cost of a later
         launch in a stream is within KIND_MATCH_US of the judge's: each process keeps its kind for
         life, and a call of n launches keeps (n - 1) x the difference between the two sides'
-        (judged_timing.KIND_CYCLE). Before any candidate code runs; the last worker stays."""
+        (judged_timing.KIND_CYCLE). Before any candidate code runs; the last worker stays, and the
+        evaluation's measurement records its reading (`launch_match`)."""
         assert self.judge is not None
         readings = []
         for tried in range(self.settings.match_launches + 1):
             later = self.judge.later_launch_us(case, references)
             readings.append(f"judge {later['judge']:.3f}, worker {later['worker']:.3f}")
-            if abs(later["worker"] - later["judge"]) <= KIND_MATCH_US or tried == self.settings.match_launches:
+            matched = abs(later["worker"] - later["judge"]) <= KIND_MATCH_US
+            if matched or tried == self.settings.match_launches:
                 break
             self._replace_worker(backend)
         self._mark(f"a later launch (us), worker by worker: {'; '.join(readings)}")
+        most = self.settings.match_launches + 1
+        kept = "matched" if matched else "none matched"
+        self.environment["launch_match"] = f"{readings[-1]} us (worker {tried + 1} of at most {most}, {kept})"
 
     def _replace_worker(self, backend: str) -> None:
         """The worker closed and the spare in its place, or past the spare a fresh one started as

@@ -63,6 +63,7 @@ class FakeRunner:
                 "clocks_under_load": {"sm_mhz": 1755},
                 "flush_bytes": 268435456,
                 "event_overhead_us": 2.912,
+                "launch_match": "judge 1.921, worker 1.916 us (worker 1 of at most 4, matched)",
             },
             timings_available=True,
         )
@@ -91,7 +92,11 @@ def test_a_miss_runs_the_harness_scores_and_stores(add_repo: Path, tmp_path: Pat
     assert big.sol_fraction == pytest.approx(3 * 4 * (1 << 24) / 4800e9 / 50e-6, rel=0.02)
     assert evaluation.environment.fingerprint == GPU.fingerprint
     assert evaluation.environment.clocks == {"sm_mhz": "1980", "under_load.sm_mhz": "1755"}
-    assert evaluation.environment.measurement == {"flush_bytes": "268435456", "event_overhead_us": "2.912"}
+    assert evaluation.environment.measurement == {
+        "flush_bytes": "268435456",
+        "event_overhead_us": "2.912",
+        "launch_match": "judge 1.921, worker 1.916 us (worker 1 of at most 4, matched)",
+    }
     assert evaluation.environment.versions["torch"] == "2.11"
     assert len(evaluation.id) == 12 and len(evaluation.cache_key) == 64 and len(evaluation.harness_version) == 64
     assert store.get(evaluation.cache_key) == evaluation

@@ -31,38 +31,41 @@ class _Judge:
         return {"judge": judge, "worker": worker}
 
 
-def _matched(readings: list[tuple[float, float]], tries: int) -> tuple[list[str], list[str]]:
-    """(the backends each fresh worker was started with, the setup's marks)."""
+def _matched(readings: list[tuple[float, float]], tries: int) -> tuple[list[str], list[str], str]:
+    """(the backends each fresh worker was started with, the setup's marks, the measurement's record)."""
     run = Run.__new__(Run)  # the loop only: no job, no device, no worker process
     run.settings = HarnessSettings(match_launches=tries)
-    run._marks, run._stage_start = [], time.perf_counter()
+    run._marks, run._stage_start, run.environment = [], time.perf_counter(), {}
     run.judge = _Judge(readings)  # type: ignore[assignment]
     started: list[str] = []
     run._replace_worker = started.append  # type: ignore[method-assign,assignment]
     run._match_worker(Case(name="main", dims={}, dtype="float32", seed=0, timed=True), [], "cuda")
-    return started, run._marks
+    return started, run._marks, str(run.environment["launch_match"])
 
 
 def test_a_worker_of_the_judges_kind_is_kept():
-    started, marks = _matched([(1.90, 1.90 + KIND_MATCH_US * 0.8)], tries=2)
+    started, marks, record = _matched([(1.90, 1.90 + KIND_MATCH_US * 0.8)], tries=2)
     assert started == []
     assert marks[-1].endswith("a later launch (us), worker by worker: judge 1.900, worker 1.940")
+    assert record == "judge 1.900, worker 1.940 us (worker 1 of at most 3, matched)"
 
 
 def test_fresh_workers_until_one_is_the_judges_kind():
-    started, marks = _matched([(1.90, 2.08), (1.91, 2.06), (1.90, 1.92), (1.90, 2.10)], tries=3)
+    started, marks, record = _matched([(1.90, 2.08), (1.91, 2.06), (1.90, 1.92), (1.90, 2.10)], tries=3)
     assert started == ["cuda", "cuda"]  # the third worker matched: the fourth reading is never taken
     assert marks[-1].count("judge ") == 3 and "judge 1.900, worker 1.920" in marks[-1]
+    assert record == "judge 1.900, worker 1.920 us (worker 3 of at most 4, matched)"
 
 
 def test_no_more_workers_than_asked_and_the_last_one_stays():
-    started, marks = _matched([(1.90, 2.08), (1.90, 2.09), (1.90, 2.07)], tries=2)
+    started, marks, record = _matched([(1.90, 2.08), (1.90, 2.09), (1.90, 2.07)], tries=2)
     assert started == ["cuda", "cuda"]
     assert marks[-1].count("judge ") == 3 and marks[-1].endswith("judge 1.900, worker 2.070")
+    assert record == "judge 1.900, worker 2.070 us (worker 3 of at most 3, none matched)"
 
 
 def test_a_slower_worker_is_as_far_from_the_judge_as_a_faster_one():
-    started, _ = _matched([(2.08, 1.90), (2.08, 2.07)], tries=1)
+    started, _, _ = _matched([(2.08, 1.90), (2.08, 2.07)], tries=1)
     assert started == ["cuda"]
 
 
@@ -106,7 +109,7 @@ def _with_spare(
     judges = _Judge(readings)
     run = Run.__new__(Run)
     run.settings = HarnessSettings(match_launches=tries)
-    run._marks, run._stage_start, run.timed = [], time.perf_counter(), timed
+    run._marks, run._stage_start, run.timed, run.environment = [], time.perf_counter(), timed, {}
     run.dirs, run.task_dict, run._built_early = {"work": Path("w")}, {}, False
     run._worker, run._spare, run.judge = None, None, judges  # type: ignore[assignment]
     run.device = None  # type: ignore[assignment]
