@@ -89,7 +89,7 @@ class Run:
         self._stage_start = time.perf_counter()
         self._marks: list[str] = []
         self._worker = worker  # started ahead by the child, or by _start_worker
-        self._spare: CandidateWorker | None = None  # _match_worker's first replacement, started beside the setup
+        self._spare: CandidateWorker | None = None  # _match_worker's next replacement, started ahead of it
         self.judge: Judge | None = None
         self._allowed: set[str] | None = None
         self.baseline_build = ""  # how the HIP baseline's library came: compiled, or from the trusted builds
@@ -232,21 +232,25 @@ class Run:
             matched = abs(later["worker"] - later["judge"]) <= KIND_MATCH_US
             if matched or tried == self.settings.match_launches:
                 break
-            self._replace_worker(backend)
+            self._replace_worker(backend, another=tried + 1 < self.settings.match_launches)
         self._mark(f"a later launch (us), worker by worker: {'; '.join(readings)}")
         most = self.settings.match_launches + 1
         kept = "matched" if matched else "none matched"
         self.environment["launch_match"] = f"{readings[-1]} us (worker {tried + 1} of at most {most}, {kept})"
 
-    def _replace_worker(self, backend: str) -> None:
-        """The worker closed and the spare in its place, or past the spare a fresh one started as
-        the first was; a HIP build beside it asked again; the judge's clock bound to it."""
+    def _replace_worker(self, backend: str, another: bool) -> None:
+        """The worker closed and the spare in its place (or, with no spare, a fresh one started as
+        the first was); where `another` replacement may follow, the next spare started now, so its
+        start (1.2-1.5 s) runs beside this worker's reading; a HIP build beside it asked again; the
+        judge's clock bound to it."""
         self.worker.close()
-        if self._spare is not None:  # asked to start with the first: its torch is imported by now
+        if self._spare is not None:  # asked to start earlier: its torch is imported by now
             self._worker, self._spare = self._spare, None
         else:
             self._worker = CandidateWorker()
             self._start_worker(backend)
+        if another:
+            self._start_spare(backend)
         if self._built_early:
             self._build_failure = None
             self.worker.send("build", {"arch": device_arch(self.device)})
@@ -285,8 +289,9 @@ class Run:
 
     def _start_spare(self, backend: str) -> None:
         """Where the worker may be matched to the judge's launch kind (settings.match_launches, a
-        GPU, timing), a second worker started beside the first: half the time the first is of the
-        other kind, and a worker's start (torch imported, its device opened) then costs nothing."""
+        GPU, timing), a second worker started beside the first (and a next one whenever the spare
+        is taken and tries remain): half the time a worker is of the other kind, and a worker's
+        start (torch imported, its device opened) then runs beside the setup or a reading."""
         if self.timed and self.settings.match_launches and backend != "cpu":
             self._spare = CandidateWorker()
             self._spare.send("start", self._start_request(backend))

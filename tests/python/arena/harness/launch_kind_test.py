@@ -38,7 +38,7 @@ def _matched(readings: list[tuple[float, float]], tries: int) -> tuple[list[str]
     run._marks, run._stage_start, run.environment = [], time.perf_counter(), {}
     run.judge = _Judge(readings)  # type: ignore[assignment]
     started: list[str] = []
-    run._replace_worker = started.append  # type: ignore[method-assign,assignment]
+    run._replace_worker = lambda backend, another: started.append(f"{backend}{'+spare' * another}")  # type: ignore
     run._match_worker(Case(name="main", dims={}, dtype="float32", seed=0, timed=True), [], "cuda")
     return started, run._marks, str(run.environment["launch_match"])
 
@@ -52,21 +52,21 @@ def test_a_worker_of_the_judges_kind_is_kept():
 
 def test_fresh_workers_until_one_is_the_judges_kind():
     started, marks, record = _matched([(1.90, 2.08), (1.91, 2.06), (1.90, 1.92), (1.90, 2.10)], tries=3)
-    assert started == ["cuda", "cuda"]  # the third worker matched: the fourth reading is never taken
+    assert started == ["cuda+spare", "cuda+spare"]  # the third worker matched: the fourth reading is never taken
     assert marks[-1].count("judge ") == 3 and "judge 1.900, worker 1.920" in marks[-1]
     assert record == "judge 1.900, worker 1.920 us (worker 3 of at most 4, matched)"
 
 
 def test_no_more_workers_than_asked_and_the_last_one_stays():
     started, marks, record = _matched([(1.90, 2.08), (1.90, 2.09), (1.90, 2.07)], tries=2)
-    assert started == ["cuda", "cuda"]
+    assert started == ["cuda+spare", "cuda"]  # no spare ahead of the last replacement
     assert marks[-1].count("judge ") == 3 and marks[-1].endswith("judge 1.900, worker 2.070")
     assert record == "judge 1.900, worker 2.070 us (worker 3 of at most 3, none matched)"
 
 
 def test_a_slower_worker_is_as_far_from_the_judge_as_a_faster_one():
     started, _, _ = _matched([(2.08, 1.90), (2.08, 2.07)], tries=1)
-    assert started == ["cuda"]
+    assert started == ["cuda"]  # the only replacement: nothing ahead of it
 
 
 def test_settings_bound_the_fresh_workers():
@@ -124,12 +124,20 @@ def _with_spare(
 
 
 def test_a_mismatched_worker_is_replaced_by_the_spare_started_beside_it(monkeypatch):
-    run = _with_spare(monkeypatch, [(1.90, 2.08), (1.90, 1.91)], tries=3)
+    run = _with_spare(monkeypatch, [(1.90, 2.08), (1.90, 1.91)], tries=1)
     first, spare = _Worker.made
     assert first.sent == ["start"] and first.ended == "closed"
     assert spare.sent == ["start"] and run._worker is spare and spare.ended == ""
     assert run.judge is not None and run.judge.worker is spare  # the judge's clock binds the kept worker
-    assert run._spare is None and len(_Worker.made) == 2  # no worker started beyond the spare
+    assert run._spare is None and len(_Worker.made) == 2  # the last try: no spare ahead of it
+
+
+def test_taking_the_spare_starts_the_next_while_tries_remain(monkeypatch):
+    run = _with_spare(monkeypatch, [(1.90, 2.08), (1.90, 1.91)], tries=3)
+    first, spare, ahead = _Worker.made
+    assert first.ended == "closed" and run._worker is spare and spare.ended == ""
+    assert ahead.sent == ["start"] and ahead.ended == "killed"  # the spare matched: the one ahead is not needed
+    assert run._spare is None
 
 
 def test_a_matched_worker_keeps_its_place_and_the_spare_is_killed(monkeypatch):
@@ -139,11 +147,20 @@ def test_a_matched_worker_keeps_its_place_and_the_spare_is_killed(monkeypatch):
     assert spare.ended == "killed" and run._spare is None
 
 
-def test_past_the_spare_each_replacement_is_a_fresh_start(monkeypatch):
-    run = _with_spare(monkeypatch, [(1.90, 2.08), (1.90, 2.07), (1.90, 1.93)], tries=3)
-    first, spare, third = _Worker.made
-    assert first.ended == spare.ended == "closed" and third.sent == ["start"] and run._worker is third
-    assert run.judge is not None and run.judge.worker is third
+def test_each_replacement_was_started_ahead_of_its_turn(monkeypatch):
+    run = _with_spare(monkeypatch, [(1.90, 2.08), (1.90, 2.07), (1.90, 2.09), (1.90, 2.06)], tries=3)
+    first, spare, third, fourth = _Worker.made  # the third started as the spare was taken, the fourth as the third was
+    assert first.ended == spare.ended == third.ended == "closed" and fourth.sent == ["start"]
+    assert run._worker is fourth and fourth.ended == "" and run._spare is None
+    assert run.judge is not None and run.judge.worker is fourth
+
+
+def test_without_a_spare_a_replacement_is_a_fresh_start(monkeypatch):
+    run = _with_spare(monkeypatch, [(1.90, 2.08), (1.90, 1.93)], tries=1)
+    run._spare = None
+    run._replace_worker("cuda", another=False)
+    first, spare, fresh = _Worker.made
+    assert spare.ended == "closed" and fresh.sent == ["start"] and run._worker is fresh
 
 
 def test_no_spare_unless_matching_is_asked_for_a_timed_run(monkeypatch):
