@@ -90,6 +90,7 @@ class Run:
         self._marks: list[str] = []
         self._worker = worker  # started ahead by the child, or by _start_worker
         self._spare: CandidateWorker | None = None  # _match_worker's next replacement, started ahead of it
+        self._spare_asked = False  # whether the spare was sent `start` (its device opened) when started
         self.judge: Judge | None = None
         self._allowed: set[str] | None = None
         self.baseline_build = ""  # how the HIP baseline's library came: compiled, or from the trusted builds
@@ -240,17 +241,19 @@ class Run:
 
     def _replace_worker(self, backend: str, another: bool) -> None:
         """The worker closed and the spare in its place (or, with no spare, a fresh one started as
-        the first was); where `another` replacement may follow, the next spare started now, so its
-        start (1.2-1.5 s) runs beside this worker's reading; a HIP build beside it asked again; the
-        judge's clock bound to it."""
+        the first was); where `another` replacement may follow, the next spare's process started
+        now, so its import of torch (1.2-1.9 s) runs beside this worker's reading; a HIP build
+        beside it asked again; the judge's clock bound to it."""
         self.worker.close()
-        if self._spare is not None:  # asked to start earlier: its torch is imported by now
+        if self._spare is not None:  # started earlier: its torch is imported by now
             self._worker, self._spare = self._spare, None
+            if not self._spare_asked:  # its device opened only now, with no reading beside it
+                self._start_worker(backend)
         else:
             self._worker = CandidateWorker()
             self._start_worker(backend)
         if another:
-            self._start_spare(backend)
+            self._start_spare(backend, ask=False)
         if self._built_early:
             self._build_failure = None
             self.worker.send("build", {"arch": device_arch(self.device)})
@@ -287,14 +290,17 @@ class Run:
         dirs = {name: str(path) for name, path in self.dirs.items()}
         return {"task": self.task_dict, "dirs": dirs, "backend": backend, "device": self.settings.device}
 
-    def _start_spare(self, backend: str) -> None:
+    def _start_spare(self, backend: str, ask: bool = True) -> None:
         """Where the worker may be matched to the judge's launch kind (settings.match_launches, a
-        GPU, timing), a second worker started beside the first (and a next one whenever the spare
-        is taken and tries remain): half the time a worker is of the other kind, and a worker's
-        start (torch imported, its device opened) then runs beside the setup or a reading."""
+        GPU, timing), a second worker started beside the first, and a next one whenever the spare
+        is taken and tries remain: half the time a worker is of the other kind, and its start then
+        runs beside the setup or a reading. Beside a reading it only imports torch (`ask` False):
+        a context made on the GPU then could stall the chunks read (a setup once failed as held,
+        bench/results/2026-12-07.md, session 41); it is asked to open the device when taken."""
         if self.timed and self.settings.match_launches and backend != "cpu":
-            self._spare = CandidateWorker()
-            self._spare.send("start", self._start_request(backend))
+            self._spare, self._spare_asked = CandidateWorker(), ask
+            if ask:
+                self._spare.send("start", self._start_request(backend))
 
     def _close_spare(self) -> None:
         """Killed, not asked to exit (it may still be importing torch: an exit would wait for it);

@@ -136,7 +136,7 @@ def test_taking_the_spare_starts_the_next_while_tries_remain(monkeypatch):
     run = _with_spare(monkeypatch, [(1.90, 2.08), (1.90, 1.91)], tries=3)
     first, spare, ahead = _Worker.made
     assert first.ended == "closed" and run._worker is spare and spare.ended == ""
-    assert ahead.sent == ["start"] and ahead.ended == "killed"  # the spare matched: the one ahead is not needed
+    assert ahead.sent == [] and ahead.ended == "killed"  # the spare matched: the one ahead is not needed
     assert run._spare is None
 
 
@@ -150,9 +150,31 @@ def test_a_matched_worker_keeps_its_place_and_the_spare_is_killed(monkeypatch):
 def test_each_replacement_was_started_ahead_of_its_turn(monkeypatch):
     run = _with_spare(monkeypatch, [(1.90, 2.08), (1.90, 2.07), (1.90, 2.09), (1.90, 2.06)], tries=3)
     first, spare, third, fourth = _Worker.made  # the third started as the spare was taken, the fourth as the third was
-    assert first.ended == spare.ended == third.ended == "closed" and fourth.sent == ["start"]
+    assert first.ended == spare.ended == third.ended == "closed"
+    assert third.sent == fourth.sent == ["start"]  # each asked to open the device once taken, not beside a reading
     assert run._worker is fourth and fourth.ended == "" and run._spare is None
     assert run.judge is not None and run.judge.worker is fourth
+
+
+def test_a_spare_started_beside_a_reading_opens_no_device_until_taken(monkeypatch):
+    spare_asked_while_read: list[list[str] | None] = []
+
+    class _Reading(_Judge):
+        def later_launch_us(self, case: Case, references: Any) -> dict[str, float]:
+            spare_asked_while_read.append(None if run._spare is None else list(run._spare.sent))  # type: ignore[attr-defined]
+            return super().later_launch_us(case, references)
+
+    run = _with_spare(monkeypatch, [], tries=3, timed=False)  # a run made, not yet matched
+    _Worker.made, run._worker, run.timed = [], None, True
+    run.judge = _Reading([(1.90, 2.08), (1.90, 2.07), (1.90, 1.91)])  # type: ignore[assignment]
+    run._start_worker("cuda")
+    run._start_spare("cuda")
+    run._match_worker(Case(name="main", dims={}, dtype="float32", seed=0, timed=True), [], "cuda")
+    # The first spare, started beside the setup, opens its device at once; the ones started beside
+    # a reading only once taken.
+    assert spare_asked_while_read == [["start"], [], []]
+    third, fourth = _Worker.made[2:]
+    assert run._worker is third and third.sent == ["start"] and fourth.sent == []
 
 
 def test_without_a_spare_a_replacement_is_a_fresh_start(monkeypatch):
