@@ -5,12 +5,13 @@ gpu_test.py's test_the_worker_is_matched_to_the_judges_launch_kind_when_asked.""
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import pytest
 
 from arena.harness import run as run_module
 from arena.harness.judged_timing import KIND_MATCH_US
+from arena.harness.lent import QueueBlocked
 from arena.harness.run import Run
 from arena.harness.settings import MAX_MATCH_LAUNCHES, HarnessSettings
 from arena.task.task import Case
@@ -19,7 +20,7 @@ from arena.task.task import Case
 class _Judge:
     """Reads each worker's later launch from a list, as Judge.later_launch_us would on a GPU."""
 
-    def __init__(self, readings: list[tuple[float, float]]) -> None:
+    def __init__(self, readings: Sequence[tuple[float, float] | QueueBlocked]) -> None:
         self.readings = iter(readings)
         self.worker: Any = None
 
@@ -27,11 +28,14 @@ class _Judge:
         self.worker = worker
 
     def later_launch_us(self, case: Case, references: Any) -> dict[str, float]:
-        judge, worker = next(self.readings)
+        reading = next(self.readings)
+        if isinstance(reading, QueueBlocked):
+            raise reading
+        judge, worker = reading
         return {"judge": judge, "worker": worker}
 
 
-def _matched(readings: list[tuple[float, float]], tries: int) -> tuple[list[str], list[str], str]:
+def _matched(readings: Sequence[tuple[float, float] | QueueBlocked], tries: int) -> tuple[list[str], list[str], str]:
     """(the backends each fresh worker was started with, the setup's marks, the measurement's record)."""
     run = Run.__new__(Run)  # the loop only: no job, no device, no worker process
     run.settings = HarnessSettings(match_launches=tries)
@@ -67,6 +71,27 @@ def test_no_more_workers_than_asked_and_the_last_one_stays():
 def test_a_slower_worker_is_as_far_from_the_judge_as_a_faster_one():
     started, _, _ = _matched([(2.08, 1.90), (2.08, 2.07)], tries=1)
     assert started == ["cuda"]  # the only replacement: nothing ahead of it
+
+
+def _held() -> QueueBlocked:
+    return QueueBlocked("the candidate's worker took 40 ms to queue 63 calls (the judge waited 40 ms)", on_gpu=True)
+
+
+def test_a_reading_held_by_the_gpu_is_taken_once_more():
+    started, marks, record = _matched([_held(), (1.90, 1.92)], tries=2)
+    assert started == [] and record.endswith("(worker 1 of at most 3, matched)")
+    assert any(m.endswith("a later launch's reading held: " + str(_held()) + "; read once more") for m in marks), marks
+
+
+def test_a_reading_held_twice_is_the_setups_fault():
+    with pytest.raises(QueueBlocked, match="to queue 63 calls"):
+        _matched([_held(), _held(), (1.90, 1.92)], tries=2)
+
+
+def test_a_reading_too_slow_to_queue_is_not_taken_again():
+    slow = QueueBlocked("the candidate's worker took 2500 ms to queue 63 calls", on_gpu=False)
+    with pytest.raises(QueueBlocked, match="2500 ms"):
+        _matched([slow, (1.90, 1.92)], tries=2)
 
 
 def test_settings_bound_the_fresh_workers():
