@@ -18,7 +18,8 @@ both). The harness charges both sides the pair's mean, so the two sides of a cal
 differ by (n - 1) x that difference; the summary gives its correlation with the log of the readings.
 The suite's judges start up to --match-launches N fresh workers each (default: the harness's, 3)
 until one's later launch is the judge's kind (run.Run._match_worker); the summary then shows each
-reading's kept worker's later launch less the judge's (`kind`) and how many workers it took.
+reading's kept worker's later launch less the judge's (`kind`: the last read, or the nearest
+where none matched) and how many workers it took.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ REPO = Path(__file__).resolve().parents[1]
 _LANDED = re.compile(r"where placement aimed them: judge (\d+) of (\d+), worker (\d+) of (\d+)")
 _SECOND = re.compile(r"a second [\d.]+ us \(([\d.]+) and ([\d.]+)\)")  # judged_timing's log: judge, worker
 _KINDS = re.compile(r"a later launch \(us\), worker by worker: (.*)")  # the setup's log (--match-launches)
+_NEAREST = re.compile(r"worker (\d+) kept, the nearest")  # where none matched and an earlier one was nearer
 _KIND = re.compile(r"judge ([\d.]+), worker ([\d.]+)")
 
 
@@ -66,7 +68,7 @@ def read_tasks(path: Path) -> dict[str, dict[str, Any]]:
     tasks: dict[str, dict[str, Any]] = {}
     for evaluation in document.get("evaluations", []):
         speedups = [c["speedup"] for c in evaluation.get("cases", []) if c.get("timed") and c.get("speedup")]
-        landing, seconds, kinds = [0, 0, 0, 0], [], []
+        landing, seconds, kinds, kept = [0, 0, 0, 0], [], [], -1
         for stage in evaluation.get("stages", []):
             log = stage.get("log", "") if stage.get("name") == "time" else ""
             for found in _LANDED.finditer(log):
@@ -74,6 +76,8 @@ def read_tasks(path: Path) -> dict[str, dict[str, Any]]:
             seconds += [float(worker) - float(judge) for judge, worker in _SECOND.findall(log)]
             matched = _KINDS.search(stage.get("log", "")) if stage.get("name") == "setup" else None
             kinds += [(float(j), float(w)) for j, w in _KIND.findall(matched.group(1))] if matched else []
+            nearest = _NEAREST.search(stage.get("log", "")) if matched else None
+            kept = int(nearest.group(1)) - 1 if nearest else kept
         tasks[evaluation["label"]] = {
             "status": evaluation.get("status", "?"),
             "geomean": math.exp(sum(map(math.log, speedups)) / len(speedups)) if speedups else None,
@@ -83,7 +87,7 @@ def read_tasks(path: Path) -> dict[str, dict[str, Any]]:
             "launch_difference_us": sum(seconds) / len(seconds) if seconds else None,
             # --match-launches: the workers tried, and the kept one's later launch less the judge's
             "workers": len(kinds) or 1,
-            "kind_difference_us": kinds[-1][1] - kinds[-1][0] if kinds else None,
+            "kind_difference_us": kinds[kept][1] - kinds[kept][0] if kinds else None,
         }
     return tasks
 

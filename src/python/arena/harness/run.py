@@ -225,23 +225,49 @@ class Run:
         """Fresh workers, up to settings.match_launches of them, until the worker's cost of a later
         launch in a stream is within KIND_MATCH_US of the judge's: each process keeps its kind for
         life, and a call of n launches keeps (n - 1) x the difference between the two sides'
-        (judged_timing.KIND_CYCLE). Before any candidate code runs; the last worker stays, and the
-        evaluation's measurement records its reading (`launch_match`)."""
+        (judged_timing.KIND_CYCLE). Before any candidate code runs. Where none matches, the
+        nearest read stays (kept alive, idle, while the later ones are read), and the evaluation's
+        measurement records its reading (`launch_match`)."""
         assert self.judge is not None
-        readings = []
+        readings: list[str] = []
+        distances: list[float] = []
+        nearest: CandidateWorker | None = None  # the nearest unmatched worker so far, but the current
         for tried in range(self.settings.match_launches + 1):
             # Both sides read again with every worker: the judge's own reading moved up to 0.15 us
             # within one evaluation (bench/results/2026-12-07.md, session 40), so compare in one reading.
             later = self._held_once(partial(self.judge.later_launch_us, case, references), "a later launch's reading")
             readings.append(f"judge {later['judge']:.3f}, worker {later['worker']:.3f}")
-            matched = abs(later["worker"] - later["judge"]) <= KIND_MATCH_US
-            if matched or tried == self.settings.match_launches:
+            distances.append(abs(later["worker"] - later["judge"]))
+            if distances[-1] <= KIND_MATCH_US or tried == self.settings.match_launches:
                 break
-            self._replace_worker(backend, another=tried + 1 < self.settings.match_launches)
+            keep = distances[-1] < min(distances[:-1], default=float("inf"))
+            if keep and nearest is not None:
+                nearest.close()
+            nearest = self.worker if keep else nearest
+            self._replace_worker(backend, another=tried + 1 < self.settings.match_launches, close=not keep)
         self._mark(f"a later launch (us), worker by worker: {'; '.join(readings)}")
+        kept = self._keep_nearest(nearest, distances)
         most = self.settings.match_launches + 1
-        kept = "matched" if matched else "none matched"
-        self.environment["launch_match"] = f"{readings[-1]} us (worker {tried + 1} of at most {most}, {kept})"
+        state = "matched" if distances[kept] <= KIND_MATCH_US else "none matched"
+        if kept < len(distances) - 1:
+            state += f", the nearest of {len(distances)} kept"
+        self.environment["launch_match"] = f"{readings[kept]} us (worker {kept + 1} of at most {most}, {state})"
+
+    def _keep_nearest(self, nearest: CandidateWorker | None, distances: list[float]) -> int:
+        """The nearest of the workers read stays, the other closed: which one (its index)."""
+        last = len(distances) - 1
+        if nearest is None:
+            return last
+        earlier = min(range(last), key=distances.__getitem__)
+        if distances[earlier] >= distances[last]:
+            nearest.close()
+            return last
+        self.worker.close()
+        self._worker = nearest
+        assert self.judge is not None
+        self.judge.use_worker(nearest)
+        self._mark(f"worker {earlier + 1} kept, the nearest to the judge's launch kind")
+        return earlier
 
     def _held_once(self, step: Callable[[], _T], what: str) -> _T:
         """A step of the judge's own calibration (harness code only in the worker), taken once
@@ -257,12 +283,14 @@ class Run:
             self._mark(f"{what} held: {blocked}; read once more")
             return step()
 
-    def _replace_worker(self, backend: str, another: bool) -> None:
-        """The worker closed and the spare in its place (or, with no spare, a fresh one started as
-        the first was); where `another` replacement may follow, the next spare's process started
-        now, so its import of torch (1.2-1.9 s) runs beside this worker's reading; a HIP build
-        beside it asked again; the judge's clock bound to it."""
-        self.worker.close()
+    def _replace_worker(self, backend: str, another: bool, close: bool = True) -> None:
+        """The worker closed (unless kept as the nearest so far) and the spare in its place (or,
+        with no spare, a fresh one started as the first was); where `another` replacement may
+        follow, the next spare's process started now, so its import of torch (1.2-1.9 s) runs
+        beside this worker's reading; a HIP build beside it asked again; the judge's clock bound
+        to it."""
+        if close:
+            self.worker.close()
         if self._spare is not None:  # started earlier: its torch is imported by now
             self._worker, self._spare = self._spare, None
             if not self._spare_asked:  # its device opened only now, with no reading beside it

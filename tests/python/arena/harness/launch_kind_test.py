@@ -41,8 +41,17 @@ def _matched(readings: Sequence[tuple[float, float] | QueueBlocked], tries: int)
     run.settings = HarnessSettings(match_launches=tries)
     run._marks, run._stage_start, run.environment = [], time.perf_counter(), {}
     run.judge = _Judge(readings)  # type: ignore[assignment]
+    _Worker.made = []
+    run._worker = _Worker()  # type: ignore[assignment]
     started: list[str] = []
-    run._replace_worker = lambda backend, another: started.append(f"{backend}{'+spare' * another}")  # type: ignore
+
+    def replace(backend: str, another: bool, close: bool = True) -> None:
+        started.append(f"{backend}{'+spare' * another}")
+        if close:
+            run.worker.close()
+        run._worker = _Worker()  # type: ignore[assignment]
+
+    run._replace_worker = replace  # type: ignore[method-assign]
     run._match_worker(Case(name="main", dims={}, dtype="float32", seed=0, timed=True), [], "cuda")
     return started, run._marks, str(run.environment["launch_match"])
 
@@ -66,6 +75,22 @@ def test_no_more_workers_than_asked_and_the_last_one_stays():
     assert started == ["cuda+spare", "cuda"]  # no spare ahead of the last replacement
     assert marks[-1].count("judge ") == 3 and marks[-1].endswith("judge 1.900, worker 2.070")
     assert record == "judge 1.900, worker 2.070 us (worker 3 of at most 3, none matched)"
+
+
+def test_where_none_matches_the_nearest_stays_and_every_other_is_closed():
+    started, marks, record = _matched([(1.90, 2.08), (1.90, 1.96), (1.90, 2.12), (1.90, 1.80)], tries=3)
+    first, second, third, fourth = _Worker.made
+    assert started == ["cuda+spare", "cuda+spare", "cuda"]
+    assert first.ended == third.ended == fourth.ended == "closed" and second.ended == ""
+    assert marks[-1].endswith("worker 2 kept, the nearest to the judge's launch kind")
+    assert record == "judge 1.900, worker 1.960 us (worker 2 of at most 4, none matched, the nearest of 4 kept)"
+
+
+def test_a_worker_nearer_than_the_one_kept_replaces_it():
+    _, _, record = _matched([(1.90, 2.08), (1.90, 2.00), (1.90, 1.97), (1.90, 2.12)], tries=3)
+    first, second, third, fourth = _Worker.made
+    assert first.ended == second.ended == fourth.ended == "closed" and third.ended == ""
+    assert record.startswith("judge 1.900, worker 1.970 us (worker 3 of at most 4")
 
 
 def test_a_slower_worker_is_as_far_from_the_judge_as_a_faster_one():
@@ -200,6 +225,14 @@ def test_a_spare_started_beside_a_reading_opens_no_device_until_taken(monkeypatc
     assert spare_asked_while_read == [["start"], [], []]
     third, fourth = _Worker.made[2:]
     assert run._worker is third and third.sent == ["start"] and fourth.sent == []
+
+
+def test_the_nearest_kept_is_the_worker_the_judges_clock_binds(monkeypatch):
+    run = _with_spare(monkeypatch, [(1.90, 2.08), (1.90, 1.96), (1.90, 2.10), (1.90, 2.09)], tries=3)
+    first, spare, third, fourth = _Worker.made
+    assert run._worker is spare and spare.ended == ""
+    assert first.ended == third.ended == fourth.ended == "closed"
+    assert run.judge is not None and run.judge.worker is spare
 
 
 def test_without_a_spare_a_replacement_is_a_fresh_start(monkeypatch):
