@@ -231,7 +231,7 @@ class Run:
         assert self.judge is not None
         readings: list[str] = []
         distances: list[float] = []
-        nearest: CandidateWorker | None = None  # the nearest unmatched worker so far, but the current
+        nearest: CandidateWorker | None = None  # an earlier worker kept alive: the nearest unmatched so far
         for tried in range(self.settings.match_launches + 1):
             # Both sides read again with every worker: the judge's own reading moved up to 0.15 us
             # within one evaluation (bench/results/2026-12-07.md, session 40), so compare in one reading.
