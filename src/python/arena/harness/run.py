@@ -231,7 +231,7 @@ class Run:
         assert self.judge is not None
         readings: list[str] = []
         distances: list[float] = []
-        nearest: CandidateWorker | None = None  # an earlier worker kept alive: the nearest unmatched so far
+        nearest: tuple[int, CandidateWorker] | None = None  # an earlier worker kept alive: the nearest so far
         for tried in range(self.settings.match_launches + 1):
             # Both sides read again with every worker: the judge's own reading moved up to 0.15 us
             # within one evaluation (bench/results/2026-12-07.md, session 40), so compare in one reading.
@@ -240,10 +240,10 @@ class Run:
             distances.append(abs(later["worker"] - later["judge"]))
             if distances[-1] <= KIND_MATCH_US or tried == self.settings.match_launches:
                 break
-            keep = distances[-1] < min(distances[:-1], default=float("inf"))
+            keep = nearest is None or distances[-1] < distances[nearest[0]]
             if keep and nearest is not None:
-                nearest.close()
-            nearest = self.worker if keep else nearest
+                nearest[1].close()
+            nearest = (tried, self.worker) if keep else nearest
             self._replace_worker(backend, another=tried + 1 < self.settings.match_launches, close=not keep)
         self._mark(f"a later launch (us), worker by worker: {'; '.join(readings)}")
         kept = self._keep_nearest(nearest, distances)
@@ -253,19 +253,20 @@ class Run:
             state += f", the nearest of {len(distances)} kept"
         self.environment["launch_match"] = f"{readings[kept]} us (worker {kept + 1} of at most {most}, {state})"
 
-    def _keep_nearest(self, nearest: CandidateWorker | None, distances: list[float]) -> int:
-        """The nearest of the workers read stays, the other closed: which one (its index)."""
+    def _keep_nearest(self, nearest: tuple[int, CandidateWorker] | None, distances: list[float]) -> int:
+        """The nearer of the last worker read and the earlier one kept stays, the other closed:
+        which one (its index)."""
         last = len(distances) - 1
         if nearest is None:
             return last
-        earlier = min(range(last), key=distances.__getitem__)
+        earlier, worker = nearest
         if distances[earlier] >= distances[last]:
-            nearest.close()
+            worker.close()
             return last
         self.worker.close()
-        self._worker = nearest
+        self._worker = worker
         assert self.judge is not None
-        self.judge.use_worker(nearest)
+        self.judge.use_worker(worker)
         self._mark(f"worker {earlier + 1} kept, the nearest to the judge's launch kind")
         return earlier
 
