@@ -17,7 +17,7 @@ kernel behind the first less the judge's, the mean over the task's cases (the ti
 both). The harness charges both sides the pair's mean, so the two sides of a call of n launches
 differ by (n - 1) x that difference; the summary gives its correlation with the log of the readings.
 The suite's judges start up to --match-launches N fresh workers each (default: the harness's, 3)
-until one's later launch is the judge's kind (run.Run._match_worker); the summary then shows each
+until one's later launch is the judge's kind (matching.Workers.match); the summary then shows each
 reading's kept worker's later launch less the judge's (`kind`: the last read, or the nearest
 where none matched) and how many workers it took.
 """

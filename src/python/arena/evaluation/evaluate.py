@@ -34,7 +34,7 @@ from arena.task.task import Task
 Runner = Callable[[Task, "Candidate | None", Path, HarnessSettings], HarnessResult]
 # Statuses not worth keeping: a timeout may be the machine's fault, not the candidate's.
 _NOT_CACHED = frozenset({Status.TIMEOUT})
-# How the child timed; launch_match: the kept worker's later launch against the judge's (run.Run._match_worker).
+# How the child timed; launch_match: the kept worker's later launch against the judge's (matching.Workers.match).
 MEASUREMENT_KEYS = ("flush_bytes", "event_overhead_us", "switch_us", "warm_inputs_bytes", "launch_match")
 
 

@@ -153,7 +153,7 @@ class Judge:
         self.l2_unavailable = ""  # why the persisting-L2 reset failed, once it has (reset_l2)
 
     def use_worker(self, worker: CandidateWorker) -> None:
-        """A fresh worker in place of the first, before any case is measured (Run._match_worker):
+        """A fresh worker in place of the first, before any case is measured (matching.Workers.match):
         the clock's events, flusher and probe stay; each chunk binds the worker anew."""
         self.worker = self.clock.worker = worker
 
@@ -237,7 +237,7 @@ class Judge:
 
     def later_launch_us(self, case: Case, reference_like: Sequence[torch.Tensor]) -> dict[str, float]:
         """Each side's cost of a later launch in a stream (KIND_CYCLE), on `case`'s layout, before
-        the candidate is loaded: {"judge": us, "worker": us} (Run._match_worker)."""
+        the candidate is loaded: {"judge": us, "worker": us} (matching.Workers.match)."""
         count = _empty_count(reference_like)
         warm = self.warm(case, reference_like)
         readings, _, _ = self._launch_readings(

@@ -45,7 +45,7 @@ from arena.harness.forbidden import check_preprocessed
 from arena.harness.frames import WorkerError, WorkerGone, unpack_tensors
 from arena.harness.inputs import make_scalars, spec_dtype, spec_shape, torch_dtype
 from arena.harness.job import Job
-from arena.harness.judged_timing import KIND_MATCH_US, Judge
+from arena.harness.judged_timing import Judge
 from arena.harness.lent import QueueBlocked
 from arena.harness.loading import (  # noqa: F401 - LOG_LIMIT: the cap callers read here
     LOG_LIMIT,
@@ -55,6 +55,7 @@ from arena.harness.loading import (  # noqa: F401 - LOG_LIMIT: the cap callers r
     library_path,
     load_side,
 )
+from arena.harness.matching import Workers, may_replace
 from arena.harness.profile import GpuOperation, describe, first_faster_case, library_kernels, off_stream, profile_call
 from arena.harness.result import CaseOutcome, HarnessResult, StageLog
 from arena.harness.settings import HarnessSettings
@@ -62,7 +63,6 @@ from arena.harness.timing import measure_event_overhead
 from arena.harness.verdict import Verdict
 from arena.task.archs import NOT_HERE, refusal
 from arena.task.codec import task_from_dict
-from arena.task.task import Case
 from arena.task.tolerance import tolerance_for
 
 # A call's outputs as it returned them, not yet checked (check_output_type), or what went wrong.
@@ -92,9 +92,7 @@ class Run:
         self.timings_available = False
         self._stage_start = time.perf_counter()
         self._marks: list[str] = []
-        self._worker = worker  # started ahead by the child, or by _start_worker
-        self._spare: CandidateWorker | None = None  # _match_worker's next replacement, started ahead of it
-        self._spare_asked = False  # whether the spare was sent `start` (its device opened) when started
+        self.workers = Workers(self._mark, worker)  # the worker, given when the child started it ahead
         self.judge: Judge | None = None
         self._allowed: set[str] | None = None
         self.baseline_build = ""  # how the HIP baseline's library came: compiled, or from the trusted builds
@@ -106,10 +104,8 @@ class Run:
 
     @property
     def worker(self) -> CandidateWorker:
-        """The candidate's worker (started by _start_worker, or ahead by the child)."""
-        if self._worker is None:
-            raise RuntimeError("the candidate's worker has not been started")
-        return self._worker
+        """The candidate's worker (matching.Workers: it may be replaced until the candidate loads)."""
+        return self.workers.current
 
     @property
     def candidate_touched(self) -> bool:
@@ -174,8 +170,8 @@ class Run:
     def _setup(self, backend: str, clock_sample: ClockSample) -> tuple[list[list[Member]], Kernel | None]:
         """Before any candidate code: the worker started, the inputs drawn, the trusted code loaded
         and its reference outputs computed, and (timing) the judge calibrated: (families, baseline)."""
-        self._start_worker(backend)
-        self._start_spare(backend)
+        spares = may_replace(self.timed, self.settings.match_launches, backend)
+        self.workers.start(self._start_request(backend), spares)
         self._build_early()
         families = self._make_families()
         self._mark("inputs drawn")
@@ -198,77 +194,48 @@ class Run:
             self._receive_build()
             self._mark("the candidate's HIP library built beside the setup")
         if self.device.backend != "cpu":
-            self._calibrate(families, backend)
+            self._calibrate(families)
         self._end_stage("setup", True, f"{sum(len(f) for f in families)} input sets, references computed")
         return families, baseline
 
-    def _calibrate(self, families: list[list[Member]], backend: str) -> None:
+    def _calibrate(self, families: list[list[Member]]) -> None:
         """On a GPU, the judge made (every call of the candidate goes through its chunks) and, when
-        timing, its worker matched to its launch kind if asked (_match_worker) and each timed case's
+        timing, its worker matched to its launch kind if asked (matching.Workers.match) and each timed case's
         empty calls measured: only harness code in the worker."""
         self.judge = Judge(self.device, self.worker, self.task, self.settings.warm_inputs)
         self._mark("judge calibrated")
         if not self.timed:
             return
         timed = [(f[0].case, f[0].references) for f in families if f[0].case.timed]
-        if timed and self.settings.match_launches:
-            self._match_worker(*timed[0], backend)
-        self._close_spare()
         judge = self.judge
+        if timed and self.settings.match_launches:
+            reading = partial(judge.later_launch_us, *timed[0])
+
+            def read() -> dict[str, float]:
+                return self._held_once(reading, "a later launch's reading")
+
+            self.environment["launch_match"] = self.workers.match(
+                read, self.settings.match_launches, self._ready, judge.use_worker
+            )
+        self.workers.close_spare()
         for case, references in timed:
             self._held_once(partial(judge.measure_empty, case, references), f"empty calls for {case.name}")
             self._mark(f"empty calls measured for {case.name} ({judge.empty_phases.get(case.name, '')})")
         self.environment["switch_us"] = round(judge.switch_us, 1)
         self.environment["warm_inputs_bytes"] = judge.warm_bytes
 
-    def _match_worker(self, case: Case, references: Sequence[torch.Tensor], backend: str) -> None:
-        """Fresh workers, up to settings.match_launches of them, until the worker's cost of a later
-        launch in a stream is within KIND_MATCH_US of the judge's: each process keeps its kind for
-        life, and a call of n launches keeps (n - 1) x the difference between the two sides'
-        (judged_timing.KIND_CYCLE). Before any candidate code runs. Where none matches, the
-        nearest read stays (kept alive, idle, while the later ones are read), and the evaluation's
-        measurement records its reading (`launch_match`)."""
-        assert self.judge is not None
-        readings: list[str] = []
-        distances: list[float] = []
-        nearest: tuple[int, CandidateWorker] | None = None  # an earlier worker kept alive: the nearest so far
-        for tried in range(self.settings.match_launches + 1):
-            # Both sides read again with every worker: the judge's own reading moved up to 0.15 us
-            # within one evaluation (bench/results/2026-12-07.md, session 40), so compare in one reading.
-            later = self._held_once(partial(self.judge.later_launch_us, case, references), "a later launch's reading")
-            readings.append(f"judge {later['judge']:.3f}, worker {later['worker']:.3f}")
-            distances.append(abs(later["worker"] - later["judge"]))
-            if distances[-1] <= KIND_MATCH_US or tried == self.settings.match_launches:
-                break
-            keep = nearest is None or distances[-1] < distances[nearest[0]]
-            if keep and nearest is not None:
-                nearest[1].close()
-            nearest = (tried, self.worker) if keep else nearest
-            self._replace_worker(backend, another=tried + 1 < self.settings.match_launches, close=not keep)
-        self._mark(f"a later launch (us), worker by worker: {'; '.join(readings)}")
-        kept = self._keep_nearest(nearest, distances)
-        most = self.settings.match_launches + 1
-        state = "matched" if distances[kept] <= KIND_MATCH_US else "none matched"
-        if kept < len(distances) - 1:
-            state += f", the nearest of {len(distances)} kept"
-        self.environment["launch_match"] = f"{readings[kept]} us (worker {kept + 1} of at most {most}, {state})"
-
-    def _keep_nearest(self, nearest: tuple[int, CandidateWorker] | None, distances: list[float]) -> int:
-        """The nearer of the last worker read and the earlier one kept stays, the other closed:
-        which one (its index)."""
-        last = len(distances) - 1
-        if nearest is None:
-            return last
-        earlier, worker = nearest
-        if distances[earlier] >= distances[last]:
-            worker.close()
-            return last
-        self.worker.close()
-        self._worker = worker
+    def _ready(self, worker: CandidateWorker) -> None:
+        """A replacement readied (matching.Workers.match): a HIP build beside it asked again, its
+        start read, the judge's clock bound to it."""
+        if self._built_early:
+            self._build_failure = None
+            worker.send("build", {"arch": device_arch(self.device)})
+        started, _ = worker.receive()
+        self._mark(f"a fresh worker started ({_worker_times(started, self._stage_start)})")
+        if self._built_early:
+            self._receive_build()
         assert self.judge is not None
         self.judge.use_worker(worker)
-        self._mark(f"worker {earlier + 1} kept, the nearest to the judge's launch kind")
-        return earlier
 
     def _held_once(self, step: Callable[[], _T], what: str) -> _T:
         """A step of the judge's own calibration (harness code only in the worker), taken once
@@ -283,33 +250,6 @@ class Run:
                 raise
             self._mark(f"{what} held: {blocked}; read once more")
             return step()
-
-    def _replace_worker(self, backend: str, another: bool, close: bool = True) -> None:
-        """The worker closed (unless kept as the nearest so far) and the spare in its place (or,
-        with no spare, a fresh one started as the first was); where `another` replacement may
-        follow, the next spare's process started now, so its import of torch (1.2-1.9 s) runs
-        beside this worker's reading; a HIP build beside it asked again; the judge's clock bound
-        to it."""
-        if close:
-            self.worker.close()
-        if self._spare is not None:  # started earlier: its torch is imported by now
-            self._worker, self._spare = self._spare, None
-            if not self._spare_asked:  # its device opened only now, with no reading beside it
-                self._start_worker(backend)
-        else:
-            self._worker = CandidateWorker()
-            self._start_worker(backend)
-        if another:
-            self._start_spare(backend, ask=False)
-        if self._built_early:
-            self._build_failure = None
-            self.worker.send("build", {"arch": device_arch(self.device)})
-        started, _ = self.worker.receive()
-        self._mark(f"a fresh worker started ({_worker_times(started, self._stage_start)})")
-        if self._built_early:
-            self._receive_build()
-        assert self.judge is not None
-        self.judge.use_worker(self.worker)
 
     def _check(self, families: list[list[Member]]) -> list[CaseOutcome]:
         """Every case checked (every call recorded), then the guards: the outcomes, also in self.cases."""
@@ -326,36 +266,9 @@ class Run:
         return outcomes
 
     # -- the candidate, through its worker --------------------------------------------------------
-    def _start_worker(self, backend: str) -> None:
-        """Started early (it imports torch while the judge draws inputs); its `start` reply is read
-        once the setup is done."""
-        if self._worker is None:
-            self._worker = CandidateWorker()
-        self.worker.send("start", self._start_request(backend))
-
     def _start_request(self, backend: str) -> dict[str, Any]:
         dirs = {name: str(path) for name, path in self.dirs.items()}
         return {"task": self.task_dict, "dirs": dirs, "backend": backend, "device": self.settings.device}
-
-    def _start_spare(self, backend: str, ask: bool = True) -> None:
-        """Where the worker may be matched to the judge's launch kind (settings.match_launches, a
-        GPU, timing), a second worker started beside the first, and a next one whenever the spare
-        is taken and tries remain: half the time a worker is of the other kind, and its start then
-        runs beside the setup or a reading. Beside a reading it only imports torch (`ask` False):
-        a context made on the GPU then could stall the chunks read (a setup once failed as held,
-        bench/results/2026-12-07.md, session 41); it is asked to open the device when taken."""
-        if self.timed and self.settings.match_launches and backend != "cpu":
-            self._spare, self._spare_asked = CandidateWorker(), ask
-            if ask:
-                self._spare.send("start", self._start_request(backend))
-
-    def _close_spare(self) -> None:
-        """Killed, not asked to exit (it may still be importing torch: an exit would wait for it);
-        nothing of the candidate's ever ran there, and its init and worker die with it (apart.py)."""
-        if self._spare is not None:
-            self._spare.process.kill()
-            self._spare.close()
-            self._spare = None
 
     def _ask(
         self, op: str, header: dict[str, Any] | None = None, blobs: Sequence[bytes] = ()
@@ -770,9 +683,7 @@ class Run:
 
     def close(self) -> None:
         """The worker ends with the run (in a sandbox, its PID namespace ends whatever it started)."""
-        self._close_spare()
-        if self._worker is not None:
-            self._worker.close()
+        self.workers.close()
 
 
 def _worker_times(reply: dict[str, Any], stage_start: float) -> str:
