@@ -244,7 +244,7 @@ def judged_precision(
     return report
 
 
-_KINDS = r"a later launch \(us\), worker by worker: (.*)"  # run.Run._match_worker's log line
+_KINDS = r"a later launch \(us\), worker by worker: (.*)"  # matching.Workers.match's log line
 
 
 def _stage_log(result, name: str) -> str:  # type: ignore[no-untyped-def]
@@ -296,10 +296,10 @@ def _judged_summary(runs: dict[str, list[dict]]) -> dict:
     across evaluations), the baseline time's CV, and once/twice per evaluation."""
     summary: dict[str, Any] = {}
     for name in sorted({n for kind in runs.values() for r in kind for n in r["cases"]}):
-        noop = [r["cases"][name] for r in runs["noop"] if name in r["cases"]]
-        twice = [r["cases"][name] for r in runs["twice"] if name in r["cases"]]
+        noop = [r["cases"][name] for r in runs.get("noop", []) if name in r["cases"]]
+        twice = [r["cases"][name] for r in runs.get("twice", []) if name in r["cases"]]  # absent: --kinds noop
         fresh = [r["cases"][name] for r in runs.get("twice_fresh", []) if name in r["cases"]]
-        if not noop or not twice:
+        if not noop or ("twice" in runs and not twice):
             summary[name] = "missing"
             continue
         ratios = [c["candidate_us"] / c["baseline_us"] for c in noop]
@@ -312,7 +312,7 @@ def _judged_summary(runs: dict[str, list[dict]]) -> dict:
             "noop_ratio_cv_pct": round(100 * cv(ratios), 3) if len(ratios) > 1 else None,
             "baseline_cv_pct": round(100 * cv([c["baseline_us"] for c in noop]), 3) if len(noop) > 1 else None,
             "once_over_twice": [round(h, 4) for h in halves],
-            "once_over_twice_mean": round(statistics.fmean(halves), 4),
+            "once_over_twice_mean": round(statistics.fmean(halves), 4) if halves else None,
             "once_over_twice_fresh": [round(h, 4) for h in fresh_halves],
             "once_over_twice_fresh_mean": round(statistics.fmean(fresh_halves), 4) if fresh_halves else None,
         }
