@@ -22,7 +22,8 @@ child's rounds run with the parent idle (blocked on the child's reply) or, with 
 parent queues a stream of small kernels of its own (a judge that keeps its context busy).
 
     PYTHONPATH=src/python python3 bench/lent_memory_probe.py [--rounds 6] [--calls 5] [--busy] [--flush] \
-        [--rewrite] [--kernels histogram matmul add_rms_norm paged_gather] [--repeats N] [--json FILE]
+        [--warm] [--spin-us US] [--rewrite] [--kernels histogram matmul add_rms_norm paged_gather copy] \
+        [--repeats N] [--json FILE]
 
 In the parent, "raw" is a block made as a lent one is (the runtime's cudaMalloc/hipMalloc) but never
 exported: if it reads as "local", exporting is what moves a kernel; if as "lent", the allocation.
@@ -38,6 +39,13 @@ paged_kv_gather's no-op read 0.993-0.996 in every run, as the single run's paren
 against 215.0-215.3 us everywhere else predicts; fused_add_rms_norm's the other way round; one run
 cannot tell a role from a draw of the processes).
 
+--kernels copy times a single-launch copy of 1 MiB (float32), as bench/timing_precision.py's judged
+small copy: its no-op reads 1-5% slow in the worker with warm inputs (sessions 40-41) and within
+about 1% cold (session 42). With --warm every call's inputs are read back after the flush, as the
+harness does for a call that fits in a quarter of the cache (flush.Flusher.touch); with --spin-us a
+spin runs before the start event, so a call of a few us does not time the host's launch. The
+placement "lent-inputs" is the worker's: inputs in the lent block, outputs the process's own.
+
 Kernels (--kernels picks some): the histogram task's HIP baseline (compiled with the harness's own
 nvcc/hipcc commands) on its bytes-256 case, mini_mlp's Triton matmul on the llama8b case's gate
 GEMM (4096 x 4096 by 4096 x 14336, bfloat16), and triton2triton fused_add_rms_norm's baseline on
@@ -52,6 +60,7 @@ from __future__ import annotations
 
 import argparse
 import ctypes
+import dataclasses
 import importlib.util
 import json
 import statistics
@@ -66,6 +75,7 @@ import torch
 
 from arena.harness.backends.hip import compile_hip
 from arena.harness.shared_gpu import SharedBlock, as_bytes, runtime
+from arena.harness.timing import cycles_per_us
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 HISTOGRAM = REPO_ROOT / "tasks/hip2hip/histogram/kernel.hip"
@@ -76,9 +86,10 @@ N_VALUES, BINS = 33554433, 256  # the histogram's bytes-256 case
 T, H, INNER = 4096, 4096, 14336  # mini_mlp's llama8b case: h (T x H) @ w_gate (H x INNER)
 ROWS, HIDDEN = 16384, 3584  # fused_add_rms_norm's qwen2-7b-16k-bf16 case
 PAGES, PAGE, HEADS, DIM, SEQS, PER_SEQ = 8192, 16, 8, 128, 8, 512  # paged_kv_gather's llama3-8b-b8-ctx8k-bf16
+COPIED = 1 << 18  # float32 elements: the judged small copy of 1 MiB
 MiB = 1 << 20
 # Offsets, each past the last: the histogram's values and counts, the GEMM's operands, the norm's
-# x, residual and weight, the gather's two caches and block tables.
+# x, residual and weight, the gather's two caches and block tables, the copy's source and destination.
 LAYOUT = {
     "x": 0,
     "a": 256 * MiB,
@@ -90,6 +101,8 @@ LAYOUT = {
     "kc": 1024 * MiB,
     "vc": 1280 * MiB,
     "bt": 1536 * MiB,
+    "cs": 1792 * MiB,
+    "cd": 1800 * MiB,
 }
 SPAN = 2048 * MiB  # one layout's bytes
 BLOCK_BYTES = 4096 * MiB  # as large as a lent pool; a second layout lies at its far end
@@ -98,7 +111,15 @@ FAR = BLOCK_BYTES - SPAN
 FLUSH_BYTES = 256 * MiB  # written between calls with --flush (more than the L2 of any GPU here)
 
 
-KERNELS = ("histogram", "matmul", "add_rms_norm", "paged_gather")
+KERNELS = ("histogram", "matmul", "add_rms_norm", "paged_gather", "copy")
+# What each kernel reads: read back after the flush with --warm.
+INPUTS = {
+    "histogram": ("x",),
+    "matmul": ("a", "b"),
+    "add_rms_norm": ("rx", "rres", "rw"),
+    "paged_gather": ("kc", "vc", "bt"),
+    "copy": ("cs",),
+}
 
 
 def kernels(work: Path, chosen: tuple[str, ...] = KERNELS) -> dict[str, Callable[[dict[str, torch.Tensor]], Any]]:
@@ -115,6 +136,8 @@ def kernels(work: Path, chosen: tuple[str, ...] = KERNELS) -> dict[str, Callable
     if "paged_gather" in chosen:
         gather = _module("probe_paged_gather", PAGED_GATHER).paged_kv_gather
         found["paged_gather"] = lambda t: gather(t["kc"], t["vc"], t["bt"])
+    if "copy" in chosen:
+        found["copy"] = lambda t: t["cd"].copy_(t["cs"])
     return found
 
 
@@ -170,6 +193,8 @@ def views(data: torch.Tensor, base: int = 0) -> dict[str, torch.Tensor]:
         "kc": view("kc", torch.bfloat16, (PAGES, PAGE, HEADS, DIM)),
         "vc": view("vc", torch.bfloat16, (PAGES, PAGE, HEADS, DIM)),
         "bt": view("bt", torch.int32, (SEQS, PER_SEQ)),
+        "cs": view("cs", torch.float32, (COPIED,)),
+        "cd": view("cd", torch.float32, (COPIED,)),
     }
 
 
@@ -183,6 +208,31 @@ def fill(block: dict[str, torch.Tensor]) -> None:
     for name in ("kc", "vc"):
         block[name].copy_(torch.randn(PAGES, PAGE, HEADS, DIM, device="cuda", generator=generator).to(torch.bfloat16))
     block["bt"].copy_(torch.randint(0, PAGES, (SEQS, PER_SEQ), device="cuda", generator=generator, dtype=torch.int32))
+    block["cs"].copy_(torch.randn(COPIED, device="cuda", generator=generator))
+
+
+@dataclasses.dataclass(frozen=True)
+class Procedure:
+    """What runs before every timed call: a flush (a buffer larger than L2 written, as the
+    harness's), the kernel's inputs read back after it (`warm`), a spin of `spin_us`."""
+
+    flush: bool = False
+    warm: bool = False
+    spin_us: float = 0.0
+
+    def argv(self) -> list[str]:
+        flags = [flag for flag, on in (("--flush", self.flush), ("--warm", self.warm)) if on]
+        return flags + (["--spin-us", str(self.spin_us)] if self.spin_us else [])
+
+    def before_call(self, scratch: torch.Tensor | None, inputs: list[torch.Tensor], spin: int) -> None:
+        if scratch is not None:
+            scratch.fill_(1)
+        if self.warm:
+            sink = torch.empty((), dtype=torch.uint8, device="cuda")  # the cached allocator's, no sync
+            for tensor in inputs:  # as flush.Flusher.touch: every byte read once
+                torch.amax(tensor.reshape(-1).view(torch.uint8), dim=0, out=sink)
+        if spin:
+            torch.cuda._sleep(spin)
 
 
 def time_placements(
@@ -190,14 +240,15 @@ def time_placements(
     rounds: int,
     calls: int,
     work: Path,
-    flush: bool,
+    procedure: Procedure,
     before_round: Callable[[], None] = lambda: None,
     chosen: tuple[str, ...] = KERNELS,
 ) -> dict[str, Any]:
-    """Median microseconds a call per kernel and placement, the placements interleaved by round;
-    with `flush`, a buffer larger than L2 written before every call (as the harness's flush)."""
+    """Median microseconds a call per kernel and placement, the placements interleaved by round,
+    each call after the `procedure`."""
     run = kernels(work, chosen)
-    scratch = torch.empty(FLUSH_BYTES, dtype=torch.uint8, device="cuda") if flush else None
+    scratch = torch.empty(FLUSH_BYTES, dtype=torch.uint8, device="cuda") if procedure.flush else None
+    spin = int(procedure.spin_us * cycles_per_us()) if procedure.spin_us else 0
     samples: dict[str, list[float]] = {f"{k}/{p}": [] for k in run for p in places}
     for kernel in run.values():
         for tensors in places.values():
@@ -209,21 +260,21 @@ def time_placements(
         for name, kernel in run.items():
             for place, tensors in places.items():
                 for _ in range(calls):
-                    if scratch is not None:
-                        scratch.fill_(1)
+                    procedure.before_call(scratch, [tensors[n] for n in INPUTS[name]], spin)
                     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                     start.record()
                     kernel(tensors)
                     end.record()
                     end.synchronize()
                     samples[f"{name}/{place}"].append(start.elapsed_time(end) * 1000.0)
-    return {key: round(statistics.median(values), 2) for key, values in samples.items()}
+    return {key: round(statistics.median(values), 3) for key, values in samples.items()}
 
 
 def placements(block: torch.Tensor, odd: torch.Tensor) -> dict[str, dict[str, torch.Tensor]]:
     """local (this process's own tensors), lent (the block's near layout), far (its far layout),
-    lent-counts (local inputs, the counts in the block: where a worker's outputs lie), odd (the
-    near layout of the block not allocated in whole large pages)."""
+    lent-counts (local inputs, the counts in the block: where a worker's outputs lie), lent-inputs
+    (the inputs in the block, the outputs local: where a worker's timed calls find theirs), odd
+    (the near layout of the block not allocated in whole large pages)."""
     lent, far = views(block), views(block, FAR)
     local = {name: tensor.clone() for name, tensor in lent.items()}
     return {
@@ -231,17 +282,18 @@ def placements(block: torch.Tensor, odd: torch.Tensor) -> dict[str, dict[str, to
         "lent": lent,
         "far": far,
         "lent-counts": dict(local, counts=lent["counts"]),
+        "lent-inputs": dict(lent, counts=local["counts"], cd=local["cd"]),
         "odd": views(odd),
     }
 
 
-def alone(rounds: int, calls: int, work: Path, flush: bool, chosen: tuple[str, ...]) -> None:
+def alone(rounds: int, calls: int, work: Path, procedure: Procedure, chosen: tuple[str, ...]) -> None:
     """A child that maps nothing of the parent's: the kernels on tensors of its own only."""
     data = torch.empty(SPAN, dtype=torch.uint8, device="cuda")
     own = views(data)
     fill(own)
     torch.cuda.synchronize()
-    print(json.dumps(time_placements({"alone": own}, rounds, calls, work, flush, chosen=chosen)), flush=True)
+    print(json.dumps(time_placements({"alone": own}, rounds, calls, work, procedure, chosen=chosen)), flush=True)
 
 
 def repeated(argv: list[str], repeats: int, keep: Path | None) -> dict[str, Any]:
@@ -280,11 +332,17 @@ def _rewritten() -> None:
 
 
 def child(
-    handles: list[str], rounds: int, calls: int, work: Path, flush: bool, rewrite: bool, chosen: tuple[str, ...]
+    handles: list[str],
+    rounds: int,
+    calls: int,
+    work: Path,
+    procedure: Procedure,
+    rewrite: bool,
+    chosen: tuple[str, ...],
 ) -> None:
     block, odd = (SharedBlock.open(runtime(), bytes.fromhex(h), n) for h, n in zip(handles, (BLOCK_BYTES, ODD_BYTES)))
     places = placements(block.bytes, odd.bytes)
-    timed = time_placements(places, rounds, calls, work, flush, _rewritten if rewrite else lambda: None, chosen)
+    timed = time_placements(places, rounds, calls, work, procedure, _rewritten if rewrite else lambda: None, chosen)
     print(json.dumps(timed), flush=True)
     block.close()
     odd.close()
@@ -335,6 +393,8 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=5)
     parser.add_argument("--busy", action="store_true", help="also time the child while this process keeps its GPU busy")
     parser.add_argument("--flush", action="store_true", help="write a buffer larger than L2 before every call")
+    parser.add_argument("--warm", action="store_true", help="read each call's inputs back after the flush")
+    parser.add_argument("--spin-us", type=float, default=0.0, help="a spin before each call's start event")
     parser.add_argument(
         "--rewrite", action="store_true", help="also time a child whose block is written again before each round"
     )
@@ -345,17 +405,16 @@ def main() -> int:
     parser.add_argument("--alone", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--work", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    procedure = Procedure(args.flush, args.warm, args.spin_us)
     if args.child:
-        child(args.child, args.rounds, args.calls, args.work, args.flush, args.rewrite, tuple(args.kernels))
+        child(args.child, args.rounds, args.calls, args.work, procedure, args.rewrite, tuple(args.kernels))
         return 0
     if args.alone:
-        alone(args.rounds, args.calls, args.work, args.flush, tuple(args.kernels))
+        alone(args.rounds, args.calls, args.work, procedure, tuple(args.kernels))
         return 0
     if args.repeats > 1:
         argv = ["--rounds", str(args.rounds), "--calls", str(args.calls), "--kernels", *args.kernels]
-        argv += [
-            flag for flag, on in (("--flush", args.flush), ("--busy", args.busy), ("--rewrite", args.rewrite)) if on
-        ]
+        argv += procedure.argv() + [flag for flag, on in (("--busy", args.busy), ("--rewrite", args.rewrite)) if on]
         summary = repeated(argv, args.repeats, args.json)
         for key, ratios in summary["over_parent_local"].items():
             print(f"{key:40s} over the parent's local: " + " ".join(f"{r:.4f}" for r in ratios))
@@ -365,7 +424,7 @@ def main() -> int:
         block = SharedBlock.allocate(runtime(), BLOCK_BYTES)
         odd = SharedBlock.allocate(runtime(), ODD_BYTES, whole_pages=False)
         fill_all(block, odd)
-        result: dict[str, Any] = {"device": torch.cuda.get_device_name(0), "flush": args.flush}
+        result: dict[str, Any] = {"device": torch.cuda.get_device_name(0), "procedure": " ".join(procedure.argv())}
         places = placements(block.bytes, odd.bytes)
         pointer = ctypes.c_void_p()
         runtime().call("Malloc", ctypes.byref(pointer), ctypes.c_size_t(SPAN))  # never exported
@@ -377,12 +436,10 @@ def main() -> int:
         fill(places["torch-pool"])
         fill(places["torch-pool-far"])
         torch.cuda.synchronize()
-        result["parent"] = time_placements(
-            places, args.rounds, args.calls, work, args.flush, chosen=tuple(args.kernels)
-        )
+        result["parent"] = time_placements(places, args.rounds, args.calls, work, procedure, chosen=tuple(args.kernels))
         command = [sys.executable, __file__, "--child", block.handle.hex(), odd.handle.hex(), "--work", str(work)]
         command += ["--rounds", str(args.rounds), "--calls", str(args.calls), "--kernels", *args.kernels]
-        command += ["--flush"] if args.flush else []
+        command += procedure.argv()
         for mode in ("idle", "busy") if args.busy else ("idle",):
             process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
             out = busy_until(process) if mode == "busy" else process.communicate()[0]
@@ -400,7 +457,7 @@ def main() -> int:
         runtime().call("Free", pointer)
     for where, table in result.items():
         if isinstance(table, dict):
-            print(f"{where:20s} " + "  ".join(f"{key} {value:.1f} us" for key, value in table.items()))
+            print(f"{where:20s} " + "  ".join(f"{key} {value:.2f} us" for key, value in table.items()))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(result, indent=2) + "\n")
