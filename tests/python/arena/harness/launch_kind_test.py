@@ -289,3 +289,36 @@ def test_the_judge_binds_its_clock_to_the_kept_worker():
     judge.worker, judge.clock = first, SimpleNamespace(worker=first)  # type: ignore[assignment]
     judge.use_worker(fresh)  # type: ignore[arg-type]
     assert judge.worker is fresh and judge.clock.worker is fresh
+
+
+def _readying(built_early: bool, failure: BaseException | None) -> tuple[Run, _Worker, _Judge]:
+    """Run._ready on a replacement, for a run whose HIP library was (or was not) built beside the setup."""
+    from types import SimpleNamespace
+
+    run, _ = _reader(_Judge([]))
+    judge = _Judge([])
+    run.judge = judge  # type: ignore[assignment]
+    run.device = SimpleNamespace(backend="cpu", index=0)  # type: ignore[assignment]
+    run._built_early, run._build_failure = built_early, failure
+    fresh = _Worker()
+    run.workers = Workers(run._mark, fresh)  # type: ignore[arg-type]  # replace() made it the current one
+    run._ready(fresh)  # type: ignore[arg-type]
+    return run, fresh, judge
+
+
+def test_a_replacement_loads_the_library_already_built_and_is_bound():
+    run, fresh, judge = _readying(built_early=True, failure=None)
+    assert fresh.sent == [] and judge.worker is fresh  # no second compile: the library is a file any worker loads
+    assert "a fresh worker started" in run._marks[-1]
+
+
+def test_a_replacement_is_asked_again_for_a_build_that_failed():
+    from arena.harness.candidate_worker import CandidateFailed
+
+    run, fresh, _ = _readying(built_early=True, failure=CandidateFailed("the compiler was killed"))
+    assert fresh.sent == ["build"] and run._build_failure is None  # the fresh worker's build succeeded
+
+
+def test_a_replacement_without_an_early_build_builds_nothing():
+    _, fresh, _ = _readying(built_early=False, failure=None)
+    assert fresh.sent == []
