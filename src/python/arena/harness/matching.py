@@ -33,6 +33,8 @@ class Workers:
         self._spare_asked = False  # whether the spare was sent `start` (its device opened) when started
         self._request: dict[str, Any] = {}  # what every worker is asked to start with
         self._spares = False  # whether the worker may be replaced
+        # While matching, an earlier worker kept alive, idle: the nearest read so far (its index, itself).
+        self._nearest: tuple[int, CandidateWorker] | None = None
 
     @property
     def current(self) -> CandidateWorker:
@@ -98,7 +100,6 @@ class Workers:
         are read). The measurement's record of the kept worker (`launch_match`)."""
         readings: list[str] = []
         distances: list[float] = []
-        nearest: tuple[int, CandidateWorker] | None = None  # an earlier worker kept alive: the nearest so far
         for tried in range(tries + 1):
             # Both sides read again with every worker: the judge's own reading moved up to 0.15 us
             # within one evaluation (bench/results/2026-12-07.md, session 40), so compare in one reading.
@@ -107,30 +108,25 @@ class Workers:
             distances.append(abs(later["worker"] - later["judge"]))
             if distances[-1] <= KIND_MATCH_US or tried == tries:
                 break
-            keep = nearest is None or distances[-1] < distances[nearest[0]]
-            if keep and nearest is not None:
-                nearest[1].close()
-            nearest = (tried, self.current) if keep else nearest
+            keep = self._nearest is None or distances[-1] < distances[self._nearest[0]]
+            if keep and self._nearest is not None:
+                self._nearest[1].close()
+            self._nearest = (tried, self.current) if keep else self._nearest
             ready(self.replace(another=tried + 1 < tries, close=not keep))
         self._mark(f"a later launch (us), worker by worker: {'; '.join(readings)}")
-        kept = self._keep_nearest(nearest, distances, bind)
+        kept = self._keep_nearest(distances, bind)
         state = "matched" if distances[kept] <= KIND_MATCH_US else "none matched"
         if kept < len(distances) - 1:
             state += f", the nearest of {len(distances)} kept"
         return f"{readings[kept]} us (worker {kept + 1} of at most {tries + 1}, {state})"
 
-    def _keep_nearest(
-        self,
-        nearest: tuple[int, CandidateWorker] | None,
-        distances: list[float],
-        bind: Callable[[CandidateWorker], None],
-    ) -> int:
+    def _keep_nearest(self, distances: list[float], bind: Callable[[CandidateWorker], None]) -> int:
         """The nearer of the last worker read and the earlier one kept stays, the other closed:
         which one (its index)."""
         last = len(distances) - 1
-        if nearest is None:
+        if self._nearest is None:
             return last
-        earlier, worker = nearest
+        (earlier, worker), self._nearest = self._nearest, None
         if distances[earlier] >= distances[last]:
             worker.close()
             return last
@@ -149,8 +145,11 @@ class Workers:
             self._spare = None
 
     def close(self) -> None:
-        """The spare and the worker end (in a sandbox, a worker's PID namespace ends whatever it
-        started)."""
+        """The spare, an earlier worker still kept (a reading failed while matching) and the
+        worker end (in a sandbox, a worker's PID namespace ends whatever it started)."""
         self.close_spare()
+        if self._nearest is not None:
+            self._nearest[1].close()
+            self._nearest = None
         if self._current is not None:
             self._current.close()

@@ -322,3 +322,18 @@ def test_a_replacement_is_asked_again_for_a_build_that_failed():
 def test_a_replacement_without_an_early_build_builds_nothing():
     _, fresh, _ = _readying(built_early=False, failure=None)
     assert fresh.sent == []
+
+
+def test_a_reading_that_fails_while_an_earlier_worker_is_kept_leaves_none_alive(monkeypatch):
+    _Worker.made = []
+    monkeypatch.setattr(matching, "CandidateWorker", _Worker)
+    judge = _Judge([(1.90, 2.08), (1.90, 2.12), _held(), _held()])  # the third worker's reading held twice
+    run, read = _reader(judge)
+    workers = Workers(run._mark)
+    workers.start({}, spares=True)
+    with pytest.raises(QueueBlocked):
+        workers.match(read, 3, _ready(judge), judge.use_worker)
+    first = _Worker.made[0]
+    assert first.ended == ""  # the nearest so far, kept alive while the third was read
+    workers.close()  # as Run.close does when the setup fails
+    assert all(w.ended for w in _Worker.made), [w.ended for w in _Worker.made]
