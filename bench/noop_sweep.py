@@ -42,6 +42,8 @@ _SECOND = re.compile(r"a second [\d.]+ us \(([\d.]+) and ([\d.]+)\)")  # judged_
 _KINDS = re.compile(r"a later launch \(us\), worker by worker: (.*)")  # the setup's log (--match-launches)
 _NEAREST = re.compile(r"worker (\d+) kept, the nearest")  # where none matched and an earlier one was nearer
 _KIND = re.compile(r"judge ([\d.]+), worker ([\d.]+)")
+# The setup's marks around the matching (run.py): from the judge made to the last reading.
+_MATCH_SPAN = re.compile(r"([\d.]+)s judge calibrated\n(?:.*\n)*?\s*([\d.]+)s a later launch \(us\)")
 
 
 def task_folders() -> list[str]:
@@ -69,7 +71,12 @@ def read_tasks(path: Path) -> dict[str, dict[str, Any]]:
     for evaluation in document.get("evaluations", []):
         speedups = [c["speedup"] for c in evaluation.get("cases", []) if c.get("timed") and c.get("speedup")]
         landing, seconds, kinds, kept = [0, 0, 0, 0], [], [], -1
+        setup_s, matching_s = None, None
         for stage in evaluation.get("stages", []):
+            if stage.get("name") == "setup":
+                setup_s = stage.get("seconds")
+                span = _MATCH_SPAN.search(stage.get("log", ""))
+                matching_s = float(span.group(2)) - float(span.group(1)) if span else None
             log = stage.get("log", "") if stage.get("name") == "time" else ""
             for found in _LANDED.finditer(log):
                 landing = [total + int(n) for total, n in zip(landing, found.groups())]
@@ -88,6 +95,8 @@ def read_tasks(path: Path) -> dict[str, dict[str, Any]]:
             # --match-launches: the workers tried, and the kept one's later launch less the judge's
             "workers": len(kinds) or 1,
             "kind_difference_us": kinds[kept][1] - kinds[kept][0] if kinds else None,
+            "setup_s": setup_s,
+            "matching_s": matching_s,  # from the judge made to its last reading of a worker's kind
         }
     return tasks
 
@@ -122,7 +131,17 @@ def summarize(rounds: list[dict[str, dict[str, Any]]]) -> dict[str, Any]:
         "outside_0.5%": outside,
         "landing": {"judge": landing[:2], "worker": landing[2:]},
         "launch_difference_with_log_reading": _correlation(paired),
+        "setup_s_median": _median([task["setup_s"] for tasks in rounds for task in tasks.values()]),
+        "matching_s_median_by_workers": {
+            workers: _median([t["matching_s"] for tasks in rounds for t in tasks.values() if t["workers"] == workers])
+            for workers in sorted({t["workers"] for tasks in rounds for t in tasks.values() if t["matching_s"]})
+        },
     }
+
+
+def _median(values: list[Any]) -> float | None:
+    present = [float(v) for v in values if v is not None]
+    return round(statistics.median(present), 2) if present else None
 
 
 def _correlation(pairs: list[tuple[float, float]]) -> float | None:
@@ -156,6 +175,8 @@ def report(paths: list[Path]) -> dict[str, Any]:
         f"{summary['landing']['worker'][0]} of {summary['landing']['worker'][1]}; the launch difference's "
         f"correlation with the log of the reading {summary['launch_difference_with_log_reading']}"
     )
+    by_workers = ", ".join(f"{n}: {s} s" for n, s in summary["matching_s_median_by_workers"].items())
+    print(f"setup median {summary['setup_s_median']} s; matching by workers tried, median: {by_workers or '-'}")
     return summary
 
 
