@@ -4,9 +4,9 @@ Each process keeps a kind for life: a later launch in its stream costs about 1.9
 processes and 2.05-2.10 us in others (H100), and a call of n launches keeps (n - 1) x the
 difference between the two sides (judged_timing.KIND_CYCLE). So, before any candidate code runs,
 the judge reads both sides' later launch and takes fresh workers, up to settings.match_launches,
-until one is within KIND_MATCH_US of its own (Workers.match). Every replacement's process is
-started with the setup, so that its import of torch (1.2-2.0 s) runs beside the setup and the
-readings instead of after them: the first opens its device at once, the others once taken.
+until one is within KIND_MATCH_US of its own (Workers.match). A spare is started beside the first
+worker, and another whenever one is taken while tries remain, so that a replacement's start (its
+import of torch) runs beside the setup or a reading instead of after it.
 """
 
 from __future__ import annotations
@@ -24,15 +24,15 @@ def may_replace(timed: bool, match_launches: int, backend: str) -> bool:
 
 
 class Workers:
-    """The candidate's worker and, while it may still be replaced, the spares started ahead of it."""
+    """The candidate's worker and, while it may still be replaced, the spare started ahead of it."""
 
     def __init__(self, mark: Callable[[str], None], worker: CandidateWorker | None = None) -> None:
         self._mark = mark  # a line of the setup's log
         self._current = worker  # started ahead by the child, or by start()
-        # The replacements started ahead, in the order they are taken, and whether each was sent
-        # `start` (its device opened) when started.
-        self._ahead: list[tuple[CandidateWorker, bool]] = []
+        self._spare: CandidateWorker | None = None  # the next replacement, started ahead of it
+        self._spare_asked = False  # whether the spare was sent `start` (its device opened) when started
         self._request: dict[str, Any] = {}  # what every worker is asked to start with
+        self._spares = False  # whether the worker may be replaced
         # While matching, an earlier worker kept alive, idle: the nearest read so far (its index, itself).
         self._nearest: tuple[int, CandidateWorker] | None = None
 
@@ -44,41 +44,45 @@ class Workers:
         return self._current
 
     @property
-    def spares(self) -> list[CandidateWorker]:
-        """The replacements started ahead and not yet taken, in the order they will be."""
-        return [worker for worker, _ in self._ahead]
+    def spare(self) -> CandidateWorker | None:
+        return self._spare
 
-    def start(self, request: dict[str, Any], spares: int) -> None:
+    def start(self, request: dict[str, Any], spares: bool) -> None:
         """The worker asked to start (it imports torch while the judge draws inputs; its reply is
-        read once the setup is done) and, where it may be replaced (matching asked, a GPU, timing:
-        `spares` is settings.match_launches, else 0), every replacement's process beside it. Half
-        the time a worker is of the other kind. The first spare opens its device at once, beside
-        the setup; the others only import torch and open it once taken (about 0.2 s): a context
-        made on the GPU beside a reading could stall the chunks read (a setup once failed as held
-        while spares did, bench/results/2026-12-07.md, session 41)."""
-        self._request = request
+        read once the setup is done) and, where it may be replaced (`spares`: matching asked, a
+        GPU, timing), a spare beside it, asked at once: its start runs beside the setup's."""
+        self._request, self._spares = request, spares
         if self._current is None:
             self._current = CandidateWorker()
         self._current.send("start", request)
-        for index in range(spares):
-            spare = CandidateWorker()
-            if index == 0:
-                spare.send("start", request)
-            self._ahead.append((spare, index == 0))
+        self._start_spare(ask=True)
 
-    def replace(self, close: bool = True) -> CandidateWorker:
-        """The worker closed (unless kept as the nearest so far) and the next spare in its place
-        (or, with none left, a fresh one started as the first was). The new worker, its `start`
-        sent, its reply not yet read."""
+    def _start_spare(self, ask: bool) -> None:
+        """Half the time a worker is of the other kind, and a spare's start then runs beside the
+        setup or a reading. Beside a reading it only imports torch (`ask` False): a context made on
+        the GPU then could stall the chunks read (a setup once failed as held,
+        bench/results/2026-12-07.md, session 41); it is asked to open the device when taken."""
+        if self._spares:
+            self._spare, self._spare_asked = CandidateWorker(), ask
+            if ask:
+                self._spare.send("start", self._request)
+
+    def replace(self, another: bool, close: bool = True) -> CandidateWorker:
+        """The worker closed (unless kept as the nearest so far) and the spare in its place (or,
+        with no spare, a fresh one started as the first was); where `another` replacement may
+        follow, the next spare's process started now, so its import of torch (1.2-1.9 s) runs
+        beside this worker's reading. The new worker, its `start` sent, its reply not yet read."""
         if close:
             self.current.close()
-        if self._ahead:  # started with the setup: its torch is imported by now
-            self._current, asked = self._ahead.pop(0)
-            if not asked:  # its device opened only now, with no reading beside it
+        if self._spare is not None:  # started earlier: its torch is imported by now
+            self._current, self._spare = self._spare, None
+            if not self._spare_asked:  # its device opened only now, with no reading beside it
                 self._current.send("start", self._request)
         else:
             self._current = CandidateWorker()
             self._current.send("start", self._request)
+        if another:
+            self._start_spare(ask=False)
         return self._current
 
     def match(
@@ -108,7 +112,7 @@ class Workers:
             if keep and self._nearest is not None:
                 self._nearest[1].close()
             self._nearest = (tried, self.current) if keep else self._nearest
-            ready(self.replace(close=not keep))
+            ready(self.replace(another=tried + 1 < tries, close=not keep))
         self._mark(f"a later launch (us), worker by worker: {'; '.join(readings)}")
         kept = self._keep_nearest(distances, bind)
         state = "matched" if distances[kept] <= KIND_MATCH_US else "none matched"
@@ -132,19 +136,18 @@ class Workers:
         self._mark(f"worker {earlier + 1} kept, the nearest to the judge's launch kind")
         return earlier
 
-    def close_spares(self) -> None:
-        """The spares not taken, killed, not asked to exit (one may still be importing torch: an
-        exit would wait for it); nothing of the candidate's ever ran there, and each one's init and
-        worker die with it (apart.py)."""
-        for spare, _ in self._ahead:
-            spare.process.kill()
-            spare.close()
-        self._ahead = []
+    def close_spare(self) -> None:
+        """Killed, not asked to exit (it may still be importing torch: an exit would wait for it);
+        nothing of the candidate's ever ran there, and its init and worker die with it (apart.py)."""
+        if self._spare is not None:
+            self._spare.process.kill()
+            self._spare.close()
+            self._spare = None
 
     def close(self) -> None:
-        """The spares, an earlier worker still kept (a reading failed while matching) and the
+        """The spare, an earlier worker still kept (a reading failed while matching) and the
         worker end (in a sandbox, a worker's PID namespace ends whatever it started)."""
-        self.close_spares()
+        self.close_spare()
         if self._nearest is not None:
             self._nearest[1].close()
             self._nearest = None

@@ -170,8 +170,8 @@ class Run:
     def _setup(self, backend: str, clock_sample: ClockSample) -> tuple[list[list[Member]], Kernel | None]:
         """Before any candidate code: the worker started, the inputs drawn, the trusted code loaded
         and its reference outputs computed, and (timing) the judge calibrated: (families, baseline)."""
-        replace = may_replace(self.timed, self.settings.match_launches, backend)
-        self.workers.start(self._start_request(backend), self.settings.match_launches if replace else 0)
+        spares = may_replace(self.timed, self.settings.match_launches, backend)
+        self.workers.start(self._start_request(backend), spares)
         self._build_early()
         families = self._make_families()
         self._mark("inputs drawn")
@@ -217,7 +217,7 @@ class Run:
             self.environment["launch_match"] = self.workers.match(
                 read, self.settings.match_launches, self._ready, judge.use_worker
             )
-        self.workers.close_spares()
+        self.workers.close_spare()
         for case, references in timed:
             self._held_once(partial(judge.measure_empty, case, references), f"empty calls for {case.name}")
             self._mark(f"empty calls measured for {case.name} ({judge.empty_phases.get(case.name, '')})")

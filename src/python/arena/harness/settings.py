@@ -10,9 +10,8 @@ BACKENDS = ("auto", "cuda", "rocm", "cpu")
 # would leave them in a model); "never" times every call from a flushed cache (docs/harness.md).
 WARM_INPUTS = ("small", "never")
 # Fresh workers a judge may start, beyond the first, to find one whose cost of a later launch is
-# its own kind's (judged_timing.KIND_MATCH_US; matching.Workers.match): each is started with the
-# setup (a process importing torch) and costs a reading, and what of its start the setup and the
-# readings before it do not hide.
+# its own kind's (judged_timing.KIND_MATCH_US; matching.Workers.match): each costs a reading, and
+# what of its start the reading before it does not hide.
 MAX_MATCH_LAUNCHES = 4
 
 

@@ -1,5 +1,5 @@
 """Matching the worker's launch kind to the judge's (matching.Workers.match) on the CPU: the loop
-over fresh workers with a judge whose readings are given, and the spare workers started beside
+over fresh workers with a judge whose readings are given, and the spare worker started beside
 the first, with workers that only note what they are asked. The readings themselves, on a GPU:
 gpu_test.py's test_the_worker_is_matched_to_the_judges_launch_kind_when_asked."""
 
@@ -56,8 +56,8 @@ def _ready(judge: _Judge) -> Any:
     return ready
 
 
-def _matched(readings: Sequence[tuple[float, float] | QueueBlocked], tries: int) -> tuple[int, list[str], str]:
-    """(how many replacements were taken; the setup's marks; the measurement's record)."""
+def _matched(readings: Sequence[tuple[float, float] | QueueBlocked], tries: int) -> tuple[list[bool], list[str], str]:
+    """(for each replacement, whether another may follow it; the setup's marks; the measurement's record)."""
     _Worker.made = []
     judge = _Judge(readings)
     run, read = _reader(judge)
@@ -65,42 +65,42 @@ def _matched(readings: Sequence[tuple[float, float] | QueueBlocked], tries: int)
     replaced: list[bool] = []
     replace = workers.replace
 
-    def noted(close: bool = True) -> Any:
-        replaced.append(close)
-        return replace(close)
+    def noted(another: bool, close: bool = True) -> Any:
+        replaced.append(another)
+        return replace(another, close)
 
     workers.replace = noted  # type: ignore[method-assign]
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(matching, "CandidateWorker", _Worker)
         record = workers.match(read, tries, _ready(judge), judge.use_worker)
-    return len(replaced), run._marks, record
+    return replaced, run._marks, record
 
 
 def test_a_worker_of_the_judges_kind_is_kept():
-    taken, marks, record = _matched([(1.90, 1.90 + KIND_MATCH_US * 0.8)], tries=2)
-    assert taken == 0
+    ahead, marks, record = _matched([(1.90, 1.90 + KIND_MATCH_US * 0.8)], tries=2)
+    assert ahead == []
     assert marks[-1].endswith("a later launch (us), worker by worker: judge 1.900, worker 1.940")
     assert record == "judge 1.900, worker 1.940 us (worker 1 of at most 3, matched)"
 
 
 def test_fresh_workers_until_one_is_the_judges_kind():
-    taken, marks, record = _matched([(1.90, 2.08), (1.91, 2.06), (1.90, 1.92), (1.90, 2.10)], tries=3)
-    assert taken == 2  # the third worker matched: the fourth reading is never taken
+    ahead, marks, record = _matched([(1.90, 2.08), (1.91, 2.06), (1.90, 1.92), (1.90, 2.10)], tries=3)
+    assert ahead == [True, True]  # the third worker matched: the fourth reading is never taken
     assert marks[-1].count("judge ") == 3 and "judge 1.900, worker 1.920" in marks[-1]
     assert record == "judge 1.900, worker 1.920 us (worker 3 of at most 4, matched)"
 
 
 def test_no_more_workers_than_asked_and_the_last_one_stays():
-    taken, marks, record = _matched([(1.90, 2.08), (1.90, 2.09), (1.90, 2.07)], tries=2)
-    assert taken == 2  # no more than asked
+    ahead, marks, record = _matched([(1.90, 2.08), (1.90, 2.09), (1.90, 2.07)], tries=2)
+    assert ahead == [True, False]  # no spare ahead of the last replacement
     assert marks[-1].count("judge ") == 3 and marks[-1].endswith("judge 1.900, worker 2.070")
     assert record == "judge 1.900, worker 2.070 us (worker 3 of at most 3, none matched)"
 
 
 def test_where_none_matches_the_nearest_stays_and_every_other_is_closed():
-    taken, marks, record = _matched([(1.90, 2.08), (1.90, 1.96), (1.90, 2.12), (1.90, 1.80)], tries=3)
+    ahead, marks, record = _matched([(1.90, 2.08), (1.90, 1.96), (1.90, 2.12), (1.90, 1.80)], tries=3)
     first, second, third, fourth = _Worker.made
-    assert taken == 3
+    assert ahead == [True, True, False]
     assert first.ended == third.ended == fourth.ended == "closed" and second.ended == ""
     assert marks[-1].endswith("worker 2 kept, the nearest to the judge's launch kind")
     assert record == "judge 1.900, worker 1.960 us (worker 2 of at most 4, none matched, the nearest of 4 kept)"
@@ -114,8 +114,8 @@ def test_a_worker_nearer_than_the_one_kept_replaces_it():
 
 
 def test_a_slower_worker_is_as_far_from_the_judge_as_a_faster_one():
-    taken, _, _ = _matched([(2.08, 1.90), (2.08, 2.07)], tries=1)
-    assert taken == 1
+    ahead, _, _ = _matched([(2.08, 1.90), (2.08, 2.07)], tries=1)
+    assert ahead == [False]  # the only replacement: nothing ahead of it
 
 
 def _held() -> QueueBlocked:
@@ -123,8 +123,8 @@ def _held() -> QueueBlocked:
 
 
 def test_a_reading_held_by_the_gpu_is_taken_once_more():
-    taken, marks, record = _matched([_held(), (1.90, 1.92)], tries=2)
-    assert taken == 0 and record.endswith("(worker 1 of at most 3, matched)")
+    ahead, marks, record = _matched([_held(), (1.90, 1.92)], tries=2)
+    assert ahead == [] and record.endswith("(worker 1 of at most 3, matched)")
     assert any(m.endswith("a later launch's reading held: " + str(_held()) + "; read once more") for m in marks), marks
 
 
@@ -154,7 +154,7 @@ class _Worker:
     def __init__(self) -> None:
         self.sent: list[str] = []
         self.ended = ""
-        self.process = self  # close_spares kills the process
+        self.process = self  # _close_spare kills the process
         _Worker.made.append(self)
 
     def send(self, op: str, header: Any = None) -> None:
@@ -173,17 +173,17 @@ class _Worker:
 def _with_spare(
     monkeypatch: pytest.MonkeyPatch, readings: list[tuple[float, float]], tries: int, timed: bool = True
 ) -> tuple[Workers, _Judge]:
-    """Workers started as the setup starts them (spares where they may be replaced), then matched."""
+    """Workers started as the setup starts them (a spare where they may be replaced), then matched."""
     _Worker.made = []
     monkeypatch.setattr(matching, "CandidateWorker", _Worker)
     judge = _Judge(readings)
     run, read = _reader(judge)
     workers = Workers(run._mark)
-    workers.start({}, tries if may_replace(timed, tries, "cuda") else 0)
+    workers.start({}, may_replace(timed, tries, "cuda"))
     judge.worker = workers.current
     if timed and tries:
         workers.match(read, tries, _ready(judge), judge.use_worker)
-    workers.close_spares()
+    workers.close_spare()
     return workers, judge
 
 
@@ -193,51 +193,51 @@ def test_a_mismatched_worker_is_replaced_by_the_spare_started_beside_it(monkeypa
     assert first.sent == ["start"] and first.ended == "closed"
     assert spare.sent == ["start"] and workers.current is spare and spare.ended == ""
     assert judge.worker is spare  # the judge's clock binds the kept worker
-    assert workers.spares == [] and len(_Worker.made) == 2  # one try: one spare
+    assert workers.spare is None and len(_Worker.made) == 2  # the last try: no spare ahead of it
 
 
-def test_every_spare_is_started_with_the_setup_and_those_not_taken_are_killed(monkeypatch):
+def test_taking_the_spare_starts_the_next_while_tries_remain(monkeypatch):
     workers, _ = _with_spare(monkeypatch, [(1.90, 2.08), (1.90, 1.91)], tries=3)
-    first, spare, second, third = _Worker.made
+    first, spare, ahead = _Worker.made
     assert first.ended == "closed" and workers.current is spare and spare.ended == ""
-    assert second.sent == third.sent == [] and second.ended == third.ended == "killed"  # never asked to start
-    assert workers.spares == []
+    assert ahead.sent == [] and ahead.ended == "killed"  # the spare matched: the one ahead is not needed
+    assert workers.spare is None
 
 
-def test_a_matched_worker_keeps_its_place_and_the_spares_are_killed(monkeypatch):
+def test_a_matched_worker_keeps_its_place_and_the_spare_is_killed(monkeypatch):
     workers, _ = _with_spare(monkeypatch, [(1.90, 1.92)], tries=3)
-    first, *spares = _Worker.made
+    first, spare = _Worker.made
     assert workers.current is first and first.ended == ""
-    assert len(spares) == 3 and all(s.ended == "killed" for s in spares) and workers.spares == []
+    assert spare.ended == "killed" and workers.spare is None
 
 
-def test_each_replacement_opens_its_device_once_taken(monkeypatch):
+def test_each_replacement_was_started_ahead_of_its_turn(monkeypatch):
     workers, judge = _with_spare(monkeypatch, [(1.90, 2.08), (1.90, 2.07), (1.90, 2.09), (1.90, 2.06)], tries=3)
-    first, spare, third, fourth = _Worker.made  # all four started with the setup
+    first, spare, third, fourth = _Worker.made  # the third started as the spare was taken, the fourth as the third was
     assert first.ended == spare.ended == third.ended == "closed"
     assert third.sent == fourth.sent == ["start"]  # each asked to open the device once taken, not beside a reading
-    assert workers.current is fourth and fourth.ended == "" and workers.spares == []
+    assert workers.current is fourth and fourth.ended == "" and workers.spare is None
     assert judge.worker is fourth
 
 
-def test_no_spare_opens_its_device_beside_a_reading(monkeypatch):
+def test_a_spare_started_beside_a_reading_opens_no_device_until_taken(monkeypatch):
     _Worker.made = []
     monkeypatch.setattr(matching, "CandidateWorker", _Worker)
-    asked_while_read: list[list[list[str]]] = []
+    spare_asked_while_read: list[list[str] | None] = []
 
     class _Reading(_Judge):
         def later_launch_us(self, case: Case, references: Any) -> dict[str, float]:
-            asked_while_read.append([list(w.sent) for w in workers.spares])  # type: ignore[attr-defined]
+            spare_asked_while_read.append(None if workers.spare is None else list(workers.spare.sent))  # type: ignore[attr-defined]
             return super().later_launch_us(case, references)
 
     judge = _Reading([(1.90, 2.08), (1.90, 2.07), (1.90, 1.91)])
     run, read = _reader(judge)
     workers = Workers(run._mark)
-    workers.start({}, spares=3)
+    workers.start({}, spares=True)
     workers.match(read, 3, _ready(judge), judge.use_worker)
-    # The first spare, started with the setup, opens its device at once (beside the setup); the
-    # others only once taken, never while a reading runs.
-    assert asked_while_read == [[["start"], [], []], [[], []], [[]]]
+    # The first spare, started beside the setup, opens its device at once; the ones started beside
+    # a reading only once taken.
+    assert spare_asked_while_read == [["start"], [], []]
     third, fourth = _Worker.made[2:]
     assert workers.current is third and third.sent == ["start"] and fourth.sent == []
 
@@ -252,8 +252,8 @@ def test_the_nearest_kept_is_the_worker_the_judges_clock_binds(monkeypatch):
 
 def test_without_a_spare_a_replacement_is_a_fresh_start(monkeypatch):
     workers, _ = _with_spare(monkeypatch, [(1.90, 2.08), (1.90, 1.93)], tries=1)
-    assert workers.spares == []
-    workers.replace()
+    assert workers.spare is None
+    workers.replace(another=False)
     first, spare, fresh = _Worker.made
     assert spare.ended == "closed" and fresh.sent == ["start"] and workers.current is fresh
 
@@ -273,10 +273,10 @@ def test_closing_ends_the_spare_and_the_worker(monkeypatch):
     workers = Workers(lambda _: None)
     with pytest.raises(RuntimeError, match="not been started"):
         _ = workers.current
-    workers.start({}, spares=2)
+    workers.start({}, spares=True)
     workers.close()
-    first, *spares = _Worker.made
-    assert first.ended == "closed" and [s.ended for s in spares] == ["killed", "killed"] and workers.spares == []
+    first, spare = _Worker.made
+    assert first.ended == "closed" and spare.ended == "killed" and workers.spare is None
 
 
 def test_the_judge_binds_its_clock_to_the_kept_worker():
@@ -330,7 +330,7 @@ def test_a_reading_that_fails_while_an_earlier_worker_is_kept_leaves_none_alive(
     judge = _Judge([(1.90, 2.08), (1.90, 2.12), _held(), _held()])  # the third worker's reading held twice
     run, read = _reader(judge)
     workers = Workers(run._mark)
-    workers.start({}, spares=3)
+    workers.start({}, spares=True)
     with pytest.raises(QueueBlocked):
         workers.match(read, 3, _ready(judge), judge.use_worker)
     first = _Worker.made[0]
