@@ -224,11 +224,12 @@ class Procedure:
         flags = [flag for flag, on in (("--flush", self.flush), ("--warm", self.warm)) if on]
         return flags + (["--spin-us", str(self.spin_us)] if self.spin_us else [])
 
-    def before_call(self, scratch: torch.Tensor | None, inputs: list[torch.Tensor], spin: int) -> None:
+    def before_call(
+        self, scratch: torch.Tensor | None, sink: torch.Tensor, inputs: list[torch.Tensor], spin: int
+    ) -> None:
         if scratch is not None:
             scratch.fill_(1)
         if self.warm:
-            sink = torch.empty((), dtype=torch.uint8, device="cuda")  # the cached allocator's, no sync
             for tensor in inputs:  # as flush.Flusher.touch: every byte read once
                 torch.amax(tensor.reshape(-1).view(torch.uint8), dim=0, out=sink)
         if spin:
@@ -249,6 +250,7 @@ def time_placements(
     run = kernels(work, chosen)
     scratch = torch.empty(FLUSH_BYTES, dtype=torch.uint8, device="cuda") if procedure.flush else None
     spin = int(procedure.spin_us * cycles_per_us()) if procedure.spin_us else 0
+    sink = torch.empty((), dtype=torch.uint8, device="cuda")  # what --warm's reads write
     samples: dict[str, list[float]] = {f"{k}/{p}": [] for k in run for p in places}
     for kernel in run.values():
         for tensors in places.values():
@@ -260,7 +262,7 @@ def time_placements(
         for name, kernel in run.items():
             for place, tensors in places.items():
                 for _ in range(calls):
-                    procedure.before_call(scratch, [tensors[n] for n in INPUTS[name]], spin)
+                    procedure.before_call(scratch, sink, [tensors[n] for n in INPUTS[name]], spin)
                     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                     start.record()
                     kernel(tensors)

@@ -42,8 +42,9 @@ _SECOND = re.compile(r"a second [\d.]+ us \(([\d.]+) and ([\d.]+)\)")  # judged_
 _KINDS = re.compile(r"a later launch \(us\), worker by worker: (.*)")  # the setup's log (--match-launches)
 _NEAREST = re.compile(r"worker (\d+) kept, the nearest")  # where none matched and an earlier one was nearer
 _KIND = re.compile(r"judge ([\d.]+), worker ([\d.]+)")
-# The setup's marks around the matching (run.py): from the judge made to the last reading.
-_MATCH_SPAN = re.compile(r"([\d.]+)s judge calibrated\n(?:.*\n)*?\s*([\d.]+)s a later launch \(us\)")
+# The setup's marks around the matching (run.py): the judge made, and its last reading of a worker.
+_CALIBRATED = re.compile(r"([\d.]+)s judge calibrated")
+_READ = re.compile(r"([\d.]+)s a later launch \(us\)")
 
 
 def task_folders() -> list[str]:
@@ -75,8 +76,8 @@ def read_tasks(path: Path) -> dict[str, dict[str, Any]]:
         for stage in evaluation.get("stages", []):
             if stage.get("name") == "setup":
                 setup_s = stage.get("seconds")
-                span = _MATCH_SPAN.search(stage.get("log", ""))
-                matching_s = float(span.group(2)) - float(span.group(1)) if span else None
+                begun, read = (pattern.search(stage.get("log", "")) for pattern in (_CALIBRATED, _READ))
+                matching_s = float(read.group(1)) - float(begun.group(1)) if begun and read else None
             log = stage.get("log", "") if stage.get("name") == "time" else ""
             for found in _LANDED.finditer(log):
                 landing = [total + int(n) for total, n in zip(landing, found.groups())]
