@@ -23,7 +23,7 @@ parent queues a stream of small kernels of its own (a judge that keeps its conte
 
     PYTHONPATH=src/python python3 bench/lent_memory_probe.py [--rounds 6] [--calls 5] [--busy] [--flush] \
         [--warm] [--spin-us US] [--rewrite] [--kernels histogram matmul add_rms_norm paged_gather copy] \
-        [--repeats N] [--json FILE]
+        [--mapped] [--repeats N] [--json FILE]
 
 In the parent, "raw" is a block made as a lent one is (the runtime's cudaMalloc/hipMalloc) but never
 exported: if it reads as "local", exporting is what moves a kernel; if as "lent", the allocation.
@@ -38,6 +38,13 @@ kernel and placement, every repeat's child over the parent's local figure (sessi
 paged_kv_gather's no-op read 0.993-0.996 in every run, as the single run's parent-local 214.2
 against 215.0-215.3 us everywhere else predicts; fused_add_rms_norm's the other way round; one run
 cannot tell a role from a draw of the processes).
+
+With --mapped the parent times its own placements twice more: while it has mapped a block of the
+lent pool's size that a helper child allocated and exported (as a worker maps the judge's), and
+after it unmapped it again. Session 40 read the gather 0.3-0.4% slower on a child's own tensors
+when the child had mapped the parent's block than in a child that mapped nothing, but from two
+processes; here one process is its own reference, bracketed in time. If mapping a peer's block
+slows all of a process's reads, a judge that maps one too sees what its worker sees.
 
 --kernels copy times a single-launch copy of 1 MiB (float32), as bench/timing_precision.py's judged
 small copy: its no-op reads 1-5% slow in the worker with warm inputs (sessions 40-41) and within
@@ -350,6 +357,41 @@ def child(
     odd.close()
 
 
+def lend() -> None:
+    """A helper child (--mapped): allocates a block as large as a lent pool, prints its handle,
+    and keeps it until the parent writes a line."""
+    block = SharedBlock.allocate(runtime(), BLOCK_BYTES)
+    print(block.handle.hex(), flush=True)
+    sys.stdin.readline()
+    block.close()
+
+
+def mapped(
+    places: dict[str, dict[str, torch.Tensor]], args: argparse.Namespace, work: Path, procedure: Procedure
+) -> dict[str, Any]:
+    """The parent's placements timed while it has mapped a helper child's block, then again after
+    it unmapped it (--mapped)."""
+    helper = subprocess.Popen(
+        [sys.executable, __file__, "--lend"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert helper.stdin is not None and helper.stdout is not None
+    try:
+        foreign = SharedBlock.open(runtime(), bytes.fromhex(helper.stdout.readline().strip()), BLOCK_BYTES)
+        chosen = tuple(args.kernels)
+        figures = {
+            "parent, a child's block mapped": time_placements(
+                places, args.rounds, args.calls, work, procedure, chosen=chosen
+            )
+        }
+        foreign.close()
+        figures["parent, unmapped again"] = time_placements(
+            places, args.rounds, args.calls, work, procedure, chosen=chosen
+        )
+    finally:
+        helper.communicate("done\n", timeout=60)
+    return figures
+
+
 def _read_into(stream: IO[str], reply: list[str]) -> None:
     reply.append(stream.read())
 
@@ -402,12 +444,17 @@ def main() -> int:
     )
     parser.add_argument("--kernels", nargs="+", choices=KERNELS, default=list(KERNELS))
     parser.add_argument("--repeats", type=int, default=1, help="the whole probe N times, each in a fresh process")
+    parser.add_argument("--mapped", action="store_true", help="also time the parent while it maps a child's block")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--lend", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--alone", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--work", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     procedure = Procedure(args.flush, args.warm, args.spin_us)
+    if args.lend:
+        lend()
+        return 0
     if args.child:
         child(args.child, args.rounds, args.calls, args.work, procedure, args.rewrite, tuple(args.kernels))
         return 0
@@ -416,7 +463,8 @@ def main() -> int:
         return 0
     if args.repeats > 1:
         argv = ["--rounds", str(args.rounds), "--calls", str(args.calls), "--kernels", *args.kernels]
-        argv += procedure.argv() + [flag for flag, on in (("--busy", args.busy), ("--rewrite", args.rewrite)) if on]
+        switches = (("--busy", args.busy), ("--rewrite", args.rewrite), ("--mapped", args.mapped))
+        argv += procedure.argv() + [flag for flag, on in switches if on]
         summary = repeated(argv, args.repeats, args.json)
         for key, ratios in summary["over_parent_local"].items():
             print(f"{key:40s} over the parent's local: " + " ".join(f"{r:.4f}" for r in ratios))
@@ -449,6 +497,8 @@ def main() -> int:
             result[f"child, parent {mode}"] = json.loads(out.strip().splitlines()[-1])
         if args.rewrite:
             result["child, block rewritten"] = rewriting(command + ["--rewrite"], (block, odd))
+        if args.mapped:
+            result.update(mapped(places, args, work, procedure))
         lone = [sys.executable, __file__, "--alone", "--work", str(work), *command[command.index("--rounds") :]]
         result["child, nothing opened"] = json.loads(
             subprocess.run(lone, stdout=subprocess.PIPE, text=True, check=True).stdout.strip().splitlines()[-1]
