@@ -19,7 +19,11 @@ differ by (n - 1) x that difference; the summary gives its correlation with the 
 The suite's judges start up to --match-launches N fresh workers each (default: the harness's, 3)
 until one's later launch is the judge's kind (matching.Workers.match); the summary then shows each
 reading's kept worker's later launch less the judge's (`kind`: the last read, or the nearest
-where none matched) and how many workers it took.
+where none matched) and how many workers it took; last, the setup's median and the matching's
+median time by workers tried, over all tasks and split by HIP and Triton candidates (a HIP one's
+library is built beside the setup, so the two costs differ). The run's file keeps only what the
+same harness measured in the same environment: after a change to the harness, or on another
+machine, it starts over (suite_file).
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ _KINDS = re.compile(r"a later launch \(us\), worker by worker: (.*)")  # the set
 _NEAREST = re.compile(r"worker (\d+) kept, the nearest")  # where none matched and an earlier one was nearer
 _KIND = re.compile(r"judge ([\d.]+), worker ([\d.]+)")
 # The setup's marks around the matching (run.py): the judge made, and its last reading of a worker.
+_HIP_CATEGORIES = ("hip2hip", "torch2hip")  # the candidate a HIP library: a build beside the setup
 _CALIBRATED = re.compile(r"([\d.]+)s judge calibrated")
 _READ = re.compile(r"([\d.]+)s a later launch \(us\)")
 
@@ -98,6 +103,7 @@ def read_tasks(path: Path) -> dict[str, dict[str, Any]]:
             "kind_difference_us": kinds[kept][1] - kinds[kept][0] if kinds else None,
             "setup_s": setup_s,
             "matching_s": matching_s,  # from the judge made to its last reading of a worker's kind
+            "language": "HIP" if evaluation["label"].split("/")[1] in _HIP_CATEGORIES else "Triton",
         }
     return tasks
 
@@ -133,11 +139,22 @@ def summarize(rounds: list[dict[str, dict[str, Any]]]) -> dict[str, Any]:
         "landing": {"judge": landing[:2], "worker": landing[2:]},
         "launch_difference_with_log_reading": _correlation(paired),
         "setup_s_median": _median([task["setup_s"] for tasks in rounds for task in tasks.values()]),
-        "matching_s_median_by_workers": {
-            workers: _median([t["matching_s"] for tasks in rounds for t in tasks.values() if t["workers"] == workers])
-            for workers in sorted({t["workers"] for tasks in rounds for t in tasks.values() if t["matching_s"]})
+        "matching_s_median_by_workers": _matching_by_workers([t for tasks in rounds for t in tasks.values()]),
+        "by_language": {
+            language: {
+                "setup_s_median": _median([t["setup_s"] for t in chosen]),
+                "matching_s_median_by_workers": _matching_by_workers(chosen),
+            }
+            for language in ("HIP", "Triton")
+            if (chosen := [t for tasks in rounds for t in tasks.values() if t["language"] == language])
         },
     }
+
+
+def _matching_by_workers(tasks: list[dict[str, Any]]) -> dict[int, float | None]:
+    """The matching's median seconds by workers tried (the evaluations that matched at all)."""
+    tried = sorted({t["workers"] for t in tasks if t["matching_s"]})
+    return {n: _median([t["matching_s"] for t in tasks if t["workers"] == n]) for n in tried}
 
 
 def _median(values: list[Any]) -> float | None:
@@ -176,8 +193,10 @@ def report(paths: list[Path]) -> dict[str, Any]:
         f"{summary['landing']['worker'][0]} of {summary['landing']['worker'][1]}; the launch difference's "
         f"correlation with the log of the reading {summary['launch_difference_with_log_reading']}"
     )
-    by_workers = ", ".join(f"{n}: {s} s" for n, s in summary["matching_s_median_by_workers"].items())
-    print(f"setup median {summary['setup_s_median']} s; matching by workers tried, median: {by_workers or '-'}")
+    for language, part in [("all", summary), *summary["by_language"].items()]:
+        by_workers = ", ".join(f"{n}: {s} s" for n, s in part["matching_s_median_by_workers"].items())
+        matching = by_workers or "-"
+        print(f"{language}: setup median {part['setup_s_median']} s; matching by workers tried, median: {matching}")
     return summary
 
 
