@@ -2,7 +2,7 @@
 of whatever time a GPU is lent, and what it says.
 
     PYTHONPATH=src/python python3 bench/noop_sweep.py run --json F [--stop-after-s 540] [--tasks DIR ...] \
-        [--match-launches N]
+        [--match-launches N] [--mirror-lent]
     python3 bench/noop_sweep.py summary F [F ...] [--json OUT]
 
 run: `arena suite --no-cache --resume --json F` over every task folder (or --tasks), sent SIGINT
@@ -56,12 +56,15 @@ def task_folders() -> list[str]:
     return sorted(str(p.parent.relative_to(REPO)) for p in REPO.glob("tasks/*/*/BUILD"))
 
 
-def run(json_file: Path, tasks: list[str], stop_after_s: float, match_launches: int | None = None) -> int:
+def run(
+    json_file: Path, tasks: list[str], stop_after_s: float, match_launches: int | None = None, mirror_lent: bool = False
+) -> int:
     """The suite over `tasks`, resumed from `json_file`, interrupted after `stop_after_s`."""
     argv = [sys.executable, "-m", "arena.cli.main", "--repo-root", str(REPO), "suite", "--no-cache"]
     argv += ["--resume", "--json", str(json_file), "--tasks", *tasks]
     if match_launches is not None:  # else the harness's default
         argv += ["--match-launches", str(match_launches)]
+    argv += ["--mirror-lent"] if mirror_lent else []
     suite = subprocess.Popen(argv, env=os.environ.copy(), stdout=subprocess.DEVNULL)
     try:
         return suite.wait(timeout=stop_after_s)
@@ -208,11 +211,12 @@ def main() -> None:
     parser.add_argument("--stop-after-s", type=float, default=540.0)
     parser.add_argument("--json", type=Path, help="run: the suite's file; summary: where to write the summary")
     parser.add_argument("--match-launches", type=int, help="run: the suite's --match-launches (default: its own)")
+    parser.add_argument("--mirror-lent", action="store_true", help="run: the suite's --mirror-lent (mirror.py)")
     args = parser.parse_args()
     if args.part == "run":
         if args.json is None:
             parser.error("run needs --json FILE (the suite's, resumed)")
-        code = run(args.json, args.tasks or task_folders(), args.stop_after_s, args.match_launches)
+        code = run(args.json, args.tasks or task_folders(), args.stop_after_s, args.match_launches, args.mirror_lent)
         print(f"the suite exited {code}")
         report([args.json])
         return

@@ -68,6 +68,11 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         help="before the candidate loads, start up to N fresh workers until one's cost of a later kernel "
         "launch is the judge's kind (processes differ by about 0.15 us a launch; 0: never; default %(default)s)",
     )
+    parser.add_argument(
+        "--mirror-lent",
+        action="store_true",
+        help="an experiment: the judge maps a block its worker allocates, as the worker maps the judge's",
+    )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -102,6 +107,7 @@ def settings_from_args(args: argparse.Namespace, task: Task) -> HarnessSettings:
         trials=getattr(args, "trials", HarnessSettings.trials),
         warm_inputs=getattr(args, "warm_inputs", HarnessSettings.warm_inputs),
         match_launches=getattr(args, "match_launches", HarnessSettings.match_launches),
+        mirror_lent=getattr(args, "mirror_lent", HarnessSettings.mirror_lent),
     )
     return settings_for_machine(task, settings, probe_environment())
 

@@ -56,6 +56,7 @@ from arena.harness.loading import (  # noqa: F401 - LOG_LIMIT: the cap callers r
     load_side,
 )
 from arena.harness.matching import Workers, may_replace
+from arena.harness.mirror import Mirror
 from arena.harness.profile import GpuOperation, describe, first_faster_case, library_kernels, off_stream, profile_call
 from arena.harness.result import CaseOutcome, HarnessResult, StageLog
 from arena.harness.settings import HarnessSettings
@@ -94,6 +95,7 @@ class Run:
         self._marks: list[str] = []
         self.workers = Workers(self._mark, worker)  # the worker, given when the child started it ahead
         self.judge: Judge | None = None
+        self.mirror: Mirror | None = None  # settings.mirror_lent: the worker's block, mapped here
         self._allowed: set[str] | None = None
         self.baseline_build = ""  # how the HIP baseline's library came: compiled, or from the trusted builds
         self.on_candidate: Callable[[], None] = lambda: None  # candidate code may run from its call on
@@ -218,6 +220,10 @@ class Run:
                 read, self.settings.match_launches, self._ready, judge.use_worker
             )
         self.workers.close_spare()
+        if self.settings.mirror_lent:  # before the empty procedure is measured, as it will be timed
+            free, _ = torch.cuda.mem_get_info(self.device.torch_device)
+            self.mirror, line = Mirror.of(self.worker, free)
+            self._mark(line)
         for case, references in timed:
             self._held_once(partial(judge.measure_empty, case, references), f"empty calls for {case.name}")
             self._mark(f"empty calls measured for {case.name} ({judge.empty_phases.get(case.name, '')})")
@@ -686,7 +692,10 @@ class Run:
         self._end_stage("time", True, f"{sum(o.timed for o in self.cases)} timed case(s)")
 
     def close(self) -> None:
-        """The worker ends with the run (in a sandbox, its PID namespace ends whatever it started)."""
+        """The worker ends with the run (in a sandbox, its PID namespace ends whatever it started);
+        its block, mapped here, is let go first."""
+        if self.mirror is not None:
+            self.mirror.close()
         self.workers.close()
 
 

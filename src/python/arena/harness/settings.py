@@ -34,6 +34,9 @@ class HarnessSettings:
     # Fresh workers to try for one of the judge's launch kind (0: none). 3: the multi-launch no-ops
     # within +-0.5% in 11 of 12 readings against 4 of 12 with 0 (bench/results/2026-12-07.md, session 40).
     match_launches: int = 3
+    # The judge maps a block its worker allocates, as the worker maps the judge's (mirror.py): an
+    # experiment on the no-ops of gathers that lean below 1.00, off until measured.
+    mirror_lent: bool = False
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:

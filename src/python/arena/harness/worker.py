@@ -51,6 +51,7 @@ class Worker:
         self.working: list[torch.Tensor] = []
         self.recent: list[tuple[torch.Tensor, ...]] = []  # earlier calls' outputs, for check.stale_output
         self.bound: dict[str, Any] = {}
+        self.mirrored: list[Any] = []  # blocks lent to the judge (mirror), kept for this process's life
 
     # -- requests ---------------------------------------------------------------------------------
     def start(self, header: dict[str, Any], blobs: list[bytearray]) -> dict[str, Any]:
@@ -241,6 +242,15 @@ class Worker:
         _poison_allocator(self.bound["slots"][0])
         return {}
 
+    def mirror(self, header: dict[str, Any], blobs: list[bytearray]) -> dict[str, Any]:
+        """A block of this process's, exported for the judge to map (settings.mirror_lent, mirror.py),
+        as the judge's blocks are for this one; asked before the candidate loads, never touched."""
+        from arena.harness.shared_gpu import SharedBlock, runtime
+
+        block = SharedBlock.allocate(runtime(), int(header["nbytes"]))
+        self.mirrored.append(block)
+        return {"handle": block.handle.hex(), "nbytes": block.nbytes}
+
     def _lent_sets(self, inputs: dict[str, Any]) -> list[list[Any]]:
         """The chunk's input sets: views of the pool the judge lends (mapped on first sight), where
         its stream copies the values just before `go`; until then they hold the last chunk's."""
@@ -409,7 +419,7 @@ def serve(requests: int, replies: int) -> None:
                 reply, data = worker.chunk(header, blobs, replies), []
             elif op == "call":
                 reply, data = worker.call(header, blobs)
-            elif op in {"start", "build", "load", "profile", "guard", "bind", "unbind"}:
+            elif op in {"start", "build", "load", "profile", "guard", "bind", "unbind", "mirror"}:
                 reply, data = getattr(worker, op)(header, blobs), []
             else:
                 reply, data = {"error": f"unknown request {op!r}"}, []

@@ -77,6 +77,14 @@ def test_match_launches_reaches_the_harness_and_is_bounded(
     assert len(fake_harness) == 2
 
 
+def test_mirror_lent_reaches_the_harness_off_by_default(
+    add_repo: Path, fake_harness: list[Any], cache_dir: Path, gpu_machine: Any
+) -> None:
+    assert _arena(add_repo, "--no-cache", "--mirror-lent") == 0
+    assert _arena(add_repo, "--no-cache") == 0
+    assert [run[1].mirror_lent for run in fake_harness] == [True, False]
+
+
 def test_the_default_store_is_in_the_xdg_cache_outside_the_repository(
     add_repo: Path, fake_harness: list[Any], cpu_machine: Any, private_xdg: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -71,6 +71,18 @@ def test_the_worker_is_matched_to_the_judges_launch_kind_when_asked(run_candidat
     assert any(c.name == "main" and c.candidate_us for c in result.cases)
 
 
+def test_with_mirror_lent_the_judge_maps_a_block_of_its_workers(run_candidate, tmp_path):
+    """mirror_lent (mirror.py): after the matching, the judge maps a block as large as a lent pool
+    that its worker allocated; the no-op is timed as without it, and the run ends cleanly."""
+    task = build_task(tmp_path, n=1 << 16)
+    result = run_candidate(None, task=task, backend="auto", budget_s_per_case=0.2, mirror_lent=True)
+    assert result.status == "PASSED", result.errors
+    setup = next(s.log for s in result.stages if s.name == "setup")
+    assert "a block of the worker's mapped (2048 MiB)" in setup, setup
+    assert setup.index("a block of the worker's mapped") < setup.index("empty calls measured"), setup
+    assert any(c.name == "main" and c.candidate_us for c in result.cases)
+
+
 def test_a_gpu_the_task_is_not_declared_for_runs_nothing_of_the_candidates(run_candidate, tmp_path):
     """archs name the other vendor's GPUs only: NEEDS_DEVICE with why, before any candidate code
     (a wrong candidate, INCORRECT where it runs, is never called), and no stage past the setup."""
