@@ -13,7 +13,7 @@ writes the block.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
 from arena.harness.candidate_worker import CandidateFailed
 from arena.harness.placement import POOL_BYTES
@@ -24,7 +24,9 @@ ROOM_BYTES = 4 << 30
 
 
 class Lender(Protocol):
-    def request(self, op: str, header: dict | None = None) -> tuple[dict, list]: ...
+    """What Mirror.of needs of a worker (candidate_worker.CandidateWorker)."""
+
+    def request(self, op: str, header: dict[str, Any] | None = None) -> tuple[dict[str, Any], list[bytearray]]: ...
 
 
 class Mirror:

@@ -17,9 +17,9 @@ from arena.harness.shared_gpu import SharingError
 class _Lender:
     def __init__(self, reply: dict[str, Any] | Exception) -> None:
         self.reply = reply
-        self.asked: list[tuple[str, dict | None]] = []
+        self.asked: list[tuple[str, dict[str, Any] | None]] = []
 
-    def request(self, op: str, header: dict | None = None) -> tuple[dict, list]:
+    def request(self, op: str, header: dict[str, Any] | None = None) -> tuple[dict[str, Any], list[bytearray]]:
         self.asked.append((op, header))
         if isinstance(self.reply, Exception):
             raise self.reply
