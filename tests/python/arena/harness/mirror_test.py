@@ -89,3 +89,25 @@ def test_close_unmaps_and_a_worker_already_gone_is_no_error() -> None:
     # A worker already gone took its memory with it: the SharingError of the unmapping is no error.
     Mirror(gone).close()  # type: ignore[arg-type]
     assert kept.closed and gone.closed
+
+
+def test_the_run_lets_the_workers_block_go_before_the_worker_ends() -> None:
+    """Run.close: the judge unmaps the block before the worker, which frees it, is ended."""
+    from arena.harness.run import Run
+
+    ended: list[str] = []
+
+    class _Ending:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def close(self) -> None:
+            ended.append(self.name)
+
+    run = Run.__new__(Run)
+    run.mirror, run.workers = _Ending("the block"), _Ending("the worker")  # type: ignore[assignment]
+    run.close()
+    assert ended == ["the block", "the worker"]
+    run.mirror, ended[:] = None, []
+    run.close()  # without the setting: the worker alone
+    assert ended == ["the worker"]
