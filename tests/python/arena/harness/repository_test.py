@@ -1,7 +1,7 @@
 import time
 from pathlib import Path
 
-from arena.harness.backends.repository import build_repository, run_repository_bench
+from arena.harness.backends.repository import BENCH_OUTPUT_BYTES, build_repository, run_repository_bench
 
 
 def test_the_code_base_builds_with_its_own_command(tmp_path: Path) -> None:
@@ -40,6 +40,21 @@ def test_a_failing_or_hanging_benchmark_is_reported_not_raised(tmp_path: Path) -
     # A bound on a hang, not a speed: the sleep still held the output pipe, so a run that stopped
     # only the shell would have waited out all of its 120 s.
     assert time.monotonic() - started < 60
+
+
+def test_a_flood_of_output_keeps_its_start_and_end_not_all_of_it(tmp_path: Path) -> None:
+    """The bench is candidate code: what it prints, the judge keeps only so much of."""
+    flood = "import sys; sys.stdout.write('first line\\n' + 'x' * 20_000_000 + '\\nlast line\\n')"
+    (tmp_path / "bench.py").write_text(flood + "\n")
+    ok, log = run_repository_bench(tmp_path, "python3 bench.py")
+    assert ok and "first line" in log and "last line" in log
+    assert "bytes of output left out" in log and len(log) < BENCH_OUTPUT_BYTES + 200, len(log)
+
+
+def test_output_that_is_not_text_is_kept_not_raised(tmp_path: Path) -> None:
+    (tmp_path / "bench.py").write_text("import sys; sys.stdout.buffer.write(b'\\xff\\xfe 1.5 us\\n')\n")
+    ok, log = run_repository_bench(tmp_path, "python3 bench.py")
+    assert ok and "\ufffd" in log and "1.5 us" in log, log
 
 
 def test_a_build_writes_byte_code_under_scratch_not_in_the_code_base(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
