@@ -425,15 +425,32 @@ def serve(requests: int, replies: int) -> None:
                 reply, data = {"error": f"unknown request {op!r}"}, []
             send(replies, dict(reply, ok="error" not in reply), data)
         except BaseException as error:  # noqa: BLE001 - candidate code failed; the judge decides
-            send(
-                replies,
-                {
-                    "ok": False,
-                    "error": f"{type(error).__name__}: {error}",
-                    "kind": type(error).__name__,
-                    "trace": traceback.format_exc()[-8000:],
-                },
-            )
+            send(replies, _failure(error))
+
+
+# A failure's message, and each line of its trace, cut to these characters: with the trace's last
+# 8000 they fit the judge's log limit (loading.LOG_LIMIT), which keeps a text's end.
+ERROR_CHARACTERS, TRACE_LINE_CHARACTERS = 4000, 1000
+
+
+def _failure(error: BaseException) -> dict[str, Any]:
+    """The reply to a request that failed, cut to fit: an honest exception whose message is
+    megabytes (a tensor's values) would otherwise pass the pipe's header limit and read as a
+    tampered pipe (frames.HEADER_LIMIT), and its trace's last line, the message again, would crowd
+    out the rest of what the judge keeps."""
+    kind = type(error).__name__[:200]
+    try:
+        message = f"{kind}: {error}"
+    except BaseException:  # noqa: BLE001 - a __str__ that fails is the candidate's too
+        message = f"{kind}: (its message could not be read)"
+    if len(message) > ERROR_CHARACTERS:
+        message = f"{message[:ERROR_CHARACTERS]} ... ({len(message) - ERROR_CHARACTERS} characters cut)"
+    try:
+        lines = traceback.TracebackException.from_exception(error).format()
+        trace = "".join(line[:TRACE_LINE_CHARACTERS] for line in lines)[-8000:]
+    except BaseException:  # noqa: BLE001 - as above
+        trace = ""
+    return {"ok": False, "error": message, "kind": kind, "trace": trace}
 
 
 _BORN = time.time()

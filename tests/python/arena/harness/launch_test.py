@@ -100,6 +100,14 @@ def test_exceptions_and_exit_calls(run_candidate):
     assert result.status == "RUNTIME_ERROR" and "SystemExit" in result.errors[0]
 
 
+def test_an_exception_with_a_huge_message_is_the_candidates_error_not_a_cheat(run_candidate):
+    """An honest bug whose message is megabytes (a tensor's values in an assertion) reads as what
+    it is: the worker cuts the text; a reply over the pipe's header limit would read as tampering."""
+    result = run_candidate("def add(x, y):\n    raise ValueError('values: ' + '1, ' * (1 << 20))\n")
+    assert result.status == "RUNTIME_ERROR", result.errors
+    assert "ValueError: values: 1, 1, " in result.errors[0] and len(result.errors[0]) < 40_000
+
+
 def test_compile_errors(run_candidate):
     assert run_candidate("def add(x, y)\n    return x\n").status == "COMPILE_ERROR"
     assert run_candidate("def plus(x, y):\n    return x\n").status == "COMPILE_ERROR"
