@@ -4,6 +4,7 @@ of whatever time a GPU is lent, and what it says.
     PYTHONPATH=src/python python3 bench/noop_sweep.py run --json F [--stop-after-s 540] [--tasks DIR ...] \
         [--match-launches N] [--mirror-lent]
     python3 bench/noop_sweep.py summary F [F ...] [--json OUT]
+    python3 bench/noop_sweep.py compare A [A ...] --vs B [B ...]
 
 run: `arena suite --no-cache --resume --json F` over every task folder (or --tasks), sent SIGINT
 after --stop-after-s so that F keeps every evaluation that finished (docs/cli.md); the next run
@@ -24,6 +25,9 @@ median time by workers tried, over all tasks and split by HIP and Triton candida
 library is built beside the setup, so the two costs differ). The run's file keeps only what the
 same harness measured in the same environment: after a change to the harness, or on another
 machine, it starts over (suite_file).
+compare: an A/B of two settings run in interleaved rounds (A's files against --vs B's): per task
+each arm's mean reading (geometric, over its rounds) and its distance from 1.00, then over the
+tasks both arms read: how many are within +-0.5% in each, and the mean distance from 1.00 in each.
 """
 
 from __future__ import annotations
@@ -203,10 +207,39 @@ def report(paths: list[Path]) -> dict[str, Any]:
     return summary
 
 
+def compare(arm_a: list[Path], arm_b: list[Path]) -> dict[str, Any]:
+    """Each task's mean reading in both arms (their rounds' geometric mean) and, over the tasks
+    both read, the count within +-0.5% and the mean |log reading| of each arm."""
+    arms = [_mean_readings([read_tasks(path) for path in paths]) for paths in (arm_a, arm_b)]
+    both = sorted(set(arms[0]) & set(arms[1]))
+    for label in both:
+        (a, rounds_a), (b, rounds_b) = arms[0][label], arms[1][label]
+        print(f"{label.split(':')[-1][:48]:48s} A {a:.4f} ({rounds_a}) | B {b:.4f} ({rounds_b}) | B/A {b / a:.4f}")
+    result: dict[str, Any] = {"tasks": len(both)}
+    for name, arm in zip("AB", arms):
+        result[f"{name}_within_0.5%"] = sum(abs(arm[label][0] - 1) <= 0.005 for label in both)
+        result[f"{name}_mean_distance"] = (
+            statistics.fmean(abs(math.log(arm[label][0])) for label in both) if both else None
+        )
+    print(json.dumps(result))
+    return result
+
+
+def _mean_readings(rounds: list[dict[str, dict[str, Any]]]) -> dict[str, tuple[float, int]]:
+    """label -> (the geometric mean of its rounds' readings, how many rounds read it)."""
+    logs: dict[str, list[float]] = {}
+    for tasks in rounds:
+        for label, task in tasks.items():
+            if task["geomean"]:
+                logs.setdefault(label, []).append(math.log(task["geomean"]))
+    return {label: (math.exp(statistics.fmean(values)), len(values)) for label, values in logs.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("part", choices=("run", "summary"))
-    parser.add_argument("files", nargs="*", type=Path, help="summary: suite JSON files, one a round")
+    parser.add_argument("part", choices=("run", "summary", "compare"))
+    parser.add_argument("files", nargs="*", type=Path, help="summary: suite JSON files, one a round; compare: arm A's")
+    parser.add_argument("--vs", nargs="+", type=Path, default=[], help="compare: arm B's suite JSON files")
     parser.add_argument("--tasks", nargs="+", help="run: task folders (default: every one under tasks/)")
     parser.add_argument("--stop-after-s", type=float, default=540.0)
     parser.add_argument("--json", type=Path, help="run: the suite's file; summary: where to write the summary")
@@ -221,7 +254,12 @@ def main() -> None:
         report([args.json])
         return
     if not args.files:
-        parser.error("summary needs one suite JSON file at least")
+        parser.error(f"{args.part} needs one suite JSON file at least")
+    if args.part == "compare":
+        if not args.vs:
+            parser.error("compare needs --vs FILE ... (arm B)")
+        compare(args.files, args.vs)
+        return
     summary = report(args.files)
     if args.json:
         args.json.write_text(json.dumps(summary, indent=1))
