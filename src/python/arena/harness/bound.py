@@ -5,13 +5,22 @@ judge has already taken (judged_timing.Judge.time_case), tested on the CPU at th
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Callable, Sequence, TypeVar
 
 from arena.harness.outliers import drop_outliers
 
 # The bound: the samples may explain the judge's clock less this much (bound_slack; the clocks'
 # differences: docs/harness.md, "Why each constant").
 _BOUND_RATIO, _BOUND_CALL_US, _BOUND_EMPTY, _BOUND_US = 0.05, 0.3, 0.003, 20.0
+# A case's series of timed chunks at most: a series the bound (or the copies' check) calls foul is
+# timed again on fresh sets, and only when every series is foul is it the candidate's verdict. A
+# stall of the GPU that is not the candidate's lands in a chunk or two of one series: an honest
+# no-op read 2092.77 us a call on the judge's clock against 1621.25 claimed, with the baseline's
+# own chunks as far off in the case before (session 44, bench/results/2026-12-07.md). A forger's
+# samples are foul in every series; the series scored is always one that passed.
+FOUL_SERIES = 2
+
+_T = TypeVar("_T")
 
 
 def claim(scored: Sequence[float]) -> float:
@@ -65,3 +74,26 @@ def largest_hidden_gain(true_us: float, calls: int, empty_us: float) -> float:
     bound: the truth over the lowest claim that passes (inf when any claim passes)."""
     lowest = (true_us * calls - bound_slack(0.0, empty_us * calls, calls, 1)) / ((1 + _BOUND_RATIO) * calls)
     return true_us / lowest if lowest > 0 else math.inf
+
+
+class Foul(Exception):
+    """Every series of a case was foul (first_fair): why, series by series."""
+
+    def __init__(self, reasons: list[str]) -> None:
+        super().__init__("; timed again on fresh sets: ".join(reasons))
+        self.reasons = reasons
+
+
+def first_fair(
+    time_series: Callable[[], _T], foul: Callable[[_T], str], series: int = FOUL_SERIES
+) -> tuple[_T, list[str]]:
+    """Series timed by `time_series` until one is not foul (`foul` gives why, or ""), at most
+    `series` of them: (the fair one, why each before it was foul). Raises Foul when all were."""
+    reasons: list[str] = []
+    for _ in range(series):
+        timed = time_series()
+        why = foul(timed)
+        if not why:
+            return timed, reasons
+        reasons.append(why)
+    raise Foul(reasons)

@@ -3,7 +3,10 @@
 
 import statistics
 
+import pytest
+
 from arena.harness import bound
+from arena.harness.bound import FOUL_SERIES, Foul, first_fair
 from arena.harness.outliers import drop_outliers
 
 
@@ -82,3 +85,42 @@ def test_the_paired_excess_cancels_what_falls_on_both_sides_of_a_chunk():
     forged = bound.chunk_excess(spans, calls, empty["worker"], truth / 1.1, switch)
     paired = bound.paired_excess(forged, own)
     assert all(abs(e / calls - (truth - truth / 1.1)) < 1e-9 for e in paired)
+
+
+def _series(*fouls: str):
+    """A time_series that gives series 0, 1, ... and a foul() that reads each one's verdict from `fouls`."""
+    timed: list[int] = []
+
+    def time_series() -> int:
+        timed.append(len(timed))
+        return timed[-1]
+
+    return timed, time_series, lambda index: fouls[index]
+
+
+def test_a_fair_first_series_is_scored_and_no_other_is_timed():
+    timed, time_series, foul = _series("", "never reached")
+    assert first_fair(time_series, foul) == (0, [])
+    assert timed == [0]
+
+
+def test_a_stall_in_the_first_series_is_timed_again_and_the_fresh_series_scored():
+    timed, time_series, foul = _series("the judge's clock saw 2092.77 us", "")
+    assert first_fair(time_series, foul) == (1, ["the judge's clock saw 2092.77 us"])
+    assert timed == [0, 1]
+
+
+def test_a_forger_foul_in_every_series_is_caught_with_each_series_reason():
+    timed, time_series, foul = _series("first: claim 3.0 saw 6.0", "second: claim 3.1 saw 6.2", "unused")
+    with pytest.raises(Foul, match="timed again on fresh sets") as caught:
+        first_fair(time_series, foul)
+    error: Foul = caught.value  # type: ignore[assignment]  # this pytest's stubs lose the type
+    assert error.reasons == ["first: claim 3.0 saw 6.0", "second: claim 3.1 saw 6.2"]
+    assert len(timed) == FOUL_SERIES == 2
+
+
+def test_the_series_scored_is_never_a_foul_one():
+    for verdicts in [("x", ""), ("", "x"), ("", "")]:
+        _, time_series, foul = _series(*verdicts)
+        scored, _ = first_fair(time_series, foul)
+        assert verdicts[scored] == ""

@@ -3,11 +3,13 @@
 import math
 import statistics
 
+import pytest
 import torch
 
 from arena.harness import judged_timing, lent
 from arena.harness.device import Device
 from arena.harness.shared_gpu import typed_view
+from arena.harness.verdict import Verdict
 
 
 def test_every_slot_of_an_output_is_one_strided_view():
@@ -229,3 +231,86 @@ def test_the_workers_landing_counts_are_taken_only_as_small_ints():
     assert lent.reported_landing({"aimed": 10**9, "landed": -1}, 4) == {"aimed": 0, "landed": 0}
     assert lent.reported_landing({"aimed": True, "landed": 2}, 4) == {"aimed": 0, "landed": 2}
     assert lent.reported_landing(["aimed"], 4) == lent.reported_landing(None, 4) == {"aimed": 0, "landed": 0}
+
+
+def _series_tally(stall_us: float = 0.0, claim_us: float = 100.0) -> judged_timing._Tally:
+    """A series of 6 chunks of 2 calls each of 100 us on the judge's clock (empty procedure 10 us
+    and spin 20 us a call, switches 100 us a chunk), the samples claiming `claim_us` a call, with
+    `stall_us` more in the third chunk's span."""
+    spans = [2 * (10.0 + 20.0 + 100.0) + 100.0] * 6
+    spans[2] += stall_us
+    return judged_timing._Tally(
+        baseline=[100.0] * 12,
+        candidate=[claim_us] * 12,
+        spans=spans,
+        baseline_spans=[2 * (10.0 + 20.0 + 100.0)] * 6,
+        spin_us=20.0,
+    )
+
+
+class _WarmUp:
+    """The warm-up's Lent: 100 us a call on both sides."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *error) -> None:
+        return None
+
+    def warm_up(self, seeds):
+        return [100e-6, 100e-6], [10.0, 20.0]
+
+
+def _timing_judge(monkeypatch, series: list[judged_timing._Tally]) -> tuple[judged_timing.Judge, list[int]]:
+    """A Judge with what time_case reads, whose series of chunks are `series` in turn (how many
+    were timed: the list returned)."""
+    judge = object.__new__(judged_timing.Judge)
+    name = "case"
+    judge.input_bytes, judge.warm_bytes = {name: 1024}, 1 << 20
+    judge.clock = type("Clock", (), {"cycles": 1000.0, "scatter": type("S", (), {"note": "placed"})()})()
+    judge.empty_us, judge.judge_empty_us, judge.switch_us = {name: 10.0}, {name: 10.0}, 100.0
+    judge.launch_us, judge.stream_us = {name: {"judge": 3.9, "worker": 3.9}}, {name: 2.3}
+    judge.stream_side_us = {name: {"judge": 2.3, "worker": 2.3}}
+    judge.judge_pair_us, judge.worker_pair_us = {name: 1.3}, {name: 1.3}
+    timed: list[int] = []
+
+    def chunks(*args):
+        timed.append(len(timed))
+        return series[timed[-1]], 2
+
+    monkeypatch.setattr(judged_timing, "Lent", _WarmUp)
+    monkeypatch.setattr(judge, "_chunks_that_queue", chunks)
+    return judge, timed
+
+
+def _time(judge: judged_timing.Judge) -> judged_timing.JudgedTiming:
+    case = type("Case", (), {"name": "case"})()
+    return judge.time_case(None, case, lambda n: [0] * n, [torch.empty(64)], [], {}, {}, 1, 1.0)  # type: ignore[arg-type]
+
+
+def test_a_series_the_bound_calls_foul_is_timed_again_and_the_fresh_one_scored(monkeypatch):
+    # A stall of 3 ms in one chunk, then an honest series: the second is what the score reads.
+    judge, timed = _timing_judge(monkeypatch, [_series_tally(stall_us=3000.0), _series_tally(claim_us=99.0)])
+    timing = _time(judge)
+    assert timed == [0, 1]
+    assert timing.candidate_us == (99.0,) * 12 and timing.chunks == 6
+    assert "a series called foul, timed again on fresh sets: the candidate's timings claim 100.00 us" in timing.log
+    assert "chunk by chunk: +0.0, +0.0, +1500.0, +0.0" in timing.log
+
+
+def test_an_honest_first_series_is_the_only_one(monkeypatch):
+    judge, timed = _timing_judge(monkeypatch, [_series_tally()])
+    assert _time(judge).candidate_us == (100.0,) * 12 and timed == [0]
+
+
+def test_samples_foul_in_every_series_are_a_cheat(monkeypatch):
+    # Samples claiming half of what the judge's clock saw, series after series: a forger.
+    judge, timed = _timing_judge(monkeypatch, [_series_tally(claim_us=50.0), _series_tally(claim_us=50.0)])
+    with pytest.raises(Verdict, match="timed again on fresh sets") as caught:
+        _time(judge)
+    verdict: Verdict = caught.value  # type: ignore[assignment]  # this pytest's stubs lose the type
+    assert verdict.status == "CHEAT_DETECTED" and timed == [0, 1]
+    assert str(caught.value).count("claim 50.00 us a call but the judge's clock saw 100.00 us") == 2
