@@ -11,7 +11,8 @@ after --stop-after-s so that F keeps every evaluation that finished (docs/cli.md
 with the same F goes on where it stopped (carry F back to the device). Then the summary of F.
 summary: per task, the geometric mean of its timed cases' speedups (the no-op's reading), the
 range over its cases, and where each side's large outputs landed (the time stage's count); then
-how many tasks read within +-0.5% and +-1%, and the landing over all cases, judge and worker.
+how many tasks read within +-0.5% and +-1%, and the landing over all cases, judge and worker; how
+many series were timed again as foul (bound.first_fair), and why each evaluation not PASSED failed.
 Several files (rounds of the same tasks) are read in turn, each task's rounds side by side.
 Each reading also shows its process pair's launch difference: the worker's cost of a second empty
 kernel behind the first less the judge's, the mean over the task's cases (the time stage logs
@@ -54,6 +55,7 @@ _KIND = re.compile(r"judge ([\d.]+), worker ([\d.]+)")
 _HIP_CATEGORIES = ("hip2hip", "torch2hip")  # the candidate a HIP library: a build beside the setup
 _CALIBRATED = re.compile(r"([\d.]+)s judge calibrated")
 _READ = re.compile(r"([\d.]+)s a later launch \(us\)")
+_FOUL = "a series called foul, timed again on fresh sets"  # the time stage's log (bound.first_fair)
 
 
 def task_folders() -> list[str]:
@@ -83,7 +85,7 @@ def read_tasks(path: Path) -> dict[str, dict[str, Any]]:
     tasks: dict[str, dict[str, Any]] = {}
     for evaluation in document.get("evaluations", []):
         speedups = [c["speedup"] for c in evaluation.get("cases", []) if c.get("timed") and c.get("speedup")]
-        landing, seconds, kinds, kept = [0, 0, 0, 0], [], [], -1
+        landing, seconds, kinds, kept, fouls = [0, 0, 0, 0], [], [], -1, 0
         setup_s, matching_s = None, None
         for stage in evaluation.get("stages", []):
             if stage.get("name") == "setup":
@@ -91,6 +93,7 @@ def read_tasks(path: Path) -> dict[str, dict[str, Any]]:
                 begun, read = (pattern.search(stage.get("log", "")) for pattern in (_CALIBRATED, _READ))
                 matching_s = float(read.group(1)) - float(begun.group(1)) if begun and read else None
             log = stage.get("log", "") if stage.get("name") == "time" else ""
+            fouls += log.count(_FOUL)
             for found in _LANDED.finditer(log):
                 landing = [total + int(n) for total, n in zip(landing, found.groups())]
             seconds += [float(worker) - float(judge) for judge, worker in _SECOND.findall(log)]
@@ -111,6 +114,8 @@ def read_tasks(path: Path) -> dict[str, dict[str, Any]]:
             "setup_s": setup_s,
             "matching_s": matching_s,  # from the judge made to its last reading of a worker's kind
             "language": "HIP" if evaluation["label"].split("/")[1] in _HIP_CATEGORIES else "Triton",
+            "foul_series": fouls,  # series timed again because the first was foul
+            "verdict": (evaluation.get("errors") or [""])[0][:160] if evaluation.get("status") != "PASSED" else "",
         }
     return tasks
 
@@ -144,6 +149,10 @@ def summarize(rounds: list[dict[str, dict[str, Any]]]) -> dict[str, Any]:
         ),
         "outside_0.5%": outside,
         "landing": {"judge": landing[:2], "worker": landing[2:]},
+        "foul_series": sum(task["foul_series"] for tasks in rounds for task in tasks.values()),
+        "not_passed_why": {
+            label: task["verdict"] for tasks in rounds for label, task in tasks.items() if task["status"] != "PASSED"
+        },
         "launch_difference_with_log_reading": _correlation(paired),
         "setup_s_median": _median([task["setup_s"] for tasks in rounds for task in tasks.values()]),
         "matching_s_median_by_workers": _matching_by_workers([t for tasks in rounds for t in tasks.values()]),
@@ -198,8 +207,11 @@ def report(paths: list[Path]) -> dict[str, Any]:
         f"geomean {summary['geomean'] or float('nan'):.4f}; large outputs where aimed: judge "
         f"{summary['landing']['judge'][0]} of {summary['landing']['judge'][1]}, worker "
         f"{summary['landing']['worker'][0]} of {summary['landing']['worker'][1]}; the launch difference's "
-        f"correlation with the log of the reading {summary['launch_difference_with_log_reading']}"
+        f"correlation with the log of the reading {summary['launch_difference_with_log_reading']}; series timed "
+        f"again as foul: {summary['foul_series']}"
     )
+    for label, why in summary["not_passed_why"].items():
+        print(f"not PASSED: {label}: {why}")
     for language, part in [("all", summary), *summary["by_language"].items()]:
         by_workers = ", ".join(f"{n}: {s} s" for n, s in part["matching_s_median_by_workers"].items())
         matching = by_workers or "-"
