@@ -70,6 +70,9 @@ def main() -> None:
                     "noop": round(means[1] / means[0], 4),  # the score's ratio: means, outliers dropped
                     "calls_a_chunk": per,
                     "chunks": rows,
+                    # every call, paired by set (call k of a chunk on set k, both sides): to replay a rule
+                    "baseline_us": [round(t, 3) for t in case.baseline_us],
+                    "candidate_us": [round(t, 3) for t in case.candidate_us],
                     "ratio_by_first": {
                         side: round(statistics.median(r["ratio"] for r in rows if r["first"] == side), 4)
                         for side in ("baseline", "candidate")

@@ -7,16 +7,18 @@ from __future__ import annotations
 import math
 from typing import Callable, Sequence, TypeVar
 
-from arena.harness.outliers import drop_outliers
+import numpy as np
+
+from arena.harness.outliers import paired_kept
 
 # The bound: the samples may explain the judge's clock less this much (bound_slack; the clocks'
 # differences: docs/harness.md, "Why each constant").
 _BOUND_RATIO, _BOUND_CALL_US, _BOUND_EMPTY, _BOUND_US = 0.05, 0.3, 0.003, 20.0
 # A case's series of timed chunks at most: a series the bound (or the copies' check) calls foul is
-# timed again on fresh sets, and only when every series is foul is it the candidate's verdict.
-# Some honest cases' chunks swing far on the judge's clock, on both sides: torch2hip
-# decode_attention's, hundreds of us a call from chunk to chunk in every reading, and once an
-# honest no-op read 2092.77 us a call there against 1621.25 claimed (session 44,
+# timed again on fresh sets, and only when every series is foul is it the candidate's verdict. An
+# honest case gets a second series where a chunk stalled on the judge's clock; session 44's false
+# alarm (torch2hip decode_attention, 2092.77 us a call seen against 1621.25 claimed) was the bound
+# dropping its heavy sets as outliers, mended by reading them in pairs (claim; session 45,
 # bench/results/2026-12-07.md). A forger's samples are foul in every series; the series scored is
 # always one that passed.
 FOUL_SERIES = 2
@@ -24,25 +26,35 @@ FOUL_SERIES = 2
 _T = TypeVar("_T")
 
 
-def claim(scored: Sequence[float]) -> float:
-    """The work a case's samples account for, us: every call at the mean the score takes (the
-    candidate's figures as scored: its samples less its launch offset, side_offsets), after the
-    score's own outlier rule (outliers.drop_outliers).
+def claim(baseline: Sequence[float], candidate: Sequence[float]) -> float:
+    """The candidate's work over every call as the score credits it, us: the baseline's samples
+    (the judge's own, taken while the worker is frozen) over every call, at the speedup the score
+    reads from the pairs it keeps (outliers.paired_kept). The bound then holds the score itself to
+    the judge's clock: no speedup beyond what the clock saw over all calls, less the slack.
     Samples that keep the sum honest with many tiny ones and a few huge outliers claim only the
-    tiny ones: the score's figure is what the judge's clock must see (honest outliers are few and
-    small next to the bound's slack)."""
-    if not scored:
-        return 0.0
-    return len(scored) * float(drop_outliers(scored).mean())
+    tiny ones, since those are the speedup scored; a heavy set (its work drawn at random) is heavy
+    on both sides and counts in full."""
+    return sum(chunk_claims(baseline, candidate, max(1, len(baseline))))
+
+
+def chunk_claims(baseline: Sequence[float], candidate: Sequence[float], calls: int) -> list[float]:
+    """claim() chunk by chunk, us: each chunk's baseline samples (`calls` a chunk) at the scored
+    speedup; heavy chunks claim more, so a chunk's margin (chunk_excess) does not swing with its
+    sets' work."""
+    if not len(baseline):
+        return []
+    base, cand = paired_kept(baseline, candidate)
+    slower = float(np.sum(cand) / np.sum(base))  # 1 / the scored speedup
+    return [slower * float(np.sum(baseline[i : i + calls])) for i in range(0, len(baseline), calls)]
 
 
 def chunk_excess(
-    spans: Sequence[float], calls: int, empty_us: float, claimed_us: float, switch_us: float
+    spans: Sequence[float], calls: int, empty_us: float, claims_us: Sequence[float], switch_us: float
 ) -> list[float]:
     """Per chunk of `calls` calls, us: its span less its empty procedure (`empty_us` a call) and
-    the switches, less what claim() credits a call with (`claimed_us`): the bound's margin chunk
-    by chunk, for the log."""
-    return [span - calls * (empty_us + claimed_us) - switch_us for span in spans]
+    the switches, less what the chunk's samples are credited with (`claims_us`, chunk_claims):
+    the bound's margin chunk by chunk, for the log."""
+    return [span - calls * empty_us - claimed - switch_us for span, claimed in zip(spans, claims_us)]
 
 
 def paired_excess(excess: Sequence[float], baseline_excess: Sequence[float]) -> list[float]:

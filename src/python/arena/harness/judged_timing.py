@@ -44,7 +44,15 @@ from typing import Callable, Iterator, Protocol, Sequence
 import torch
 
 from arena.harness.backends.kernel import Kernel
-from arena.harness.bound import Foul, bound_slack, chunk_excess, claim, exceeds_bound, first_fair, paired_excess
+from arena.harness.bound import (
+    Foul,
+    bound_slack,
+    chunk_claims,
+    chunk_excess,
+    exceeds_bound,
+    first_fair,
+    paired_excess,
+)
 from arena.harness.candidate_worker import CandidateWorker
 from arena.harness.chunk_clock import ChunkClock
 from arena.harness.device import Device, disable_persisting_l2
@@ -347,9 +355,9 @@ class Judge:
         calls = b * len(tally.spans)
         empty = calls * (self.empty_us[name] + tally.spin_us)
         judged = sum(tally.spans) - empty - len(tally.spans) * self.switch_us
-        claimed = claim(tally.candidate)
-        excess = chunk_excess(tally.spans, b, empty / calls, claimed / calls, self.switch_us)
-        return _Series(tally, b, empty, judged, claimed, excess)
+        claims = chunk_claims(tally.baseline, tally.candidate, b)
+        excess = chunk_excess(tally.spans, b, empty / calls, claims, self.switch_us)
+        return _Series(tally, b, empty, judged, sum(claims), excess)
 
     def _foul(self, name: str, series: _Series) -> str:
         """Why a series is the candidate's foul ("" for none): GPU work beside the copies of its
@@ -449,9 +457,9 @@ class Judge:
 
     def _baseline_excess(self, name: str, tally: _Tally, b: int) -> list[float]:
         """Per chunk, us: the judge's clock around its baseline calls beyond the baseline's own
-        samples as scored (chunk_excess with the judge's empty procedure and no switches)."""
-        per_call = claim(tally.baseline) / max(1, len(tally.baseline))
-        return chunk_excess(tally.baseline_spans, b, self.judge_empty_us[name] + tally.spin_us, per_call, 0.0)
+        samples, every call of the chunk (chunk_excess with the judge's empty procedure and no switches)."""
+        own = [sum(tally.baseline[i : i + b]) for i in range(0, len(tally.baseline), b)]
+        return chunk_excess(tally.baseline_spans, b, self.judge_empty_us[name] + tally.spin_us, own, 0.0)
 
     def _paired(self, name: str, tally: _Tally, b: int, excess: list[float]) -> str:
         """The time stage's log line for bound.paired_excess: the candidate's chunk excess

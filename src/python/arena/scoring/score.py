@@ -13,13 +13,14 @@ import zlib
 from dataclasses import replace
 from typing import Mapping, Sequence
 
+from arena.harness.outliers import paired_kept
 from arena.harness.result import CaseOutcome
 from arena.scoring.records import CaseResult, Score, Timing
 from arena.scoring.stats import (
     FAST_P,
     Summary,
     compare_samples,
-    summarize_samples,
+    summarize_kept,
     weighted_geomean,
 )
 
@@ -82,8 +83,11 @@ def score_case(outcome: CaseOutcome, environment: Mapping[str, object]) -> tuple
     if not (outcome.timed and outcome.baseline_us and outcome.candidate_us):
         return result, 0.0
     seed = _case_seed(outcome.name)
-    baseline = summarize_samples(outcome.baseline_us, seed)
-    candidate = summarize_samples(outcome.candidate_us, seed + 1)
+    # Both sides' figures over the pairs the speedup keeps, so that it is their ratio.
+    kept = paired_kept(outcome.baseline_us, outcome.candidate_us)
+    dropped = len(outcome.baseline_us) - kept[0].size
+    baseline = summarize_kept(kept[0], dropped, seed)
+    candidate = summarize_kept(kept[1], dropped, seed + 1)
     comparison = compare_samples(outcome.baseline_us, outcome.candidate_us, seed + 2)
     timed = replace(
         result,

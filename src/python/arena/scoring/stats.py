@@ -8,6 +8,10 @@ A kernel's time on a case is the mean of its samples once 1.5 x IQR outliers are
 median: outliers (a preempted call, a clock step) are gone either way, and where a kernel's times
 fall in several humps the median jumps between them while the mean moves with their mix,
 smoothly (bench/results/2026-12-01.md, session 10). The median is still reported.
+
+Outliers are read by pairs (outliers.paired_kept): call k of each side ran on the same input set,
+so a set whose work is larger is kept on both sides and a call that stalled drops its pair. A
+case's figures are both sides' means over the kept pairs, and the speedup is their ratio.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from arena.harness.outliers import drop_outliers
+from arena.harness.outliers import drop_outliers, paired_kept
 
 # Bootstrap resamples: 2000 keeps the 2.5/97.5 percentiles stable to ~1% of the interval.
 RESAMPLES = 2000
@@ -50,8 +54,8 @@ class Summary:
 class Comparison:
     """A candidate against the baseline on one case."""
 
-    speedup: float  # baseline mean / candidate mean, each after dropping outliers
-    ci_low: float  # bootstrap interval of the ratio (both sides resampled)
+    speedup: float  # baseline mean / candidate mean over the pairs kept (paired_kept)
+    ci_low: float  # bootstrap interval of the ratio (pairs resampled)
     ci_high: float
     noise_floor: float  # relative: the baseline-against-itself spread, PROCESS_FLOOR at least
     within_noise: bool  # the speedup cannot be told apart from 1.0
@@ -75,11 +79,19 @@ def bootstrap_means(values: np.ndarray, seed: int, resamples: int = RESAMPLES) -
 
 
 def summarize_samples(samples: Sequence[float], seed: int = 0) -> Summary:
-    """Median, mean, min, IQR, SEM and a bootstrap interval of the mean, outliers dropped."""
+    """Median, mean, min, IQR, SEM and a bootstrap interval of the mean, outliers dropped (one
+    kernel's samples read alone)."""
     raw = np.asarray(samples, dtype=np.float64)
     if raw.size == 0:
         raise ValueError("no samples to summarize")
     kept = drop_outliers(raw)
+    return summarize_kept(kept, raw.size - kept.size, seed)
+
+
+def summarize_kept(kept: np.ndarray, dropped: int, seed: int = 0) -> Summary:
+    """The Summary of samples whose outliers are already gone (`dropped` of them)."""
+    if kept.size == 0:
+        raise ValueError("no samples to summarize")
     q1, q3 = np.percentile(kept, [25, 75])
     sem = float(np.std(kept, ddof=1) / math.sqrt(kept.size)) if kept.size > 1 else 0.0
     low, high = _percentile_interval(bootstrap_means(kept, seed)) if kept.size > 1 else (kept[0],) * 2
@@ -92,7 +104,7 @@ def summarize_samples(samples: Sequence[float], seed: int = 0) -> Summary:
         ci_low_us=float(low),
         ci_high_us=float(high),
         samples=int(kept.size),
-        dropped=int(raw.size - kept.size),
+        dropped=int(dropped),
     )
 
 
@@ -119,15 +131,26 @@ def measure_noise_floor(baseline: Sequence[float] | np.ndarray, seed: int = 0) -
     return float(max(high - 1.0, 1.0 - low, 0.0))
 
 
+def _paired_interval(base: np.ndarray, cand: np.ndarray, seed: int) -> tuple[float, float]:
+    """The bootstrap interval of sum(base) / sum(cand), pairs resampled together: what moves both
+    sides of a chunk alike (a clock step, a set's work) moves no ratio."""
+    if base.size < 2:
+        ratio = float(np.sum(base) / np.sum(cand))
+        return ratio, ratio
+    picks = _rng(seed, base).integers(0, base.size, size=(RESAMPLES, base.size))
+    return _percentile_interval(np.sum(base[picks], axis=1) / np.sum(cand[picks], axis=1))
+
+
 def compare_samples(baseline: Sequence[float], candidate: Sequence[float], seed: int = 0) -> Comparison:
-    """Speedup of the candidate over the baseline, its interval, and whether it is noise: its
-    interval holds 1.0, or it lies within the noise floor (the baseline against itself within
-    this run, or the spread between runs, PROCESS_FLOOR, whichever is larger)."""
-    base, cand = drop_outliers(baseline), drop_outliers(candidate)
-    if base.size == 0 or cand.size == 0:
+    """Speedup of the candidate over the baseline on the pairs the score keeps (paired_kept), its
+    interval, and whether it is noise: its interval holds 1.0, or it lies within the noise floor
+    (the baseline against itself within this run, or the spread between runs, PROCESS_FLOOR,
+    whichever is larger)."""
+    if len(baseline) == 0:
         raise ValueError("both baseline and candidate need samples")
-    speedup = float(np.mean(base) / np.mean(cand))
-    low, high = _ratio_interval(base, cand, seed)
+    base, cand = paired_kept(baseline, candidate)
+    speedup = float(np.sum(base) / np.sum(cand))
+    low, high = _paired_interval(base, cand, seed)
     floor = max(measure_noise_floor(baseline, seed + 2), PROCESS_FLOOR)
     within = low <= 1.0 <= high or abs(speedup - 1.0) < floor
     return Comparison(speedup=speedup, ci_low=low, ci_high=high, noise_floor=floor, within_noise=within)

@@ -1,8 +1,7 @@
 """The bound's margins on the CPU: what the score believes against what the judge's clock saw
 (arena.harness.bound; the GPU path: cheat_judge_gpu_test.py and bench/forger.py)."""
 
-import statistics
-
+import numpy as np
 import pytest
 
 from arena.harness import bound
@@ -11,20 +10,61 @@ from arena.harness.outliers import drop_outliers
 
 
 def test_the_bound_credits_what_the_score_keeps():
+    baseline = [10.0] * 100
     honest = [10.0] * 49 + [12.0] + [10.0] * 49 + [14.0]
-    # The two slow calls are the score's outliers: the claim is every call at the kept mean.
-    assert bound.claim(honest) == 100 * 10.0
-    assert statistics.fmean(drop_outliers(honest)) == 10.0
+    # The two slow calls are the score's outliers: the claim is the baseline's every call at the kept ratio.
+    assert bound.claim(baseline, honest) == 100 * 10.0
     # About the same sum with a median of 1 us: these samples no longer explain the judge's clock.
     forged = ([1.0] * 45 + [91.6] * 5) * 2
     assert abs(sum(forged) - sum(honest)) < 2.0
-    assert bound.claim(forged) == 100 * 1.0
-    assert bound.claim([]) == 0.0
+    assert bound.claim(baseline, forged) == pytest.approx(100 * 1.0)
+    assert bound.claim([], []) == 0.0
+
+
+def _drawn_work(calls: int, seed: int) -> list[float]:
+    """Each set's work, us: a few sets much heavier than most (decode_attention's lengths drawn at random)."""
+    rng = np.random.default_rng(seed)
+    return list(np.where(rng.random(calls) < 0.1, 600.0, 100.0) + rng.normal(0.0, 1.0, calls))
+
+
+def test_sets_whose_work_is_drawn_at_random_are_credited_in_full():
+    # An honest no-op over 60 calls of which about 1 in 10 sets is 6x heavier, on both sides alike.
+    work = _drawn_work(60, 45)
+    noop = [t * 1.001 for t in work]
+    judged = sum(noop)
+    assert bound.claim(work, noop) == pytest.approx(judged)
+    assert not bound.exceeds_bound(judged, bound.claim(work, noop), 0.0, 60, 6)
+    # Read side by side (session 44's rule) the heavy calls were the outliers, and the no-op foul.
+    side_by_side = 60 * float(np.mean(drop_outliers(noop)))
+    assert bound.exceeds_bound(judged, side_by_side, 0.0, 60, 6)
+    # Each chunk's claim follows its own sets: its margin does not swing with their work.
+    claims = bound.chunk_claims(work, noop, 10)
+    spans = [sum(noop[i : i + 10]) for i in range(0, 60, 10)]
+    assert all(abs(e) < 1e-6 for e in bound.chunk_excess(spans, 10, 0.0, claims, 0.0))
+
+
+def test_a_forger_on_sets_of_random_work_is_still_held_to_the_judges_clock():
+    work = _drawn_work(60, 46)
+    truth = [t * 1.001 for t in work]
+    # Claiming 20% less on every call, heavy or not: the scored speedup is 1.25, the clock's 1.0.
+    shaved = [t * 0.8 for t in truth]
+    assert bound.exceeds_bound(sum(truth), bound.claim(work, shaved), 0.0, 60, 6)
+    # Or the same sum, with the calls of the heaviest sets made the outliers of the ratio.
+    heavy = [t > 300 for t in work]
+    light_sum = sum(t for t, h in zip(truth, heavy) if not h)
+    moved = [t * 0.5 if not h else t + 0.5 * light_sum / sum(heavy) for t, h in zip(truth, heavy)]
+    assert sum(moved) == pytest.approx(sum(truth))
+    assert bound.exceeds_bound(sum(truth), bound.claim(work, moved), 0.0, 60, 6)
+
+
+def test_paired_samples_need_as_many_calls_a_side():
+    with pytest.raises(ValueError, match="the baseline has 3, the candidate 2"):
+        bound.claim([1.0, 2.0, 3.0], [1.0, 2.0])
 
 
 def test_chunk_excess_is_each_chunks_margin():
-    # 4 calls a chunk claimed at 2 us, 5 us of empty procedure a call, 30 us of switches: 8 + 20 + 30 = 58 us.
-    assert bound.chunk_excess([58.0, 61.5], 4, 5.0, 2.0, 30.0) == [0.0, 3.5]
+    # 4 calls a chunk claimed at 8 us in all, 5 us of empty procedure a call, 30 us of switches: 8 + 20 + 30 = 58 us.
+    assert bound.chunk_excess([58.0, 61.5], 4, 5.0, [8.0, 8.0], 30.0) == [0.0, 3.5]
 
 
 def test_the_bounds_slack_is_its_four_terms():
@@ -75,14 +115,14 @@ def test_the_paired_excess_cancels_what_falls_on_both_sides_of_a_chunk():
     baseline_spans = [calls * per_call["judge"]] * 3
     honest = {"judge": truth, "worker": truth}
     # Unpaired, the drift and the overlap read as the candidate's: 0.7 us a call.
-    unpaired = bound.chunk_excess(spans, calls, empty["worker"], honest["worker"], switch)
+    unpaired = bound.chunk_excess(spans, calls, empty["worker"], [calls * honest["worker"]] * 3, switch)
     assert abs(unpaired[0] / calls - (drift + overlap)) < 1e-9
     # Paired with the baseline they cancel: an honest candidate's excess is 0 ...
-    own = bound.chunk_excess(baseline_spans, calls, empty["judge"], honest["judge"], 0.0)
+    own = bound.chunk_excess(baseline_spans, calls, empty["judge"], [calls * honest["judge"]] * 3, 0.0)
     paired = bound.paired_excess(unpaired, own)
     assert all(abs(e) < 1e-9 for e in paired)
     # ... and a forger claiming 10% less than its truth leaves 0.3 us a call unexplained.
-    forged = bound.chunk_excess(spans, calls, empty["worker"], truth / 1.1, switch)
+    forged = bound.chunk_excess(spans, calls, empty["worker"], [calls * truth / 1.1] * 3, switch)
     paired = bound.paired_excess(forged, own)
     assert all(abs(e / calls - (truth - truth / 1.1)) < 1e-9 for e in paired)
 

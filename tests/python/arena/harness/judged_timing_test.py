@@ -314,3 +314,22 @@ def test_samples_foul_in_every_series_are_a_cheat(monkeypatch):
     verdict: Verdict = caught.value  # type: ignore[assignment]  # this pytest's stubs lose the type
     assert verdict.status == "CHEAT_DETECTED" and timed == [0, 1]
     assert str(caught.value).count("claim 50.00 us a call but the judge's clock saw 100.00 us") == 2
+
+
+def test_an_honest_series_whose_sets_differ_in_work_is_not_foul(monkeypatch):
+    # decode_attention's lengths are drawn per set: here 2 calls of 6 chunks are 6x heavier, on
+    # both sides. Session 44's bound read the samples side by side, dropped those calls as
+    # outliers and called the series foul twice over: CHEAT_DETECTED for a no-op.
+    work = [100.0] * 12
+    work[4] = work[9] = 600.0
+    tally = judged_timing._Tally(
+        baseline=list(work),
+        candidate=list(work),
+        spans=[2 * (10.0 + 20.0) + work[i] + work[i + 1] + 100.0 for i in range(0, 12, 2)],
+        baseline_spans=[2 * (10.0 + 20.0) + work[i] + work[i + 1] for i in range(0, 12, 2)],
+        spin_us=20.0,
+    )
+    judge, timed = _timing_judge(monkeypatch, [tally, tally])
+    timing = _time(judge)
+    assert timed == [0] and timing.candidate_us == tuple(work)
+    assert "the judge's clock beyond the samples' claim: +0.000 us a call (sd 0.000" in timing.log

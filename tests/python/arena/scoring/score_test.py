@@ -90,7 +90,9 @@ def test_score_case_from_raw_samples() -> None:
     assert result.speedup_ci_low < result.speedup < result.speedup_ci_high
     assert not result.within_noise
     assert result.baseline is not None and result.baseline.median_us == pytest.approx(100.0, rel=0.01)
-    assert result.candidate is not None and result.candidate.samples == 100
+    # Both sides' figures over the same kept pairs: the speedup is their means' ratio.
+    assert result.candidate is not None and result.candidate.samples == result.baseline.samples >= 95
+    assert result.speedup == pytest.approx(result.baseline.mean_us / result.candidate.mean_us)
     assert result.sol_fraction == pytest.approx(100e-6 / 40e-6, rel=0.01)  # 0.1 ms ideal / 0.04 ms
     assert result.weight == 2.0
     assert 0.0 < floor < 0.01

@@ -76,15 +76,32 @@ def test_a_no_op_is_within_noise() -> None:
 
 
 def test_a_kernel_whose_time_has_humps_is_read_by_its_mean_not_its_median() -> None:
-    # As the histogram baseline on the H200: 220, 300 or 395 us a call by where its counters lie.
-    # Both sides draw from the same humps in nearly the same mix; their medians fall in different humps.
+    # As the histogram baseline on the H200: 220, 300 or 395 us a call by where its counters lie,
+    # in each process apart. Both sides draw from the same humps in nearly the same mix; their
+    # medians fall in different humps, and no pair's ratio is an outlier of the others.
     baseline = [220.0] * 49 + [300.0] * 2 + [395.0] * 49
-    candidate = [220.0] * 51 + [395.0] * 49
+    candidate = list(np.random.default_rng(7).permutation([220.0] * 51 + [395.0] * 49))
     assert np.median(baseline) / np.median(candidate) == pytest.approx(1.364, abs=0.001)
     comparison = compare_samples(baseline, candidate)
-    assert comparison.speedup == pytest.approx(1.005, abs=0.001)
+    assert comparison.speedup == pytest.approx(sum(baseline) / sum(candidate)) == pytest.approx(1.005, abs=0.001)
     assert comparison.ci_low <= 1.0 <= comparison.ci_high and comparison.within_noise
     assert summarize_samples(baseline).mean_us == pytest.approx(307.35)
+
+
+def test_a_set_heavy_on_both_sides_is_kept_and_a_call_that_stalled_drops_its_pair() -> None:
+    # About 1 set in 10 six times heavier (work drawn at random), the same sets on both sides.
+    rng = np.random.default_rng(11)
+    work = np.where(rng.random(200) < 0.1, 600.0, 100.0) + rng.normal(0.0, 0.5, 200)
+    baseline, candidate = list(work), list(work / 1.2)
+    candidate[17] *= 20  # one call of the candidate's stalled
+    comparison = compare_samples(baseline, candidate)
+    assert comparison.speedup == pytest.approx(1.2, abs=0.001)
+    assert 1.19 < comparison.ci_low < 1.2 < comparison.ci_high < 1.21
+    # Read side by side, each side's heavy sets were outliers and the mean was of the light ones.
+    assert drop_outliers(baseline).size < 190
+    # Pairs are read by their index: samples of different lengths are an error, not a guess.
+    with pytest.raises(ValueError, match="as many calls a side"):
+        compare_samples(baseline, candidate[:-1])
 
 
 def test_noise_floor_grows_with_jitter_and_with_drift_between_trials() -> None:
