@@ -57,7 +57,7 @@ class Comparison:
     speedup: float  # baseline mean / candidate mean over the pairs kept (paired_kept)
     ci_low: float  # bootstrap interval of the ratio (pairs resampled)
     ci_high: float
-    noise_floor: float  # relative: the baseline-against-itself spread, PROCESS_FLOOR at least
+    noise_floor: float  # relative: how far the speedup moves within the run, PROCESS_FLOOR at least
     within_noise: bool  # the speedup cannot be told apart from 1.0
 
 
@@ -108,50 +108,42 @@ def summarize_kept(kept: np.ndarray, dropped: int, seed: int = 0) -> Summary:
     )
 
 
-def _ratio_interval(numerator: np.ndarray, denominator: np.ndarray, seed: int) -> tuple[float, float]:
-    if numerator.size < 2 or denominator.size < 2:
-        ratio = float(np.mean(numerator) / np.mean(denominator))
-        return ratio, ratio
-    ratios = bootstrap_means(numerator, seed) / bootstrap_means(denominator, seed + 1)
-    return _percentile_interval(ratios)
-
-
-def measure_noise_floor(baseline: Sequence[float] | np.ndarray, seed: int = 0) -> float:
-    """The relative half-width of the baseline measured against itself.
-
-    The baseline's samples are split into their first and second half (so drift between trials
-    counts as noise, not only call-to-call jitter) and the bootstrap interval of the ratio of the
-    halves' means is taken; the floor is how far that interval reaches from 1.0.
-    """
-    kept = drop_outliers(baseline)
-    if kept.size < 4:
-        return 0.0
-    half = kept.size // 2
-    low, high = _ratio_interval(kept[:half], kept[half:], seed)
-    return float(max(high - 1.0, 1.0 - low, 0.0))
-
-
-def _paired_interval(base: np.ndarray, cand: np.ndarray, seed: int) -> tuple[float, float]:
-    """The bootstrap interval of sum(base) / sum(cand), pairs resampled together: what moves both
-    sides of a chunk alike (a clock step, a set's work) moves no ratio."""
-    if base.size < 2:
-        ratio = float(np.sum(base) / np.sum(cand))
-        return ratio, ratio
+def _paired_ratios(base: np.ndarray, cand: np.ndarray, seed: int) -> np.ndarray:
+    """sum(base) / sum(cand) over RESAMPLES resamples of the pairs, each pair kept whole: what
+    moves both sides of a chunk alike (a clock step, a set's work) moves no ratio."""
     picks = _rng(seed, base).integers(0, base.size, size=(RESAMPLES, base.size))
-    return _percentile_interval(np.sum(base[picks], axis=1) / np.sum(cand[picks], axis=1))
+    return np.sum(base[picks], axis=1) / np.sum(cand[picks], axis=1)
+
+
+def measure_noise_floor(baseline: Sequence[float], candidate: Sequence[float], seed: int = 0) -> float:
+    """How far the speedup moves within the run: the pairs kept (paired_kept), in the order
+    measured, split into their first and second half (so drift between trials counts as noise,
+    not only call-to-call jitter), and the bootstrap interval of the ratio of the halves'
+    speedups; the floor is how far that interval reaches from 1.0.
+    By pairs, not the baseline against itself: a drift of the clock that both sides of a chunk
+    share moves no speedup, and neither do sets of unequal work (decode_attention's lengths
+    drawn at random gave its baseline's halves floors of 9-46%, bench/results/2026-12-07.md,
+    session 45)."""
+    base, cand = paired_kept(baseline, candidate)
+    if base.size < 4:
+        return 0.0
+    half = base.size // 2
+    halves = _paired_ratios(base[:half], cand[:half], seed) / _paired_ratios(base[half:], cand[half:], seed + 1)
+    low, high = _percentile_interval(halves)
+    return float(max(high - 1.0, 1.0 - low, 0.0))
 
 
 def compare_samples(baseline: Sequence[float], candidate: Sequence[float], seed: int = 0) -> Comparison:
     """Speedup of the candidate over the baseline on the pairs the score keeps (paired_kept), its
-    interval, and whether it is noise: its interval holds 1.0, or it lies within the noise floor
-    (the baseline against itself within this run, or the spread between runs, PROCESS_FLOOR,
-    whichever is larger)."""
+    interval (pairs resampled), and whether it is noise: its interval holds 1.0, or it lies within
+    the noise floor (how far the speedup moves within this run, or the spread between runs,
+    PROCESS_FLOOR, whichever is larger)."""
     if len(baseline) == 0:
         raise ValueError("both baseline and candidate need samples")
     base, cand = paired_kept(baseline, candidate)
     speedup = float(np.sum(base) / np.sum(cand))
-    low, high = _paired_interval(base, cand, seed)
-    floor = max(measure_noise_floor(baseline, seed + 2), PROCESS_FLOOR)
+    low, high = _percentile_interval(_paired_ratios(base, cand, seed)) if base.size > 1 else (speedup, speedup)
+    floor = max(measure_noise_floor(baseline, candidate, seed + 2), PROCESS_FLOOR)
     within = low <= 1.0 <= high or abs(speedup - 1.0) < floor
     return Comparison(speedup=speedup, ci_low=low, ci_high=high, noise_floor=floor, within_noise=within)
 

@@ -105,21 +105,37 @@ def test_a_set_heavy_on_both_sides_is_kept_and_a_call_that_stalled_drops_its_pai
 
 
 def test_noise_floor_grows_with_jitter_and_with_drift_between_trials() -> None:
-    quiet = measure_noise_floor(_normal(100.0, 0.1, 400, 5))
-    noisy = measure_noise_floor(_normal(100.0, 10.0, 400, 5))
-    assert 0.0 < quiet < 0.002
+    quiet = measure_noise_floor(_normal(100.0, 0.1, 400, 5), _normal(100.0, 0.1, 400, 15))
+    noisy = measure_noise_floor(_normal(100.0, 10.0, 400, 5), _normal(100.0, 10.0, 400, 15))
+    assert 0.0 < quiet < 0.003
     assert noisy > 10 * quiet
-    # Two trials 5% apart: the floor reaches that far.
-    drifting = _normal(100.0, 0.1, 200, 6) + _normal(105.0, 0.1, 200, 7)
-    assert measure_noise_floor(drifting) == pytest.approx(0.05, abs=0.005)
+    # Two trials whose speedups are 5% apart: the floor reaches that far.
+    baseline = _normal(100.0, 0.1, 400, 6)
+    drifting = baseline[:200] + [value * 1.05 for value in baseline[200:]]
+    assert measure_noise_floor(baseline, drifting) == pytest.approx(0.05, abs=0.005)
+
+
+def test_a_drift_both_sides_share_and_sets_of_unequal_work_are_no_noise_of_the_speedup() -> None:
+    # The clock 5% slower in the second trial on both sides of every chunk, and about 1 set in 10
+    # six times heavier on both: read from the baseline alone, both were "noise" of 5% and more.
+    rng = np.random.default_rng(12)
+    work = np.where(rng.random(400) < 0.1, 600.0, 100.0) * np.repeat([1.0, 1.05], 200)
+    baseline = list(work + rng.normal(0.0, 0.1, 400))
+    candidate = list(work / 1.02 + rng.normal(0.0, 0.1, 400))
+    assert measure_noise_floor(baseline, candidate) < 0.002
+    comparison = compare_samples(baseline, candidate)
+    assert comparison.speedup == pytest.approx(1.02, abs=0.001)
+    assert comparison.noise_floor == PROCESS_FLOOR and not comparison.within_noise
 
 
 def test_a_small_gain_inside_the_floor_is_noise() -> None:
-    # Trials drift by 5%; a 2% gain is below the floor even though the ratio's interval excludes 1.
-    baseline = _normal(100.0, 0.1, 200, 8) + _normal(105.0, 0.1, 200, 9)
-    candidate = [value / 1.02 for value in baseline]
+    # The speedup moves 5% between the trials; a 2% gain is below the floor even though the
+    # ratio's interval excludes 1.
+    baseline = _normal(100.0, 0.1, 400, 8)
+    candidate = [value / 1.045 for value in baseline[:200]] + [value / 1.045 * 1.05 for value in baseline[200:]]
     comparison = compare_samples(baseline, candidate)
-    assert comparison.speedup == pytest.approx(1.02, abs=0.005)
+    assert comparison.speedup == pytest.approx(1.02, abs=0.005) and comparison.ci_low > 1.0
+    assert comparison.noise_floor == pytest.approx(0.05, abs=0.005)
     assert comparison.within_noise
 
 
