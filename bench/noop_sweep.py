@@ -51,6 +51,7 @@ _SECOND = re.compile(r"a second [\d.]+ us \(([\d.]+) and ([\d.]+)\)")  # judged_
 _KINDS = re.compile(r"a later launch \(us\), worker by worker: (.*)")  # the setup's log (--match-launches)
 _NEAREST = re.compile(r"worker (\d+) kept, the nearest")  # where none matched and an earlier one was nearer
 _KIND = re.compile(r"judge ([\d.]+), worker ([\d.]+)")
+_SECOND_SIDE = re.compile(r"the side timed second read ([-+\d.]+)% faster")  # judged_timing.second_side_gain
 # The setup's marks around the matching (run.py): the judge made, and its last reading of a worker.
 _HIP_CATEGORIES = ("hip2hip", "torch2hip")  # the candidate a HIP library: a build beside the setup
 _CALIBRATED = re.compile(r"([\d.]+)s judge calibrated")
@@ -86,6 +87,7 @@ def read_tasks(path: Path) -> dict[str, dict[str, Any]]:
     for evaluation in document.get("evaluations", []):
         speedups = [c["speedup"] for c in evaluation.get("cases", []) if c.get("timed") and c.get("speedup")]
         landing, seconds, kinds, kept, fouls = [0, 0, 0, 0], [], [], -1, 0
+        second_side: list[float] = []
         setup_s, matching_s = None, None
         for stage in evaluation.get("stages", []):
             if stage.get("name") == "setup":
@@ -94,6 +96,7 @@ def read_tasks(path: Path) -> dict[str, dict[str, Any]]:
                 matching_s = float(read.group(1)) - float(begun.group(1)) if begun and read else None
             log = stage.get("log", "") if stage.get("name") == "time" else ""
             fouls += log.count(_FOUL)
+            second_side += [float(gain) for gain in _SECOND_SIDE.findall(log)]
             for found in _LANDED.finditer(log):
                 landing = [total + int(n) for total, n in zip(landing, found.groups())]
             seconds += [float(worker) - float(judge) for judge, worker in _SECOND.findall(log)]
@@ -115,6 +118,8 @@ def read_tasks(path: Path) -> dict[str, dict[str, Any]]:
             "matching_s": matching_s,  # from the judge made to its last reading of a worker's kind
             "language": "HIP" if evaluation["label"].split("/")[1] in _HIP_CATEGORIES else "Triton",
             "foul_series": fouls,  # series timed again because the first was foul
+            # the case whose side timed second read most unlike the first, %
+            "second_side_pct": max(second_side, key=abs) if second_side else None,
             "verdict": (evaluation.get("errors") or [""])[0][:160] if evaluation.get("status") != "PASSED" else "",
         }
     return tasks
@@ -150,6 +155,11 @@ def summarize(rounds: list[dict[str, dict[str, Any]]]) -> dict[str, Any]:
         "outside_0.5%": outside,
         "landing": {"judge": landing[:2], "worker": landing[2:]},
         "foul_series": sum(task["foul_series"] for tasks in rounds for task in tasks.values()),
+        "second_side_over_2%": {
+            label: [tasks[label]["second_side_pct"] if label in tasks else None for tasks in rounds]
+            for label in labels
+            if any(label in tasks and abs(tasks[label]["second_side_pct"] or 0) > 2 for tasks in rounds)
+        },
         "not_passed_why": {
             label: task["verdict"] for tasks in rounds for label, task in tasks.items() if task["status"] != "PASSED"
         },
@@ -210,6 +220,11 @@ def report(paths: list[Path]) -> dict[str, Any]:
         f"correlation with the log of the reading {summary['launch_difference_with_log_reading']}; series timed "
         f"again as foul: {summary['foul_series']}"
     )
+    for label, gains in summary["second_side_over_2%"].items():
+        print(
+            f"the side timed second read >2% faster: {label}: "
+            + ", ".join(f"{g:+.2f}%" for g in gains if g is not None)
+        )
     for label, why in summary["not_passed_why"].items():
         print(f"not PASSED: {label}: {why}")
     for language, part in [("all", summary), *summary["by_language"].items()]:

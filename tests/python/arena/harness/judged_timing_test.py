@@ -333,3 +333,24 @@ def test_an_honest_series_whose_sets_differ_in_work_is_not_foul(monkeypatch):
     timing = _time(judge)
     assert timed == [0] and timing.candidate_us == tuple(work)
     assert "the judge's clock beyond the samples' claim: +0.000 us a call (sd 0.000" in timing.log
+
+
+def test_the_side_timed_second_is_read_from_chunks_each_side_led():
+    # As moe_grouped_gemm's no-op on an H100 (session 45): speedups about 1.14 where the baseline
+    # led (the candidate second), 0.87 where the candidate did: the side second read 14% faster.
+    read = judged_timing.second_side_gain([1.15, 0.87, 1.13, 0.88, 1.14, 0.86])
+    assert read is not None
+    gain, baseline_led, candidate_led = read
+    assert (baseline_led, candidate_led) == pytest.approx((1.14, 0.87), abs=1e-9)
+    assert gain == pytest.approx((1.14 / 0.87) ** 0.5 - 1) and 0.14 < gain < 0.15
+    assert judged_timing.second_side_gain([1.0, 1.0, 1.0, 1.0]) == (0.0, 1.0, 1.0)
+    assert judged_timing.second_side_gain([1.0]) is None  # only chunks the baseline led
+
+
+def test_the_time_stage_logs_the_side_timed_seconds_gain(monkeypatch):
+    tally = _series_tally()
+    tally.ratios = [1.02, 0.98] * 3
+    judge, _ = _timing_judge(monkeypatch, [tally])
+    assert "the side timed second read +2.02% faster (the speedup 1.0200 over the chunks the baseline led" in (
+        _time(judge).log
+    )
