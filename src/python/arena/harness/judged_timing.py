@@ -59,6 +59,7 @@ from arena.harness.device import Device, disable_persisting_l2
 from arena.harness.families import inputs_for
 from arena.harness.flush import warm_limit
 from arena.harness.lent import Layout, Lent, QueueBlocked, Seeds
+from arena.harness.student_t import t975
 from arena.harness.timing import interquartile_mean
 from arena.harness.verdict import Verdict
 from arena.task.task import Case, Task, Tolerance
@@ -98,8 +99,6 @@ _COPY_SLOWER, _COPY_US = 1.5, 20.0
 # of the speedup over its chunks is within _STOP_WIDTH of it either way (issue #36: seconds per
 # evaluation; the chunk, not the call, is the unit, so drift between chunks counts).
 _STOP_CHUNKS, _STOP_WIDTH = 6, 0.005
-# Student's t at 97.5% by degrees of freedom (5 and up), for the interval over chunks.
-_T975 = {5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 11: 2.201, 15: 2.131, 19: 2.093, 29: 2.045}
 
 
 @dataclass(frozen=True)
@@ -111,6 +110,7 @@ class JudgedTiming:
     baseline_mean_us: float
     judged_us: float  # the candidate's time per call on the judge's clock
     chunks: int
+    calls_a_chunk: int  # the chunks' calls (b): the score's interval resamples chunk pairs
     log: str
 
 
@@ -348,6 +348,7 @@ class Judge:
             baseline_mean_us=statistics.fmean(tally.baseline),
             judged_us=max(series.judged / calls, _MIN_CALL_US),
             chunks=len(tally.spans),
+            calls_a_chunk=b,
             log="\n".join(tally.log),
         )
 
@@ -578,7 +579,7 @@ def ratio_width(ratios: Sequence[float]) -> float | None:
     mean = statistics.fmean(ratios)
     if mean <= 0:
         return None
-    t = _T975[max(df for df in _T975 if df <= k - 1)]
+    t = t975(k - 1)
     return t * statistics.stdev(ratios) / math.sqrt(k) / mean
 
 

@@ -25,7 +25,13 @@ def drop_outliers(samples: Sequence[float] | np.ndarray) -> np.ndarray:
 
 
 def paired_kept(baseline: Sequence[float], candidate: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
-    """The calls the score keeps, each side's in their original order. Call k of each side ran on
+    """The calls the score keeps (paired_mask), each side's in their original order."""
+    keep = paired_mask(baseline, candidate)
+    return np.asarray(baseline, dtype=np.float64)[keep], np.asarray(candidate, dtype=np.float64)[keep]
+
+
+def paired_mask(baseline: Sequence[float], candidate: Sequence[float]) -> np.ndarray:
+    """Which calls the score keeps. Call k of each side ran on
     the same input set (the judge stages a chunk's sets for both), and a pair is dropped when its
     candidate-over-baseline time (in logs) is outside the 1.5 IQR fences of those ratios and one of
     its calls outside its own side's fences: a stalled call is both. A heavy set (its work drawn
@@ -42,5 +48,4 @@ def paired_kept(baseline: Sequence[float], candidate: Sequence[float]) -> tuple[
         )
     tiny = np.finfo(np.float64).tiny
     ratio = _inside_fences(np.log(np.maximum(cand, tiny)) - np.log(np.maximum(base, tiny)))
-    keep = ratio | (_inside_fences(base) & _inside_fences(cand))
-    return base[keep], cand[keep]
+    return ratio | (_inside_fences(base) & _inside_fences(cand))

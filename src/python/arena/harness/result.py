@@ -36,6 +36,9 @@ class CaseOutcome:
     # Wall-clock cross-check: median of calls each followed by a device-wide sync (launch included).
     baseline_wall_us: float = 0.0
     candidate_wall_us: float = 0.0
+    # Calls a timed chunk (the samples run in chunks of this many a side, the baseline leading
+    # even chunks): the speedup's interval resamples chunk pairs. 0: not known.
+    calls_a_chunk: int = 0
 
 
 @dataclass(frozen=True)
@@ -79,5 +82,6 @@ def _case_outcome_from(raw: dict[str, Any]) -> CaseOutcome:
         **raw,
         "baseline_us": tuple(float(x) for x in raw.get("baseline_us", ())),
         "candidate_us": tuple(float(x) for x in raw.get("candidate_us", ())),
+        "calls_a_chunk": max(0, int(raw.get("calls_a_chunk", 0))),
     }
     return CaseOutcome(**values)

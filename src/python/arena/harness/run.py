@@ -681,6 +681,7 @@ class Run:
                 candidate_us=timing.candidate_us,
                 baseline_wall_us=timing.baseline_mean_us,
                 candidate_wall_us=timing.judged_us,
+                calls_a_chunk=timing.calls_a_chunk,
             )
         self.environment["clocks_under_load"] = read_clock_sample(clock_sample)
         self.timings_available = True

@@ -88,7 +88,7 @@ def score_case(outcome: CaseOutcome, environment: Mapping[str, object]) -> tuple
     dropped = len(outcome.baseline_us) - kept[0].size
     baseline = summarize_kept(kept[0], dropped, seed)
     candidate = summarize_kept(kept[1], dropped, seed + 1)
-    comparison = compare_samples(outcome.baseline_us, outcome.candidate_us, seed + 2)
+    comparison = compare_samples(outcome.baseline_us, outcome.candidate_us, seed + 2, outcome.calls_a_chunk)
     timed = replace(
         result,
         baseline=_timing(baseline),

@@ -1,9 +1,10 @@
+import dataclasses
 import math
 
 import numpy as np
 import pytest
 
-from arena.harness.result import CaseOutcome
+from arena.harness.result import CaseOutcome, HarnessResult
 from arena.scoring.records import CaseResult
 from arena.scoring.score import (
     PENALTY_REWARD,
@@ -115,3 +116,20 @@ def test_review_flags() -> None:
     assert len(flags) == 2
     assert "'fast'" in flags[0] and "12.00x" in flags[0]
     assert "'sol'" in flags[1] and "0.95" in flags[1]
+
+
+def test_a_cases_interval_is_over_its_chunk_pairs_once_the_child_says_how_many_calls_a_chunk() -> None:
+    # 8 chunks of 25 calls, the side second 4% faster: each chunk pair cancels it exactly, so
+    # over chunk pairs the interval is tight about 1.0, where calls resampled one by one spread.
+    baseline = _samples(100.0, 3, 200)
+    candidate = tuple(t * (0.96 if (i // 25) % 2 == 0 else 1.04) for i, t in enumerate(baseline))
+    outcome = CaseOutcome(name="led", correct=True, timed=True, baseline_us=baseline, candidate_us=candidate)
+    told = HarnessResult.from_json(
+        HarnessResult("PASSED", True, True, cases=(dataclasses.replace(outcome, calls_a_chunk=25),)).to_json()
+    ).cases[0]
+    assert told.calls_a_chunk == 25
+    by_calls, _ = score_case(outcome, {})
+    by_pairs, _ = score_case(told, {})
+    assert by_pairs.speedup == by_calls.speedup
+    assert by_pairs.speedup_ci_low <= 1.0 <= by_pairs.speedup_ci_high
+    assert 3 * (by_pairs.speedup_ci_high - by_pairs.speedup_ci_low) < by_calls.speedup_ci_high - by_calls.speedup_ci_low

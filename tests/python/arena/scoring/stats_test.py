@@ -6,6 +6,7 @@ import pytest
 from arena.scoring.stats import (
     PROCESS_FLOOR,
     TaskOutcome,
+    chunk_pair_interval,
     compare_samples,
     drop_outliers,
     fast_p,
@@ -179,3 +180,41 @@ def test_suite_summary_counts_an_incorrect_task_as_the_baseline() -> None:
         "1.2": pytest.approx(1 / 3),
         "2.0": pytest.approx(1 / 3),
     }
+
+
+def _led_chunks(chunks: int, calls: int, gain: float, seed: int) -> tuple[list[float], list[float]]:
+    """A no-op in chunks of `calls` calls, the baseline leading even chunks: the side timed second
+    `gain` faster, and each chunk's clock 1% off at random, on both sides alike."""
+    rng = np.random.default_rng(seed)
+    baseline: list[float] = []
+    candidate: list[float] = []
+    for chunk in range(chunks):
+        clock = 1.0 + rng.normal(0.0, 0.01)
+        second = "candidate" if chunk % 2 == 0 else "baseline"
+        for _ in range(calls):
+            work = 100.0 * clock * (1.0 + rng.normal(0.0, 0.001))
+            baseline.append(work / (1 + gain) if second == "baseline" else work)
+            candidate.append(work / (1 + gain) if second == "candidate" else work)
+    return baseline, candidate
+
+
+def test_the_interval_over_chunk_pairs_holds_a_no_op_that_calls_resampled_miss() -> None:
+    # Seven chunks of 48 calls, the side second 5% faster: the baseline leads one chunk more than
+    # the candidate, so the mean leans; calls resampled one by one take 336 calls as independent.
+    baseline, candidate = _led_chunks(7, 48, 0.05, seed=21)
+    by_calls = compare_samples(baseline, candidate)
+    by_pairs = compare_samples(baseline, candidate, calls_a_chunk=48)
+    assert by_pairs.speedup == by_calls.speedup
+    assert not by_calls.ci_low <= 1.0 <= by_calls.ci_high
+    assert by_pairs.ci_low <= 1.0 <= by_pairs.ci_high
+    # A real 5% gain is still told apart over chunk pairs.
+    gained = compare_samples(baseline, [t / 1.05 for t in candidate], calls_a_chunk=48)
+    assert gained.ci_low > 1.0 and not gained.within_noise
+
+
+def test_the_interval_over_chunk_pairs_needs_two_pairs() -> None:
+    baseline, candidate = _led_chunks(3, 8, 0.0, seed=22)
+    assert chunk_pair_interval(baseline, candidate, 8) is None  # one pair and a chunk left over
+    assert chunk_pair_interval(baseline, candidate, 0) is None  # the chunks not known
+    low, high = chunk_pair_interval(*_led_chunks(4, 8, 0.02, seed=22), 8) or (0.0, 0.0)
+    assert low < 1.0 < high
