@@ -85,7 +85,10 @@ def read_tasks(path: Path) -> dict[str, dict[str, Any]]:
     document = json.loads(path.read_text())
     tasks: dict[str, dict[str, Any]] = {}
     for evaluation in document.get("evaluations", []):
-        speedups = [c["speedup"] for c in evaluation.get("cases", []) if c.get("timed") and c.get("speedup")]
+        timed = [c for c in evaluation.get("cases", []) if c.get("timed") and c.get("speedup")]
+        speedups = [c["speedup"] for c in timed]
+        # a no-op's 95% interval should hold 1.00: the cases whose interval does
+        held = sum(c.get("speedup_ci_low", 0) <= 1.0 <= c.get("speedup_ci_high", 0) for c in timed)
         landing, seconds, kinds, kept, fouls = [0, 0, 0, 0], [], [], -1, 0
         second_side: list[float] = []
         setup_s, matching_s = None, None
@@ -118,6 +121,7 @@ def read_tasks(path: Path) -> dict[str, dict[str, Any]]:
             "matching_s": matching_s,  # from the judge made to its last reading of a worker's kind
             "language": "HIP" if evaluation["label"].split("/")[1] in _HIP_CATEGORIES else "Triton",
             "foul_series": fouls,  # series timed again because the first was foul
+            "intervals_held": (held, len(timed)),
             # the case whose side timed second read most unlike the first, %
             "second_side_pct": max(second_side, key=abs) if second_side else None,
             "verdict": (evaluation.get("errors") or [""])[0][:160] if evaluation.get("status") != "PASSED" else "",
@@ -155,6 +159,9 @@ def summarize(rounds: list[dict[str, dict[str, Any]]]) -> dict[str, Any]:
         "outside_0.5%": outside,
         "landing": {"judge": landing[:2], "worker": landing[2:]},
         "foul_series": sum(task["foul_series"] for tasks in rounds for task in tasks.values()),
+        "intervals_holding_1.00": [
+            sum(task["intervals_held"][i] for tasks in rounds for task in tasks.values()) for i in range(2)
+        ],
         "second_side_over_2%": {
             label: [tasks[label]["second_side_pct"] if label in tasks else None for tasks in rounds]
             for label in labels
@@ -218,7 +225,8 @@ def report(paths: list[Path]) -> dict[str, Any]:
         f"{summary['landing']['judge'][0]} of {summary['landing']['judge'][1]}, worker "
         f"{summary['landing']['worker'][0]} of {summary['landing']['worker'][1]}; the launch difference's "
         f"correlation with the log of the reading {summary['launch_difference_with_log_reading']}; series timed "
-        f"again as foul: {summary['foul_series']}"
+        f"again as foul: {summary['foul_series']}; timed cases whose 95% interval holds 1.00: "
+        f"{summary['intervals_holding_1.00'][0]} of {summary['intervals_holding_1.00'][1]}"
     )
     for label, gains in summary["second_side_over_2%"].items():
         print(
