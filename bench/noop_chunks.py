@@ -69,6 +69,7 @@ def main() -> None:
                     # the score's ratio: both sides' sums over the pairs kept (outliers.paired_kept)
                     "noop": round(compare_samples(case.baseline_us, case.candidate_us).speedup, 4),
                     "calls_a_chunk": per,
+                    "calls_a_chunk_outcome": case.calls_a_chunk,  # as the child reported it
                     "chunks": rows,
                     # every call, paired by set (call k of a chunk on set k, both sides): to replay a rule
                     "baseline_us": [round(t, 3) for t in case.baseline_us],
