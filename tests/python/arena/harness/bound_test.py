@@ -7,6 +7,7 @@ import pytest
 from arena.harness import bound
 from arena.harness.bound import FOUL_SERIES, Foul, first_fair
 from arena.harness.outliers import drop_outliers
+from arena.scoring.stats import compare_samples
 
 
 def test_the_bound_credits_what_the_score_keeps():
@@ -164,3 +165,15 @@ def test_the_series_scored_is_never_a_foul_one():
         _, time_series, foul = _series(*verdicts)
         scored, _ = first_fair(time_series, foul)
         assert verdicts[scored] == ""
+
+
+def test_the_claim_is_the_baselines_every_call_at_the_speedup_the_score_reads():
+    # Whatever the samples, the bound credits exactly what the score believes: the baseline's
+    # calls, all of them, at the scored speedup (the one outlier rule, by pairs).
+    rng = np.random.default_rng(47)
+    for _ in range(20):
+        calls = int(rng.integers(4, 200))
+        baseline = list(rng.lognormal(3.0, 0.6, calls))
+        candidate = list(np.asarray(baseline) * rng.lognormal(0.0, 0.3, calls) / rng.uniform(0.5, 3.0))
+        speedup = compare_samples(baseline, candidate).speedup
+        assert bound.claim(baseline, candidate) == pytest.approx(sum(baseline) / speedup)
