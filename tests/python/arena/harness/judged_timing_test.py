@@ -336,8 +336,8 @@ def test_an_honest_series_whose_sets_differ_in_work_is_not_foul(monkeypatch):
 
 
 def test_the_side_timed_second_is_read_from_chunks_each_side_led():
-    # As moe_grouped_gemm's no-op on an H100 (session 45): speedups about 1.14 where the baseline
-    # led (the candidate second), 0.87 where the candidate did: the side second read 14% faster.
+    # Speedups about 1.14 where the baseline led (the candidate second), 0.87 where the candidate
+    # did: the side timed second read 14% faster.
     read = judged_timing.second_side_gain([1.15, 0.87, 1.13, 0.88, 1.14, 0.86])
     assert read is not None
     gain, baseline_led, candidate_led = read
