@@ -123,7 +123,7 @@ def measure_noise_floor(baseline: Sequence[float], candidate: Sequence[float], s
     speedups; the floor is how far that interval reaches from 1.0.
     By pairs, not the baseline against itself: a drift of the clock that both sides of a chunk
     share moves no speedup, and neither do sets of unequal work (decode_attention's lengths
-    drawn at random gave its baseline's halves floors of 9-46%, bench/results/2026-12-07.md,
+    drawn at random gave its baseline's halves floors of 8-46%, bench/results/2026-12-07.md,
     session 45)."""
     base, cand = paired_kept(baseline, candidate)
     if base.size < 4:
@@ -140,8 +140,8 @@ def chunk_pair_interval(
     """The speedup's 95% interval over chunk pairs: the samples in chunks of `calls_a_chunk` calls,
     the baseline leading even chunks and the candidate odd ones (judged_timing.first_side), each
     pair's speedup over its kept calls (paired_mask), Student's t over the pairs, about the
-    speedup over all kept calls. A chunk's calls share its clocks and, led by one side, the
-    second side's gain, so calls are not independent: resampled call by call the interval held
+    speedup over all kept calls. A chunk's calls share its clocks and whatever one side's going
+    first does to it, so calls are not independent: resampled call by call the interval held
     1.0 for 24 of 41 no-op cases on an H100, over chunk pairs 36 (session 45). A chunk left over
     joins the last pair. None with fewer than two pairs."""
     base, cand = np.asarray(baseline, dtype=np.float64), np.asarray(candidate, dtype=np.float64)
