@@ -125,7 +125,11 @@ def measure_noise_floor(baseline: Sequence[float], candidate: Sequence[float], s
     share moves no speedup, and neither do sets of unequal work (decode_attention's lengths
     drawn at random gave its baseline's halves floors of 8-46%, bench/results/2026-12-07.md,
     session 45)."""
-    base, cand = paired_kept(baseline, candidate)
+    return _halves_floor(*paired_kept(baseline, candidate), seed)
+
+
+def _halves_floor(base: np.ndarray, cand: np.ndarray, seed: int) -> float:
+    """measure_noise_floor over the kept pairs `base`, `cand`."""
     if base.size < 4:
         return 0.0
     half = base.size // 2
@@ -145,7 +149,13 @@ def chunk_pair_interval(
     1.0 for 24 of 41 no-op cases on an H100, over chunk pairs 36 (session 45). A chunk left over
     joins the last pair. None with fewer than two pairs."""
     base, cand = np.asarray(baseline, dtype=np.float64), np.asarray(candidate, dtype=np.float64)
-    keep = paired_mask(base, cand)
+    return _pairs_interval(base, cand, paired_mask(base, cand), calls_a_chunk)
+
+
+def _pairs_interval(
+    base: np.ndarray, cand: np.ndarray, keep: np.ndarray, calls_a_chunk: int
+) -> tuple[float, float] | None:
+    """chunk_pair_interval over every call `base`, `cand`, the pairs kept marked in `keep`."""
     unit = 2 * calls_a_chunk
     if calls_a_chunk < 1 or base.size < 2 * unit:
         return None
@@ -172,13 +182,15 @@ def compare_samples(
     whichever is larger)."""
     if len(baseline) == 0:
         raise ValueError("both baseline and candidate need samples")
-    base, cand = paired_kept(baseline, candidate)
+    every = np.asarray(baseline, dtype=np.float64), np.asarray(candidate, dtype=np.float64)
+    keep = paired_mask(*every)  # once: the speedup, its interval and the floor read the same pairs
+    base, cand = every[0][keep], every[1][keep]
     speedup = float(np.sum(base) / np.sum(cand))
-    interval = chunk_pair_interval(baseline, candidate, calls_a_chunk)
+    interval = _pairs_interval(*every, keep, calls_a_chunk)
     if interval is None:
         interval = _percentile_interval(_paired_ratios(base, cand, seed)) if base.size > 1 else (speedup, speedup)
     low, high = interval
-    floor = max(measure_noise_floor(baseline, candidate, seed + 2), PROCESS_FLOOR)
+    floor = max(_halves_floor(base, cand, seed + 2), PROCESS_FLOOR)
     within = low <= 1.0 <= high or abs(speedup - 1.0) < floor
     return Comparison(speedup=speedup, ci_low=low, ci_high=high, noise_floor=floor, within_noise=within)
 
