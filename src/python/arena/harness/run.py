@@ -192,6 +192,7 @@ class Run:
         self._mark(f"worker started ({_worker_times(started, self._stage_start)})")
         apart = str(started.get("apart") or "")
         self._mark(f"worker in namespaces of its own ({apart})" if apart else "worker in the judge's namespaces")
+        self._mark(f"worker {started.get('scoped') or 'not scoped: it did not say'}")
         if self._built_early:  # before the calibration: its chunks must not wait on a compiler
             self._receive_build()
             self._mark("the candidate's HIP library built beside the setup")

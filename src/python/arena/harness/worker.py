@@ -85,7 +85,7 @@ class Worker:
             torch.empty(1, device=self.device.torch_device)  # the context made here, not in the first call
         return {
             "born": _BORN, "imported": _IMPORTED[0] if _IMPORTED else asked, "asked": asked, "ready": time.time(),
-            "apart": _APART[0] if _APART else "",
+            "apart": _APART[0] if _APART else "", "scoped": _SCOPED[0] if _SCOPED else "",
         }  # fmt: skip
 
     def build(self, header: dict[str, Any], blobs: list[bytearray]) -> dict[str, Any]:
@@ -456,10 +456,11 @@ def _failure(error: BaseException) -> dict[str, Any]:
 _BORN = time.time()
 _IMPORTED: list[float] = []  # when torch and the harness's modules were imported (time.time())
 _APART: list[str] = []  # how this worker runs apart from the judge (apart.py: "" not at all)
+_SCOPED: list[str] = []  # whether its Landlock domain scopes what it can reach (apart.scope), for the log
 
 
 def main() -> None:
-    from arena.harness.apart import die_with_parent, separate
+    from arena.harness.apart import die_with_parent, scope, separate
     from arena.harness.child import leave_working_folder_off_the_path
 
     die_with_parent()
@@ -467,6 +468,7 @@ def main() -> None:
     requests, replies = int(sys.argv[1]), int(sys.argv[2])
     # Namespaces of its own before torch or any candidate code: no pid of the judge's to signal.
     _APART.append(separate((requests, replies)))
+    _SCOPED.append(scope()[1])  # and, wherever it runs, no signal or ptrace out of its own processes
     import torch  # noqa: F401 - before any candidate code, like the judge
 
     from arena.harness import check, device, inputs, timing  # noqa: F401

@@ -4,8 +4,9 @@
 # Expected: the worker lives in user and PID namespaces of its own (apart.py): no process of the
 # judge's has a pid it can name, the kills fail, the judge survives and the candidate is judged
 # normally (PASSED; killing every pid it sees may hit its own threads: RUNTIME_ERROR, from the
-# judge), in the sandbox and without it. (Where it cannot go apart, a GPU inside bubblewrap, the
-# judge dies and the verdict is still the candidate's: RUNTIME_ERROR, charged.) And a judge that dies while candidate code runs
+# judge), in the sandbox and without it. Where it cannot go apart (a GPU inside bubblewrap) its
+# Landlock scope refuses the kills (Linux 6.12 on); where it has neither, the judge dies and the
+# verdict is still the candidate's: RUNTIME_ERROR, charged. And a judge that dies while candidate code runs
 # (killed from outside here, as the kernel's OOM killer would) is the candidate's verdict:
 # RUNTIME_ERROR, charged, never a fault to retry and refund; before any candidate code it is one.
 
@@ -16,13 +17,16 @@ from pathlib import Path
 
 import pytest
 
+from arena.harness.apart import gpu_nodes, landlock_abi
 from arena.harness.job import CANDIDATE_MARK
 from arena_testing.harness_tasks import TRITON_ADD
 from arena_testing.processes import judges
 from arena_testing.waiting import wait_until
 
-# On a machine with a GPU, inside bubblewrap, the worker stays in the judge's namespaces (apart.py).
-GPU_HERE = any(Path("/dev").glob("nvidia*")) or Path("/dev/kfd").exists()
+# On a machine with a GPU, inside bubblewrap, the worker stays in the judge's namespaces (apart.py);
+# where the kernel has Landlock's scopes, the worker is scoped wherever it runs (apart.scope).
+GPU_HERE = bool(gpu_nodes())
+SCOPED_HERE = landlock_abi()[0] >= 6
 
 KILL_THE_PARENT = """
 import os
@@ -78,12 +82,14 @@ def test_the_kills_fail_and_the_candidate_is_judged_normally(run_candidate, monk
     result = run_candidate(_candidate(kernel))
     assert result.harness_fault == "", result.errors  # never a fault: nothing run again, nothing refunded
     if not result.stages:  # the worker shared the judge's namespaces (a GPU inside bubblewrap: apart.py)
+        assert not SCOPED_HERE, result.errors  # its scope would have refused the kill
         assert result.status == "RUNTIME_ERROR", result.errors
         assert "while the candidate's code was running" in result.errors[0], result.errors
         return
     # The judge survived: its signed verdict came back (its stages with it).
     setup = next(stage for stage in result.stages if stage.name == "setup")
     assert "in namespaces of its own" in setup.log or GPU_HERE, setup.log
+    assert ("scoped to its own processes (Landlock ABI" in setup.log) == SCOPED_HERE, setup.log
     if kernel is KILL_THE_PARENT:  # its parent is the worker's init, which ignores the signal
         assert result.status == "PASSED", result.errors
     else:  # a pid it saw may be one of its own threads there (kill() takes a thread's id): a suicide
