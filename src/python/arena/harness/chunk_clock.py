@@ -30,6 +30,7 @@ class ChunkClock:
         self.go, self.done = SharedEvent.create(self.rt), SharedEvent.create(self.rt)
         self.flusher = Flusher(device)
         self.scatter = Scatter(device.torch_device)  # every timed call's inputs at a new place
+        self.same_places = False  # settings.same_places: the worker's sets where the judge's lie
         self.cycles = cycles_per_us()
         self.probe_us = self.probe()  # before the candidate is loaded: the GPU is ours alone
 

@@ -453,6 +453,8 @@ class Judge:
                 "calls whose large outputs started where placement aimed them: "
                 + ", ".join(f"{name} {side['landed']} of {side['aimed']}" for name, side in lent.landing.items())
             )
+        if lent.pool_scatter is not None and self.clock.same_places:
+            tally.log.append(f"the worker's lent pool: {lent.pool_scatter.note}")
         tally.spin_us = statistics.fmean(lent.spins_us) if lent.spins_us else 0.0
         tally.late, tally.lead_ms, tally.copies_us = lent.late_chunks, lent.lead_ms, lent.copies_us
         return tally

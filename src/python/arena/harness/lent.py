@@ -207,7 +207,8 @@ class Lent:
             self.pool = SharedBlock.allocate(self.clock.rt, lent_pool_bytes(len(self.staged), self.staged[0], free))
             self.pool_scatter = Scatter(self.clock.device.torch_device, pool=self.pool.bytes)
         assert self.pool_scatter is not None
-        placed = self.lent = self.pool_scatter.place(self.staged)
+        mirrored = self.clock.scatter.starts if self.clock.same_places else ()
+        placed = self.lent = self.pool_scatter.place(self.staged, at=mirrored)
         base = self.pool.bytes.data_ptr()
         return {
             "handle": self.pool.handle.hex(),

@@ -269,11 +269,15 @@ class Scatter:
             self.pool_bytes = self.max_bytes = pool.numel()
         self.rng = random.Random()  # seeded from the OS: no other process can tell the places
         self.note = "nothing placed yet"  # what the last place() did, for the time stage's log
+        self.starts: list[int] = []  # where the last place() put each set, bytes into the pool
 
-    def place(self, sets: Sequence[Sequence[torch.Tensor]]) -> list[list[torch.Tensor]]:
+    def place(self, sets: Sequence[Sequence[torch.Tensor]], at: Sequence[int] = ()) -> list[list[torch.Tensor]]:
         """`sets`, each copied to a random place of the pool where they fit apart (no two sets
-        share a byte); sets that are strided, not on the device or too many or too large to fit
-        apart are returned as drawn (an error in a fixed pool: the worker sees nothing else)."""
+        share a byte), or to the places `at` (another Scatter's `starts` for the same sets) where
+        every one fits this pool; sets that are strided, not on the device or too many or too
+        large to fit apart are returned as drawn (an error in a fixed pool: the worker sees
+        nothing else)."""
+        self.starts = []
         as_drawn = [list(s) for s in sets]
         self.note = "inputs where drawn"
         if not sets:
@@ -296,8 +300,14 @@ class Scatter:
         if self.pool is None:
             self.pool = torch.empty(self.pool_bytes, dtype=torch.uint8, device=self.device)
         placed = []
-        for one, index in zip(sets, self.rng.sample(range(slots), len(sets))):
-            offset = index * slot + self.rng.randrange(_SHIFT // _ALIGN) * _ALIGN
+        starts = [
+            i * slot + self.rng.randrange(_SHIFT // _ALIGN) * _ALIGN for i in self.rng.sample(range(slots), len(sets))
+        ]
+        if len(at) == len(sets) and all(start >= 0 and start + size <= self.pool_bytes for start in at):
+            starts = list(at)
+            self.note += ", the same places as the judge's"
+        self.starts = starts
+        for one, offset in zip(sets, starts):
             views = []
             for t in one:
                 view = self.pool[offset : offset + t.nbytes].view(t.dtype).view(t.shape)

@@ -206,6 +206,7 @@ class Run:
         timing, its worker matched to its launch kind if asked (matching.Workers.match) and each timed case's
         empty calls measured: only harness code in the worker."""
         self.judge = Judge(self.device, self.worker, self.task, self.settings.warm_inputs)
+        self.judge.clock.same_places = self.settings.same_places
         self._mark("judge calibrated")
         if not self.timed:
             return

@@ -37,6 +37,10 @@ class HarnessSettings:
     # The judge maps a block its worker allocates, as the worker maps the judge's (mirror.py): an
     # experiment on the no-ops of gathers that lean below 1.00, off until measured.
     mirror_lent: bool = False
+    # Call k's set at the same place of the worker's lent pool as of the judge's pool (placement.
+    # Scatter.place's `at`), not a place of its own: an experiment on no-ops whose pairs differ at
+    # random by where each side's set lies (moe_grouped_gemm), off until measured.
+    same_places: bool = False
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:

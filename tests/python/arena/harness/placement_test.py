@@ -194,6 +194,22 @@ def test_a_lent_pool_is_used_as_given_never_grown_and_a_misfit_is_an_error():
         scatter.place([[torch.randn(8, 8).t()]])
 
 
+def test_sets_go_to_another_scatters_places_where_they_all_fit():
+    judge = Scatter(torch.device("cpu"), pool_bytes=64 << 20)
+    drawn = _sets(6)
+    judge.place(drawn)
+    assert len(judge.starts) == 6 and len(set(judge.starts)) == 6
+    worker = Scatter(torch.device("cpu"), pool=torch.zeros(64 << 20, dtype=torch.uint8))
+    placed = worker.place(drawn, at=judge.starts)
+    assert worker.pool is not None and worker.starts == judge.starts
+    assert [one[0].data_ptr() - worker.pool.data_ptr() for one in placed] == judge.starts
+    assert all(torch.equal(g, w) for got, want in zip(placed, drawn) for g, w in zip(got, want))
+    assert "the same places as the judge's" in worker.note
+    small = Scatter(torch.device("cpu"), pool=torch.zeros(16 << 20, dtype=torch.uint8))
+    small.place(drawn, at=[start + (60 << 20) for start in judge.starts])  # past its end: places of its own
+    assert all(start + 4096 < 16 << 20 for start in small.starts) and "same places" not in small.note
+
+
 def test_a_lent_pool_holds_a_chunk_twice_when_memory_allows_and_once_at_least():
     one = [torch.empty(100 << 20, dtype=torch.uint8)]  # 100 MiB a set, 102 MiB a slot with its shift
     assert lent_pool_bytes(2, one, free=64 << 30) == POOL_BYTES  # small chunks get the usual pool
