@@ -27,15 +27,10 @@ GPU device node, and stays in the judge's namespaces otherwise; then a judge it 
 candidate's verdict, charged, through the marks on the result descriptor, and a catchable signal
 it sends is CHEAT_DETECTED (child.py). The start reply says which (`apart`).
 
-Wherever it runs, the worker then scopes itself with Landlock (scope(): Linux 6.12 and later, ABI 6):
-from then on it and every process it starts can signal, ptrace (and so read the memory of) or
-reach by an abstract unix socket only processes inside its own domain. The judge, outside, keeps
-every right over the worker. This needs no mount, so it holds inside bubblewrap on a GPU machine,
-where the namespaces above cannot be had; on an older kernel it is skipped and said so (`scoped`).
-
-Run as a script (`python apart.py COMMAND...`), it starts COMMAND the same way: a repository's own
-bench command, which the judge runs after timing, is candidate code too. It imports nothing of
-arena, so it needs no import path.
+Wherever it runs, the worker then keeps itself from the judge's processes (scope.py: Landlock's
+scopes on Linux 6.12 and later, else a seccomp filter of the signals aimed at the judge); neither
+needs a mount, so they hold inside bubblewrap on a GPU machine, where the namespaces above cannot be
+had. The start reply says how (`scoped`).
 """
 
 from __future__ import annotations
@@ -54,10 +49,6 @@ CLONE_NEWPID = 0x20000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x8, 0x4000, 0x40000
 GPU_NODES = ("nvidia*", "kfd")  # in /dev: a GPU runtime may run here
 OWN_PROC, APART, SHARED = "apart, its own /proc", "apart", ""  # what separate() did
-# Landlock (include/uapi/linux/landlock.h): the same syscall numbers on every architecture.
-_LANDLOCK_CREATE_RULESET, _LANDLOCK_RESTRICT_SELF, _LANDLOCK_CREATE_RULESET_VERSION = 444, 446, 1
-_SCOPE_ABSTRACT_UNIX_SOCKET, _SCOPE_SIGNAL, _SCOPED_FROM_ABI = 1, 2, 6
-_PR_SET_NO_NEW_PRIVS = 38
 
 
 def die_with_parent() -> None:
@@ -97,53 +88,6 @@ def separate(close_fds: tuple[int, ...] = ()) -> str:
         _end_as(worker, reaper=True)
     die_with_parent()
     return OWN_PROC if mounted else APART
-
-
-class _RulesetAttr(ctypes.Structure):
-    _fields_ = [
-        ("handled_access_fs", ctypes.c_uint64),
-        ("handled_access_net", ctypes.c_uint64),
-        ("scoped", ctypes.c_uint64),
-    ]
-
-
-def landlock_abi() -> tuple[int, str]:
-    """This kernel's Landlock ABI (0 where it has none) and how to say it."""
-    if not sys.platform.startswith("linux"):
-        return 0, "none: not Linux"
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.syscall.restype = ctypes.c_long
-    version = ctypes.c_uint32(_LANDLOCK_CREATE_RULESET_VERSION)
-    abi = libc.syscall(ctypes.c_long(_LANDLOCK_CREATE_RULESET), None, ctypes.c_size_t(0), version)
-    return (abi, f"ABI {abi}") if abi > 0 else (0, os.strerror(ctypes.get_errno()))
-
-
-def scope() -> tuple[bool, str]:
-    """This process and all it starts from now on, in a Landlock domain of its own that scopes
-    signals and abstract unix sockets (and, as every domain does, ptrace) to the processes inside
-    it: (whether it did, what for the log). Call it while the process has one thread (a domain
-    binds only the calling thread); refused, it changes nothing and says why."""
-    abi, found = landlock_abi()
-    if abi < _SCOPED_FROM_ABI:
-        return False, f"not scoped: this kernel's Landlock ({found}) has no scopes (ABI {_SCOPED_FROM_ABI}, Linux 6.12)"
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.syscall.restype = ctypes.c_long
-    threads = len(os.listdir("/proc/self/task"))
-    if threads != 1:
-        return False, f"not scoped: {threads} threads (a domain binds only its caller's)"
-    attr = _RulesetAttr(0, 0, _SCOPE_SIGNAL | _SCOPE_ABSTRACT_UNIX_SOCKET)
-    size = ctypes.c_size_t(ctypes.sizeof(attr))
-    ruleset = libc.syscall(ctypes.c_long(_LANDLOCK_CREATE_RULESET), ctypes.byref(attr), size, ctypes.c_uint32(0))
-    if ruleset < 0:
-        return False, f"not scoped: landlock_create_ruleset: {os.strerror(ctypes.get_errno())}"
-    try:
-        if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:  # what an unprivileged domain requires
-            return False, f"not scoped: no_new_privs: {os.strerror(ctypes.get_errno())}"
-        if libc.syscall(ctypes.c_long(_LANDLOCK_RESTRICT_SELF), ctypes.c_int(ruleset), ctypes.c_uint32(0)) != 0:
-            return False, f"not scoped: landlock_restrict_self: {os.strerror(ctypes.get_errno())}"
-    finally:
-        os.close(ruleset)
-    return True, f"signals, ptrace and abstract sockets scoped to its own processes (Landlock ABI {abi})"
 
 
 def gpu_nodes() -> list[str]:
@@ -229,6 +173,9 @@ def main(argv: list[str]) -> NoReturn:
     scoped (scope) where the kernel can."""
     die_with_parent()
     separate()
+    sys.path.insert(0, str(Path(__file__).resolve().parent))  # -I leaves the script's folder off
+    from scope import scope  # pants: no-infer-dep (arena.harness.scope, loaded by path: -I)
+
     scope()
     os.execvp(argv[0], argv)
 

@@ -456,12 +456,13 @@ def _failure(error: BaseException) -> dict[str, Any]:
 _BORN = time.time()
 _IMPORTED: list[float] = []  # when torch and the harness's modules were imported (time.time())
 _APART: list[str] = []  # how this worker runs apart from the judge (apart.py: "" not at all)
-_SCOPED: list[str] = []  # whether its Landlock domain scopes what it can reach (apart.scope), for the log
+_SCOPED: list[str] = []  # how it is kept from the judge's processes (scope.py), for the log
 
 
 def main() -> None:
-    from arena.harness.apart import die_with_parent, scope, separate
+    from arena.harness.apart import die_with_parent, separate
     from arena.harness.child import leave_working_folder_off_the_path
+    from arena.harness.scope import scope
 
     die_with_parent()
     leave_working_folder_off_the_path()

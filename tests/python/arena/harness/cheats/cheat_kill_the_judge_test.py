@@ -5,28 +5,31 @@
 # judge's has a pid it can name, the kills fail, the judge survives and the candidate is judged
 # normally (PASSED; killing every pid it sees may hit its own threads: RUNTIME_ERROR, from the
 # judge), in the sandbox and without it. Where it cannot go apart (a GPU inside bubblewrap) its
-# Landlock scope refuses the kills (Linux 6.12 on); where it has neither, the judge dies and the
-# verdict is still the candidate's: RUNTIME_ERROR, charged. And a judge that dies while candidate code runs
+# scope refuses the kills (scope.py: Landlock from Linux 6.12, else a seccomp filter); where it has
+# neither, the judge dies and the verdict is still the candidate's: RUNTIME_ERROR, charged. And a judge that dies while candidate code runs
 # (killed from outside here, as the kernel's OOM killer would) is the candidate's verdict:
 # RUNTIME_ERROR, charged, never a fault to retry and refund; before any candidate code it is one.
 
 import os
+import platform
 import signal
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from arena.harness.apart import gpu_nodes, landlock_abi
+from arena.harness.apart import gpu_nodes
 from arena.harness.job import CANDIDATE_MARK
+from arena.harness.scope import landlock_abi
 from arena_testing.harness_tasks import TRITON_ADD
 from arena_testing.processes import judges
 from arena_testing.waiting import wait_until
 
 # On a machine with a GPU, inside bubblewrap, the worker stays in the judge's namespaces (apart.py);
-# where the kernel has Landlock's scopes, the worker is scoped wherever it runs (apart.scope).
+# wherever it runs it is kept from the judge's processes (scope.py: Landlock's scopes, or a
+# seccomp filter of signals on the machines it knows).
 GPU_HERE = bool(gpu_nodes())
-SCOPED_HERE = landlock_abi()[0] >= 6
+SCOPED_HERE = landlock_abi()[0] >= 6 or platform.machine() in ("x86_64", "aarch64")
 
 KILL_THE_PARENT = """
 import os
@@ -89,7 +92,7 @@ def test_the_kills_fail_and_the_candidate_is_judged_normally(run_candidate, monk
     # The judge survived: its signed verdict came back (its stages with it).
     setup = next(stage for stage in result.stages if stage.name == "setup")
     assert "in namespaces of its own" in setup.log or GPU_HERE, setup.log
-    assert ("scoped to its own processes (Landlock ABI" in setup.log) == SCOPED_HERE, setup.log
+    assert ("worker not scoped" not in setup.log) == SCOPED_HERE, setup.log
     if kernel is KILL_THE_PARENT:  # its parent is the worker's init, which ignores the signal
         assert result.status == "PASSED", result.errors
     else:  # a pid it saw may be one of its own threads there (kill() takes a thread's id): a suicide
