@@ -8,9 +8,11 @@ thread, before torch or any candidate code. It tries, in order:
   /proc/PID/mem) of processes outside it. The judge, outside, keeps every right over the worker.
 - **A seccomp filter** where the kernel has no scopes (the MI300X hosts of a pool may run older
   kernels): the calls that send a signal, aimed at the judge (its pid, its process group, every
-  process at once), fail with EPERM, and so do tkill and pidfd_send_signal, whose targets a filter
-  cannot read (a thread's id, a descriptor). ptrace of the judge is already refused: the judge is
-  not dumpable. Other architectures' entry points (x32, int 0x80) are refused whole.
+  process at once), fail with EPERM, and so does making the judge a descriptor's owner (which the
+  kernel then signals); tkill, pidfd_send_signal, F_SETOWN_EX and the owner ioctls, whose targets a
+  filter cannot read (a thread's id, a descriptor, a pointer), fail whole. ptrace of the judge is
+  already refused: the judge is not dumpable. Other architectures' entry points (x32, int 0x80)
+  are refused whole.
 
 Neither needs a mount, so both hold inside bubblewrap on a GPU machine, where the worker cannot
 have PID namespaces of its own. It imports nothing of arena: apart.py, run as a script, loads it.
@@ -32,14 +34,18 @@ _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 38, 22, 2
 # seccomp (include/uapi/linux/seccomp.h, audit.h) and classic BPF's opcodes.
 _RET_ALLOW, _RET_EPERM = 0x7FFF0000, 0x00050000 | 1
 _LD_ABS, _JEQ, _JGE, _RET = 0x20, 0x15, 0x35, 0x06
-_NR, _ARCH, _ARG0 = 0, 4, 16  # offsets in struct seccomp_data (the low half of args[0], little-endian)
+# Offsets in struct seccomp_data: the low halves of args[0..2] (little-endian).
+_NR, _ARCH, _ARG0, _ARG1, _ARG2 = 0, 4, 16, 24, 32
 _X32_BIT = 0x40000000
-# Per machine: its audit arch and the numbers of kill, rt_sigqueueinfo, pidfd_open, tgkill,
-# rt_tgsigqueueinfo (their first argument a pid), then tkill and pidfd_send_signal.
+# Per machine: its audit arch; the numbers of kill, rt_sigqueueinfo, pidfd_open, tgkill,
+# rt_tgsigqueueinfo (their first argument a pid); of tkill and pidfd_send_signal; of fcntl and ioctl.
 _SIGNALLING = {
-    "x86_64": (0xC000003E, (62, 129, 434, 234, 297), (200, 424)),
-    "aarch64": (0xC00000B7, (129, 138, 434, 131, 240), (130, 424)),
+    "x86_64": (0xC000003E, (62, 129, 434, 234, 297), (200, 424), (72, 16)),
+    "aarch64": (0xC00000B7, (129, 138, 434, 131, 240), (130, 424), (25, 29)),
 }
+# An owner that gets SIGIO (or the signal F_SETSIG names) when a descriptor is ready: fcntl's
+# F_SETOWN (a pid or -pgid) and F_SETOWN_EX (a struct), ioctl's FIOSETOWN and SIOCSPGRP (pointers).
+_F_SETOWN, _F_SETOWN_EX, _FIOSETOWN, _SIOCSPGRP = 8, 15, 0x8901, 0x8902
 
 
 class _RulesetAttr(ctypes.Structure):
@@ -122,25 +128,40 @@ def signal_filter(judge: int) -> tuple[bool, str]:
 
 def filter_program(machine: str, judge: int, group: int) -> bytes:
     """The filter's classic BPF program, as the kernel reads it (struct sock_filter, 8 bytes each)."""
-    arch, aimed, blind = _SIGNALLING[machine]
+    arch, aimed, blind, (fcntl, ioctl) = _SIGNALLING[machine]
     targets = (judge, -group & 0xFFFFFFFF, 0xFFFFFFFF)  # kill(pid), kill(-pgid), kill(-1)
     # Labels resolved after: ("jump", code, k, true label, false label) or a plain instruction.
-    code: list[tuple] = [
+    code: list[tuple[object, ...] | str] = [
         (_LD_ABS, 0, 0, _ARCH),
         ("jump", _JEQ, arch, None, "deny"),
         (_LD_ABS, 0, 0, _NR),
         ("jump", _JGE, _X32_BIT, "deny", None),
-        *[("jump", _JEQ, number, "check", None) for number in aimed],
+        *[("jump", _JEQ, number, "pid", None) for number in aimed],
         *[("jump", _JEQ, number, "deny", None) for number in blind],
+        ("jump", _JEQ, fcntl, "fcntl", None),
+        ("jump", _JEQ, ioctl, "ioctl", None),
         (_RET, 0, 0, _RET_ALLOW),
-        "check",
+        "fcntl",
+        (_LD_ABS, 0, 0, _ARG1),
+        ("jump", _JEQ, _F_SETOWN_EX, "deny", None),
+        ("jump", _JEQ, _F_SETOWN, None, "allow"),
+        (_LD_ABS, 0, 0, _ARG2),
+        ("jump", _JEQ, targets[0], "deny", None),
+        ("jump", _JEQ, targets[1], "deny", "allow"),
+        "ioctl",
+        (_LD_ABS, 0, 0, _ARG1),
+        ("jump", _JEQ, _FIOSETOWN, "deny", None),
+        ("jump", _JEQ, _SIOCSPGRP, "deny", "allow"),
+        "pid",
         (_LD_ABS, 0, 0, _ARG0),
         *[("jump", _JEQ, target, "deny", None) for target in targets],
+        "allow",
         (_RET, 0, 0, _RET_ALLOW),
         "deny",
         (_RET, 0, 0, _RET_EPERM),
     ]
-    labels, index = {}, 0
+    labels: dict[str, int] = {}
+    index = 0
     for entry in code:
         if isinstance(entry, str):
             labels[entry] = index
@@ -152,7 +173,7 @@ def filter_program(machine: str, judge: int, group: int) -> bytes:
             continue
         if entry[0] == "jump":
             _, op, k, yes, no = entry
-            offset = [0 if label is None else labels[label] - index - 1 for label in (yes, no)]
+            offset = [0 if label is None else labels[str(label)] - index - 1 for label in (yes, no)]
             out += struct.pack("<HBBI", op, offset[0], offset[1], k)
         else:
             out += struct.pack("<HBBI", *entry)

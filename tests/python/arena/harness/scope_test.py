@@ -19,7 +19,7 @@ HERE = str(Path(scope.__file__).resolve().parent)
 # and the socket, and ends a child of its own. The parent leads a session of its own: a signal
 # that got through reaches no process of the test's.
 TRIES = """
-import os, signal, socket, subprocess, sys, time
+import fcntl, os, signal, socket, subprocess, sys, time
 sys.path.insert(0, {here!r})
 import scope
 
@@ -46,6 +46,14 @@ if child == 0:
     attempt("pid", lambda: os.kill(parent, signal.SIGUSR1))
     attempt("group", lambda: os.killpg(os.getpgid(parent), signal.SIGUSR1))
     attempt("probe", lambda: os.kill(parent, 0))
+    def sigio():  # the parent made a pipe's owner: the kernel signals it when the pipe is ready
+        r, w = os.pipe()
+        fcntl.fcntl(r, fcntl.F_SETOWN, parent)
+        fcntl.fcntl(r, 10, signal.SIGUSR1)  # F_SETSIG
+        fcntl.fcntl(r, fcntl.F_SETFL, os.O_ASYNC)
+        os.write(w, b"x")
+
+    attempt("sigio", sigio)
     attempt("socket", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).connect(b"\\0" + {name!r}.encode()))
     own = subprocess.Popen(["sleep", "60"])
     own.send_signal(signal.SIGTERM)
@@ -68,10 +76,17 @@ def _tries(how: str, tmp_path: Path) -> list[str]:
     return done.stdout.strip().split(";")
 
 
+def test_unscoped_every_try_reaches_the_parent(tmp_path):
+    # The control: the tries below are refused by the scope, not by themselves.
+    done, pid, group, probe, sigio, sock, own, why, hits = _tries("(False, 'none')", tmp_path)
+    assert (pid, group, probe, sigio, sock) == ("pid sent", "group sent", "probe sent", "sigio sent", "socket sent")
+    assert int(hits.removeprefix("hits=")) >= 3  # pid, group and SIGIO (SIGIO may come twice)
+
+
 def test_landlock_scopes_reach_only_the_processes_inside(tmp_path):
     if scope.landlock_abi()[0] < 6:
         pytest.skip(f"this kernel's Landlock has no scopes ({scope.landlock_abi()[1]})")
-    done, pid, group, probe, sock, own, why, hits = _tries("scope.landlock()", tmp_path)
+    done, pid, group, probe, sigio, sock, own, why, hits = _tries("scope.landlock()", tmp_path)
     assert (done, pid, group, probe, sock, own, hits) == (
         "True",
         "pid refused",
@@ -94,7 +109,7 @@ FILTERED = {
 @pytest.mark.skipif(platform.machine() not in ("x86_64", "aarch64"), reason="the filter knows these machines")
 @pytest.mark.parametrize("how", FILTERED.values(), ids=FILTERED.keys())
 def test_the_signal_filter_refuses_signals_aimed_at_the_judge(tmp_path, how):
-    done, pid, group, probe, sock, own, why, hits = _tries(how, tmp_path)
+    done, pid, group, probe, sigio, sock, own, why, hits = _tries(how, tmp_path)
     assert (done, pid, group, probe, own, hits) == (
         "True",
         "pid refused",
@@ -103,12 +118,13 @@ def test_the_signal_filter_refuses_signals_aimed_at_the_judge(tmp_path, how):
         "own child ended by 15",
         "hits=0",
     ), why
+    assert sigio == "sigio refused"
     assert sock == "socket sent"  # a filter reads no socket address: only Landlock scopes sockets
     assert "seccomp" in why
 
 
 @pytest.mark.skipif(platform.machine() != "x86_64", reason="the numbers below are x86_64's")
-def test_the_filter_refuses_every_process_at_once_tkill_and_pidfd_signals(tmp_path):
+def test_the_filter_refuses_what_it_cannot_read_the_target_of(tmp_path):
     code = f"""
 import ctypes, os, signal, sys
 sys.path.insert(0, {HERE!r})
@@ -117,7 +133,7 @@ assert scope.signal_filter(os.getppid())[0]
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
 results = []
-for number, args in ((62, (-1, 0)), (200, (os.getppid(), 0)), (424, (0, 0, 0, 0)), (62, (os.getpid(), 0))):
+for number, args in ((62, (-1, 0)), (200, (os.getppid(), 0)), (424, (0, 0, 0, 0)), (72, (0, 15, 0)), (16, (0, 0x8901, 0)), (62, (os.getpid(), 0)), (72, (0, 1, 0))):
     got = libc.syscall(ctypes.c_long(number), *[ctypes.c_long(a) for a in args])
     results.append(str(ctypes.get_errno()) if got < 0 else "ok")
 print(",".join(results))
@@ -126,14 +142,15 @@ print(",".join(results))
         [sys.executable, "-I", "-c", code], capture_output=True, text=True, timeout=60, start_new_session=True
     )
     assert done.returncode == 0, done.stderr
-    # kill(-1), tkill(the judge), pidfd_send_signal: EPERM (1); kill(itself, 0): allowed
-    assert done.stdout.split() == ["1,1,1,ok"]
+    # kill(-1), tkill(the judge), pidfd_send_signal, F_SETOWN_EX, FIOSETOWN: EPERM (1);
+    # kill(itself, 0) and F_GETFD: allowed
+    assert done.stdout.split() == ["1,1,1,1,1,ok,ok"]
 
 
 def test_the_filter_program_is_whole_instructions_with_jumps_inside_it():
     program = scope.filter_program("x86_64", 1234, 1200)
     count = len(program) // 8
-    assert len(program) % 8 == 0 and count == 18
+    assert len(program) % 8 == 0 and count == 29
     for index in range(count):
         op, yes, no, _ = struct.unpack_from("<HBBI", program, 8 * index)
         if op in (0x15, 0x35):
