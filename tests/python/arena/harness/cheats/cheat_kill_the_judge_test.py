@@ -151,3 +151,66 @@ def test_a_judge_that_dies_before_any_candidate_code_is_a_fault(tmp_path):
         child.close()
     assert result.status == "RUNTIME_ERROR" and result.harness_fault, result.errors
     assert CANDIDATE_MARK.strip().decode() not in result.errors[0]
+
+
+# An old kernel, planted for this process and all it starts: no Landlock (ENOSYS) and no new
+# namespaces (unshare: EPERM), so the worker shares the judge's namespaces and can only fall back
+# to scope.py's seccomp filter. Then the candidate that kills its parent is judged as before.
+OLD_KERNEL = """
+import ctypes, json, struct, sys
+from pathlib import Path
+
+program = b"".join(struct.pack("<HBBI", *i) for i in (
+    (0x20, 0, 0, 0),                    # the syscall's number
+    (0x35, 0, 2, 444), (0x35, 1, 0, 447),  # 444-446: Landlock
+    (0x06, 0, 0, 0x00050000 | 38),      # ENOSYS
+    (0x15, 0, 1, 272),                  # unshare
+    (0x06, 0, 0, 0x00050000 | 1),       # EPERM
+    (0x06, 0, 0, 0x7FFF0000),
+))
+
+
+class Filter(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
+
+
+libc = ctypes.CDLL(None, use_errno=True)
+assert libc.prctl(38, 1, 0, 0, 0) == 0
+assert libc.prctl(22, 2, ctypes.byref(Filter(len(program) // 8, program)), 0, 0) == 0
+
+from arena.candidate.candidate import Candidate
+from arena.harness import launch
+from arena.harness.launch import run_harness
+from arena.harness.settings import HarnessSettings
+from arena_testing.harness_tasks import build_task
+
+launch.sandbox_tool = lambda: ""  # bubblewrap may be set-uid, which no_new_privs refuses
+root = Path(sys.argv[1])
+task = build_task(root)
+candidate = Candidate(task.address, {task.entry.file: sys.stdin.read().encode()})
+result = run_harness(task, candidate, root, HarnessSettings(backend="cpu", timeout_s=120))
+setup = next((stage.log for stage in result.stages if stage.name == "setup"), "")
+print(json.dumps({"status": result.status, "errors": result.errors, "setup": setup}))
+"""
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="the planted filter uses x86_64's numbers")
+def test_on_a_kernel_without_scopes_or_namespaces_the_filter_refuses_the_kill(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    done = subprocess.run(
+        [sys.executable, "-c", OLD_KERNEL, str(tmp_path)],
+        input=_candidate(KILL_THE_PARENT),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert "worker in the judge's namespaces" in result["setup"], result["setup"]
+    assert "a seccomp filter" in result["setup"], result["setup"]
+    assert result["status"] == "PASSED", result["errors"]
