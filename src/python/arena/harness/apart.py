@@ -31,6 +31,10 @@ Wherever it runs, the worker then keeps itself from the judge's processes (scope
 scopes on Linux 6.12 and later, else a seccomp filter of the signals aimed at the judge); neither
 needs a mount, so they hold inside bubblewrap on a GPU machine, where the namespaces above cannot be
 had. The start reply says how (`scoped`).
+
+Run as a script (`python apart.py COMMAND...`), it starts COMMAND the same way: a repository's own
+bench command, which the judge runs after timing, is candidate code too. It imports nothing of
+arena, so it needs no import path; scope.py, beside it, it loads from its own folder.
 """
 
 from __future__ import annotations

@@ -300,12 +300,12 @@ class Scatter:
         if self.pool is None:
             self.pool = torch.empty(self.pool_bytes, dtype=torch.uint8, device=self.device)
         placed = []
-        starts = [
-            i * slot + self.rng.randrange(_SHIFT // _ALIGN) * _ALIGN for i in self.rng.sample(range(slots), len(sets))
-        ]
         if len(at) == len(sets) and all(start >= 0 and start + size <= self.pool_bytes for start in at):
             starts = list(at)
             self.note += ", the same places as the judge's"
+        else:
+            picked = self.rng.sample(range(slots), len(sets))
+            starts = [i * slot + self.rng.randrange(_SHIFT // _ALIGN) * _ALIGN for i in picked]
         self.starts = starts
         for one, offset in zip(sets, starts):
             views = []
