@@ -54,12 +54,14 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--same-places", action="store_true", help="settings.same_places (an experiment)")
+    parser.add_argument("--baseline-worker", action="store_true", help="settings.baseline_worker (an experiment)")
     args = parser.parse_args()
     task = load_task(Path.cwd(), args.task)
     runs = []
     for _ in range(args.repeats):
         began = time.perf_counter()
-        result = run_harness(task, None, Path.cwd(), HarnessSettings(timeout_s=300, same_places=args.same_places))
+        settings = HarnessSettings(timeout_s=300, same_places=args.same_places, baseline_worker=args.baseline_worker)
+        result = run_harness(task, None, Path.cwd(), settings)
         log = next((st.log for st in result.stages if st.name == "time"), "")
         cases: dict[str, dict[str, Any]] = {}
         for case in result.cases:

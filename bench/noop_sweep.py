@@ -2,7 +2,7 @@
 of whatever time a GPU is lent, and what it says.
 
     PYTHONPATH=src/python python3 bench/noop_sweep.py run --json F [--stop-after-s 540] [--tasks DIR ...] \
-        [--match-launches N] [--mirror-lent]
+        [--match-launches N] [--mirror-lent] [--baseline-worker]
     python3 bench/noop_sweep.py summary F [F ...] [--json OUT]
     python3 bench/noop_sweep.py compare A [A ...] --vs B [B ...]
 
@@ -43,7 +43,7 @@ import statistics
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 REPO = Path(__file__).resolve().parents[1]
 _LANDED = re.compile(r"where placement aimed them: judge (\d+) of (\d+), worker (\d+) of (\d+)")
@@ -64,14 +64,14 @@ def task_folders() -> list[str]:
 
 
 def run(
-    json_file: Path, tasks: list[str], stop_after_s: float, match_launches: int | None = None, mirror_lent: bool = False
+    json_file: Path, tasks: list[str], stop_after_s: float, match_launches: int | None = None, flags: Sequence[str] = ()
 ) -> int:
     """The suite over `tasks`, resumed from `json_file`, interrupted after `stop_after_s`."""
     argv = [sys.executable, "-m", "arena.cli.main", "--repo-root", str(REPO), "suite", "--no-cache"]
     argv += ["--resume", "--json", str(json_file), "--tasks", *tasks]
     if match_launches is not None:  # else the harness's default
         argv += ["--match-launches", str(match_launches)]
-    argv += ["--mirror-lent"] if mirror_lent else []
+    argv += list(flags)  # the suite's experiments: --mirror-lent, --baseline-worker
     suite = subprocess.Popen(argv, env=os.environ.copy(), stdout=subprocess.DEVNULL)
     try:
         return suite.wait(timeout=stop_after_s)
@@ -280,11 +280,19 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="run: the suite's file; summary: where to write the summary")
     parser.add_argument("--match-launches", type=int, help="run: the suite's --match-launches (default: its own)")
     parser.add_argument("--mirror-lent", action="store_true", help="run: the suite's --mirror-lent (mirror.py)")
+    parser.add_argument(
+        "--baseline-worker", action="store_true", help="run: the suite's --baseline-worker (baseline_apart.py)"
+    )
     args = parser.parse_args()
     if args.part == "run":
         if args.json is None:
             parser.error("run needs --json FILE (the suite's, resumed)")
-        code = run(args.json, args.tasks or task_folders(), args.stop_after_s, args.match_launches, args.mirror_lent)
+        flags = [
+            flag
+            for flag, on in (("--mirror-lent", args.mirror_lent), ("--baseline-worker", args.baseline_worker))
+            if on
+        ]
+        code = run(args.json, args.tasks or task_folders(), args.stop_after_s, args.match_launches, flags)
         print(f"the suite exited {code}")
         report([args.json])
         return

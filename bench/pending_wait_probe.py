@@ -29,6 +29,11 @@ launches) slower than the parent's, alone as waiting: not the judge's wait.
 
     PYTHONPATH=src/python python3 bench/pending_wait_probe.py [--rounds 40] [--json FILE]
 
+A second child (`--modes parent alone sibling`): "sibling" is the same chunk in another
+worker-like child, queued behind `go` like the first. Whether two children read alike where a
+child and its parent do not says whether the baseline, timed in a worker of its own, would
+read as the candidate does (issue #36 item 2: a no-op of a 3 us kernel reads 1.02-1.06).
+
 Kernels: triton2triton fused_add_rms_norm's baseline on its qwen2-7b-16k-bf16 case (16384 x 3584
 bfloat16, 2 calls a chunk, as the harness chunks it), on 64 x 4096 (48 calls a chunk), and on
 64 x 4096 launched five times between one event pair (48 calls a chunk: a call of several
@@ -54,10 +59,15 @@ from arena.harness.timing import cycles_per_us
 REPO_ROOT = Path(__file__).resolve().parent.parent
 ADD_RMS_NORM = REPO_ROOT / "tasks/triton2triton/fused_add_rms_norm/kernel.py"
 # rows, hidden, calls a chunk, launches a call
-CASES = {"qwen2-7b-16k": (16384, 3584, 2, 1), "small-64x4096": (64, 4096, 48, 1), "small-x5": (64, 4096, 48, 5)}
+CASES = {
+    "qwen2-7b-16k": (16384, 3584, 2, 1),
+    "small-64x4096": (64, 4096, 48, 1),
+    "small-x5": (64, 4096, 48, 5),
+    "tiny-16x2048": (16, 2048, 48, 1),
+}
 FLUSH_BYTES = 256 << 20
 SPIN_US, QUEUE_MS = 20, 30
-MODES = ("parent", "alone", "waiting", "parent-go", "child-own")
+MODES = ("parent", "alone", "waiting", "parent-go", "child-own", "sibling")
 
 
 def norm_call(rows: int, hidden: int) -> Callable[[], Any]:
@@ -154,10 +164,29 @@ def chunk(process: subprocess.Popen[str], name: str, mode: str, go: SharedEvent,
     return [float(t) for t in json.loads(process.stdout.readline())]
 
 
+def start_child(command: list[str]) -> tuple[subprocess.Popen[str], float]:
+    """A worker-like child started and ready: (the process, its spin's cycles a us)."""
+    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert process.stdin is not None and process.stdout is not None
+    ready = process.stdout.readline().split()
+    if not ready or ready[0] != "ready":
+        raise RuntimeError(f"the child did not start (exit {process.wait()})")
+    return process, float(ready[1])
+
+
+def ratio_pairs(modes: tuple[str, ...]) -> list[tuple[str, str]]:
+    """The ratios printed: the parent and the sibling against the child, the parent against its own
+    interprocess wait and the child's own spin, where those modes ran."""
+    wanted = [("parent", "waiting"), ("alone", "waiting"), ("parent", "parent-go"), ("parent", "child-own")]
+    wanted += [("parent", "alone"), ("sibling", "alone"), ("parent", "sibling")]
+    return [(a, b) for a, b in wanted if a in modes and b in modes]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=40)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--modes", nargs="+", choices=MODES, default=MODES[:5])
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -166,41 +195,38 @@ def main() -> int:
     rt = runtime()
     go, done = SharedEvent.create(rt), SharedEvent.create(rt)
     command = [sys.executable, __file__, "--child", go.handle.hex(), done.handle.hex()]
-    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    modes = tuple(args.modes)
+    children = {"child": start_child(command), **({"sibling": start_child(command)} if "sibling" in modes else {})}
     chunks = Chunks()
-    assert process.stdin is not None and process.stdout is not None
-    ready = process.stdout.readline().split()
-    if not ready or ready[0] != "ready":
-        raise RuntimeError(f"the child did not start (exit {process.wait()})")
-    samples: dict[str, list[float]] = {f"{n}/{m}": [] for n in CASES for m in MODES}
+    samples: dict[str, list[float]] = {f"{n}/{m}": [] for n in CASES for m in modes}
     for r in range(args.rounds):
         for name in CASES:
-            for mode in MODES if r % 2 == 0 else tuple(reversed(MODES)):
+            for mode in modes if r % 2 == 0 else tuple(reversed(modes)):
                 if mode.startswith("parent"):
                     taken = own_chunk(chunks, name, go if mode == "parent-go" else None)
+                elif mode == "sibling":
+                    taken = chunk(children["sibling"][0], name, "alone", go, done)
                 else:
-                    taken = chunk(process, name, mode, go, done)
+                    taken = chunk(children["child"][0], name, mode, go, done)
                 samples[f"{name}/{mode}"] += taken
-    process.stdin.close()
-    process.wait()
-    result: dict[str, Any] = {"device": torch.cuda.get_device_name(0), "rounds": args.rounds}
+    for process, _ in children.values():
+        assert process.stdin is not None
+        process.stdin.close()
+        process.wait()
+    result: dict[str, Any] = {"device": torch.cuda.get_device_name(0), "rounds": args.rounds, "modes": modes}
     # Each process's spin calibration (cycles a us): a spin shorter in one could leave its flush
     # still draining when the call starts.
-    result["cycles_per_us"] = {"parent": round(cycles_per_us(), 2), "child": float(ready[1])}
-    print(f"cycles a us: parent {result['cycles_per_us']['parent']}, child {result['cycles_per_us']['child']}")
+    result["cycles_per_us"] = {"parent": round(cycles_per_us(), 2), **{k: c for k, (_, c) in children.items()}}
+    print("cycles a us: " + ", ".join(f"{k} {v}" for k, v in result["cycles_per_us"].items()))
     for name in CASES:
-        row = {m: samples[f"{name}/{m}"] for m in MODES}
+        row = {m: samples[f"{name}/{m}"] for m in modes}
         means = {m: statistics.fmean(sorted(v)[len(v) // 10 : len(v) - len(v) // 10]) for m, v in row.items()}
         medians = {m: statistics.median(v) for m, v in row.items()}
-        result[name] = {"trimmed_mean_us": means, "median_us": medians, "samples": len(row["parent"])}
+        result[name] = {"trimmed_mean_us": means, "median_us": medians, "samples": len(row[modes[0]])}
         print(
-            f"{name:14s} parent {means['parent']:9.3f}  alone {means['alone']:9.3f}  waiting {means['waiting']:9.3f} us"
-            f"  parent/waiting {means['parent'] / means['waiting']:.4f}  alone/waiting "
-            f"{means['alone'] / means['waiting']:.4f}  ({len(row['parent'])} calls each; trimmed means)\n"
-            f"{'':14s} parent-go {means['parent-go']:9.3f}  child-own {means['child-own']:9.3f} us  "
-            f"parent/parent-go {means['parent'] / means['parent-go']:.4f}  parent/child-own "
-            f"{means['parent'] / means['child-own']:.4f}"
+            f"{name:14s} " + "  ".join(f"{m} {means[m]:9.3f}" for m in modes) + f" us ({len(row[modes[0]])} calls each)"
         )
+        print(f"{'':14s} " + "  ".join(f"{a}/{b} {means[a] / means[b]:.4f}" for a, b in ratio_pairs(modes)))
     if args.json:
         args.json.write_text(json.dumps(result, indent=2) + "\n")
     return 0

@@ -178,13 +178,15 @@ def judged_precision(
     out: Path,
     kinds: Sequence[str],
     match_launches: int = HarnessSettings.match_launches,
+    baseline_worker: bool = False,
 ) -> dict:
     """The product's own path (run_harness: the judge, its sandboxed worker, fresh inputs, the
     chunk clock) on copy kernels of 1-96 MiB, with each of `modes` (--warm-inputs settings): `repeats` no-op
     evaluations (the baseline against itself) and `repeats` of a baseline that launches its
     copy twice against a candidate that launches it once (truth: once/twice = 0.5), and of one
     whose second launch writes a fresh output (`kinds`: which of these run). `match_launches`:
-    HarnessSettings.match_launches (replace a worker whose later launch differs from the judge's)."""
+    HarnessSettings.match_launches (replace a worker whose later launch differs from the judge's);
+    `baseline_worker`: HarnessSettings.baseline_worker (the baseline timed in a worker of its own)."""
     from arena.candidate.candidate import Candidate
     from arena.harness.launch import Standby, run_harness
 
@@ -196,7 +198,9 @@ def judged_precision(
         standby = Standby()
         try:
             for warm in modes:
-                settings = HarnessSettings(timeout_s=300, warm_inputs=warm, match_launches=match_launches)
+                settings = HarnessSettings(
+                    timeout_s=300, warm_inputs=warm, match_launches=match_launches, baseline_worker=baseline_worker
+                )
                 runs: dict[str, list[dict]] = {kind: [] for kind in kinds}
                 for kind in kinds:
                     kernel.write_text(BASELINES[kind])
@@ -398,6 +402,9 @@ def main() -> None:
         default=HarnessSettings.match_launches,
         help="workers the judge may replace to match its launch kind",
     )
+    parser.add_argument(
+        "--baseline-worker", action="store_true", help="the judged part's baseline timed in a worker of its own"
+    )
     args = parser.parse_args()
     device = open_device(select_backend("auto"), 0)
     flushers = {mode: Flusher(device, mode) for mode in MODES}
@@ -433,7 +440,7 @@ def main() -> None:
     print(json.dumps([{k: r[k] for k in keys} for r in report["evaluation"]["runs"]]), flush=True)
     if "judged" in args.part:
         report["judged"] = judged_precision(
-            args.repeats, args.judged_sizes, args.warm, args.out, args.kinds, args.match_launches
+            args.repeats, args.judged_sizes, args.warm, args.out, args.kinds, args.match_launches, args.baseline_worker
         )
         args.out.write_text(json.dumps(report, indent=1))
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -73,6 +73,11 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="an experiment: the judge maps a block its worker allocates, as the worker maps the judge's",
     )
+    parser.add_argument(
+        "--baseline-worker",
+        action="store_true",
+        help="an experiment: the baseline timed in a worker of its own, as the candidate is, not in the judge",
+    )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -108,6 +113,7 @@ def settings_from_args(args: argparse.Namespace, task: Task) -> HarnessSettings:
         warm_inputs=getattr(args, "warm_inputs", HarnessSettings.warm_inputs),
         match_launches=getattr(args, "match_launches", HarnessSettings.match_launches),
         mirror_lent=getattr(args, "mirror_lent", HarnessSettings.mirror_lent),
+        baseline_worker=getattr(args, "baseline_worker", HarnessSettings.baseline_worker),
     )
     return settings_for_machine(task, settings, probe_environment())
 

@@ -51,6 +51,11 @@ def _widen(fd: int) -> None:
         pass  # not Linux, or the limit is lower: the default buffer still works
 
 
+# The processes of the judge's own workers (a baseline's, baseline_apart.py): never frozen with
+# the candidate's, nor counted among the processes the candidate left running.
+_TRUSTED: set[int] = set()
+
+
 def _import_path() -> str:
     return os.pathsep.join(os.path.abspath(p) for p in sys.path if p and os.path.isdir(p))
 
@@ -171,7 +176,7 @@ class CandidateWorker:
         own helpers (its children other than the worker)."""
         me, pids = os.getpid(), []
         for entry in os.listdir("/proc"):
-            if not entry.isdigit() or int(entry) in {1, me}:
+            if not entry.isdigit() or int(entry) in {1, me} or int(entry) in _TRUSTED:
                 continue
             try:
                 stat = Path(f"/proc/{entry}/stat").read_text()
@@ -275,6 +280,11 @@ class CandidateWorker:
                 os.close(fd)
             except OSError:
                 pass
+
+
+def trust(worker: CandidateWorker) -> None:
+    """`worker`'s processes (it has answered `start`, so it has gone apart) are the judge's own."""
+    _TRUSTED.update(worker._own_processes())
 
 
 # The name every thread Python or a plain pthread_create starts bears: the worker's executable's

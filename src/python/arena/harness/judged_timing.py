@@ -39,11 +39,12 @@ import random
 import statistics
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Protocol, Sequence
+from typing import Any, Callable, ContextManager, Iterator, Protocol, Sequence
 
 import torch
 
 from arena.harness.backends.kernel import Kernel
+from arena.harness.baseline_apart import BaselineApart
 from arena.harness.bound import (
     Foul,
     bound_slack,
@@ -175,6 +176,10 @@ class Judge:
         self.stream_us: dict[str, float] = {}
         self.stream_side_us: dict[str, dict[str, float]] = {}  # each side's second kernel, for the log
         self.l2_unavailable = ""  # why the persisting-L2 reset failed, once it has (reset_l2)
+        # settings.baseline_worker: the baseline's own worker (baseline_apart.py), which then
+        # stands for the judge's side in every figure above; its two context switches a chunk.
+        self.apart: BaselineApart | None = None
+        self.apart_switch_us = 0.0
 
     def use_worker(self, worker: CandidateWorker) -> None:
         """A fresh worker in place of the first, before any case is measured (matching.Workers.match):
@@ -201,16 +206,26 @@ class Judge:
         if not self.switch_us:
             with Lent(self.clock, case, Layout.of([], 1), None, {}, {}, 0) as lent:
                 self.switch_us = statistics.median(lent.clocked(0, calls=False)[0] for _ in range(5))
+            with self._apart_lent(case, Layout.of([], 1), 0) as other:
+                if other is not None:
+                    self.apart_switch_us = statistics.median(self._apart_empty(other, 0, 5)[0])
         count = _empty_count(reference_like)
         warm = self.warm(case, reference_like)  # the empty calls touch one drawn set, when warm
         clocked, judged = [], []  # the worker's and the judge's, in turn: a drift falls on both
-        with Lent(self.clock, case, Layout.of(reference_like, count), None, {}, {}, 0, warm=warm) as lent:
+        layout = Layout.of(reference_like, count)
+        with (
+            Lent(self.clock, case, layout, None, {}, {}, 0, warm=warm) as lent,
+            self._apart_lent(case, layout, 0, warm=warm) as other,
+        ):
             for _ in range(3):
                 clocked.append(lent.clocked(count, calls=False)[0])
-                lent.empty_pairs(count, 1)
-                judged.append(lent.ahead_us)
+                if other is None:
+                    lent.empty_pairs(count, 1)
+                    judged.append(lent.ahead_us)
+                else:
+                    judged.append(self._apart_empty(other, count, 1)[0][0] - self.apart_switch_us)
         self.empty_us[case.name] = max(0.0, statistics.median(clocked) - self.switch_us) / count
-        self.judge_empty_us[case.name] = statistics.median(judged) / count
+        self.judge_empty_us[case.name] = max(0.0, statistics.median(judged)) / count
         spans_done = time.perf_counter()
         # The pairs: the same empty calls with a spin ahead of each pair, on each side in turn, with
         # no, one and two empty kernels between the events, interleaved (LAUNCH_CYCLE) in chunks of
@@ -244,7 +259,11 @@ class Judge:
         width = len(cycle)
         calls = width * max(1, min(count, chunk_calls // width))
         rounds = max(rounds_at_least, round(PAIR_ROUNDS * count / (calls // width)))
-        with Lent(self.clock, case, Layout.of(reference_like, count), None, {}, {}, spin, warm=warm) as lent:
+        layout = Layout.of(reference_like, count)
+        with (
+            Lent(self.clock, case, layout, None, {}, {}, spin, warm=warm) as lent,
+            self._apart_lent(case, layout, spin, warm=warm) as other,
+        ):
             worker = [
                 float(t)
                 for _ in range(rounds)
@@ -252,7 +271,10 @@ class Judge:
             ]
             if len(worker) != rounds * calls or not all(math.isfinite(t) and t >= 0 for t in worker):
                 raise Verdict("RUNTIME_ERROR", "the worker's empty chunk did not return one time per empty call")
-            judge = lent.empty_pairs(calls, rounds, cycle)
+            if other is None:
+                judge = lent.empty_pairs(calls, rounds, cycle)
+            else:
+                judge = self._apart_empty(other, calls, rounds, cycle)[1]
         return (
             {side: _by_launches(times, width) for side, times in (("judge", judge), ("worker", worker))},
             rounds,
@@ -269,6 +291,41 @@ class Judge:
         )
         few, many = KIND_CYCLE
         return {side: (values[1] - values[0]) / (many - few) for side, values in readings.items()}
+
+    def _apart_lent(
+        self,
+        case: Case,
+        layout: Layout,
+        spin: int,
+        scalars: dict[str, Any] | None = None,
+        dims: dict[str, Any] | None = None,
+        warm: bool = False,
+        queue_us: float = 0.0,
+    ) -> ContextManager[Lent | None]:
+        """The baseline's own worker's lent block laid out as `layout` (settings.baseline_worker),
+        or None where the judge times the baseline itself."""
+        if self.apart is None:
+            return contextlib.nullcontext(None)
+        return self.apart.lent(case, layout, scalars or {}, dims or {}, spin, queue_us, warm)
+
+    def _apart_empty(
+        self, other: Lent, calls: int, rounds: int, launches: Sequence[int] = (0,)
+    ) -> tuple[list[float], list[float]]:
+        """`rounds` empty chunks of `calls` calls in the baseline's own worker, the candidate's
+        frozen as when the baseline is timed: (each chunk's span us, each empty call's time us)."""
+        spans: list[float] = []
+        times: list[float] = []
+        self.worker.freeze()
+        try:
+            for _ in range(rounds):
+                span, reply = other.clocked(calls, calls=False, launches=launches)
+                spans.append(span)
+                times += [float(t) for t in reply.get("times_us", [])]
+        finally:
+            self.worker.thaw()
+        if len(times) != rounds * calls or not all(math.isfinite(t) and t >= 0 for t in times):
+            raise RuntimeError("the baseline's own worker did not return one time per empty call")
+        return spans, times
 
     @contextlib.contextmanager
     def checking(
@@ -313,6 +370,9 @@ class Judge:
         warm = self.warm(case, reference_like)
         per_call = max(1, 3 * self.input_bytes[case.name] + 4 * sum(t.nbytes for t in reference_like))
         b_warm = max(2, min(32, CHUNK_BYTES // per_call))
+        if self.apart is not None:  # its JIT compiles for this case here, not in a timed chunk
+            sets = [inputs_for(self.task, case, s, self.clock.device.torch_device, True) for s in seeds(2)]
+            self.apart.first_calls(case, sets, reference_like, scalars, dims, int(SPIN_US * self.clock.cycles), warm)
         with Lent(self.clock, case, Layout.of(reference_like, b_warm), baseline, scalars, dims, 0, warm=warm) as lent:
             walls, hosts = lent.warm_up(seeds)
         by_time = int(budget_s / (2 * trials * max(walls)))
@@ -335,13 +395,7 @@ class Judge:
         tally.log.append(
             self._describe(case, reference_like, warm, tally, b, series.judged / calls, series.claimed / calls, hosts)
         )
-        tally.log.append(
-            f"the judge's clock beyond the samples' claim: {statistics.fmean(series.excess) / b:+.3f} us a call "
-            f"(sd {_sd(series.excess) / b:.3f} over {len(series.excess)} chunk(s)); the bound's slack "
-            f"{bound_slack(series.claimed, series.empty, calls, len(tally.spans)) / calls:.3f} us a call"
-        )
-        tally.log.append(self._paired(case.name, tally, b, series.excess))
-        tally.log += _second_side_note(tally.ratios)
+        tally.log += self._bound_notes(case.name, series)
         return JudgedTiming(
             baseline_us=tuple(tally.baseline),
             candidate_us=tuple(tally.candidate),
@@ -351,6 +405,22 @@ class Judge:
             calls_a_chunk=b,
             log="\n".join(tally.log),
         )
+
+    def _bound_notes(self, name: str, series: _Series) -> list[str]:
+        """The time stage's log lines on the bound's figures over the series scored."""
+        tally, b, calls = series.tally, series.b, series.calls
+        notes = [
+            f"the judge's clock beyond the samples' claim: {statistics.fmean(series.excess) / b:+.3f} us a call "
+            f"(sd {_sd(series.excess) / b:.3f} over {len(series.excess)} chunk(s)); the bound's slack "
+            f"{bound_slack(series.claimed, series.empty, calls, len(tally.spans)) / calls:.3f} us a call",
+            self._paired(name, tally, b, series.excess),
+        ]
+        if self.apart is not None:
+            notes.append(
+                f"the baseline timed in a worker of its own (settings.baseline_worker; the judge's figures above are "
+                f"that worker's): switches {self.apart_switch_us:.0f} us a chunk"
+            )
+        return notes + _second_side_note(tally.ratios)
 
     def _series(self, name: str, tally: _Tally, b: int) -> _Series:
         """A series of case `name`'s timed chunks of `b` calls (_chunks_that_queue) and its figures."""
@@ -396,7 +466,13 @@ class Judge:
         cut: list[str] = []  # why the chunks have fewer calls than first sized
         while True:
             try:
-                with Lent(self.clock, case, Layout.of(reference_like, b), *lent_args) as lent:
+                layout = Layout.of(reference_like, b)
+                _, scalars, dims, spin, queue_us, warm = lent_args
+                with (
+                    Lent(self.clock, case, layout, *lent_args) as lent,
+                    self._apart_lent(case, layout, spin, scalars, dims, warm, queue_us) as other,
+                ):
+                    lent.apart = other
                     tally = self._chunks(lent, case, seeds, trials * -(-n // b), tolerances)
                 tally.log += cut
                 return tally, b
@@ -463,7 +539,8 @@ class Judge:
         """Per chunk, us: the judge's clock around its baseline calls beyond the baseline's own
         samples, every call of the chunk (chunk_excess with the judge's empty procedure and no switches)."""
         own = [sum(tally.baseline[i : i + b]) for i in range(0, len(tally.baseline), b)]
-        return chunk_excess(tally.baseline_spans, b, self.judge_empty_us[name] + tally.spin_us, own, 0.0)
+        switches = self.apart_switch_us if self.apart is not None else 0.0  # its span is clocked as the worker's
+        return chunk_excess(tally.baseline_spans, b, self.judge_empty_us[name] + tally.spin_us, own, switches)
 
     def _paired(self, name: str, tally: _Tally, b: int, excess: list[float]) -> str:
         """The time stage's log line for bound.paired_excess: the candidate's chunk excess

@@ -16,6 +16,7 @@ import torch
 
 from arena.harness import guard
 from arena.harness.backends.kernel import Kernel
+from arena.harness.candidate_worker import CandidateFailed
 from arena.harness.check import (
     changed_in_calls,
     changed_inputs,
@@ -27,6 +28,7 @@ from arena.harness.check import (
 )
 from arena.harness.chunk_clock import ChunkClock
 from arena.harness.families import inputs_for
+from arena.harness.frames import WorkerError, WorkerGone
 from arena.harness.placement import Scatter, landing, lent_pool_bytes, make_room, reserve
 from arena.harness.shared_gpu import Place, SharedBlock, place_of, slot_places, typed_view
 from arena.harness.timing import elapsed_us, empty_launches, run_calls
@@ -136,6 +138,9 @@ class Lent:
         self.phases: dict[str, float] = collections.defaultdict(float)
         # Calls whose large outputs were aimed (placement.reserve), and those that landed there.
         self.landing = {side: {"aimed": 0, "landed": 0} for side in ("judge", "worker")}
+        # settings.baseline_worker: the baseline's own worker's lent block, laid out as this one,
+        # which times the baseline in baseline_chunk (baseline_apart.py); None: the judge does.
+        self.apart: Lent | None = None
 
     def __enter__(self) -> Lent:
         self.outputs = SharedBlock.allocate(self.clock.rt, self.layout.nbytes())
@@ -367,15 +372,38 @@ class Lent:
         self.clock.quiet()
         self.spins_us.append(self.clock.spin_cost(self.spin))
         probed = time.perf_counter()
-        pairs, _ = self._baseline_calls(self.layout.count)
-        if self.was_late:  # timed while its host fed it: again, behind the longer lead (the same sets)
+        if self.apart is not None:
+            span, times = self._apart_chunk(self.apart)
+        else:
             pairs, _ = self._baseline_calls(self.layout.count)
-        torch.cuda.synchronize()
+            if self.was_late:  # timed while its host fed it: again, behind the longer lead (the same sets)
+                pairs, _ = self._baseline_calls(self.layout.count)
+            torch.cuda.synchronize()
+            span, times = self.ahead_us, [elapsed_us(s, e) for s, e in pairs]
         timed = time.perf_counter()
         worker.thaw()
         self.phases["freeze+probe"] += probed - began
         self.phases["baseline"] += timed - probed
-        return self.ahead_us, [elapsed_us(s, e) for s, e in pairs]
+        return span, times
+
+    def _apart_chunk(self, apart: Lent) -> tuple[float, list[float]]:
+        """The baseline's chunk in its own worker (settings.baseline_worker), on the same staged
+        sets and through the candidate's procedure: its slots, as the judge snapshot them inside the
+        span, are this chunk's references. (span us, each call's time us)."""
+        apart.staged = self.staged
+        apart.outputs.bytes.fill_(0xFF)
+        try:
+            span, reply = apart.clocked(self.layout.count)
+        except (CandidateFailed, WorkerError, WorkerGone) as failure:  # never the candidate's worker's
+            raise RuntimeError(f"the baseline's own worker failed in a timed chunk: {failure}") from None
+        times = reply.get("times_us")
+        errors = reply.get("errors")
+        if isinstance(errors, list) and errors:
+            raise RuntimeError(f"the baseline failed in a timed call in its own worker: {str(errors[0])[:2000]}")
+        if not isinstance(times, list) or len(times) != self.layout.count:
+            raise RuntimeError("the baseline's own worker did not return one time per timed call")
+        self.reference_bytes.copy_(apart.snapshot_bytes)
+        return span, [float(t) for t in times]
 
     def clocked(
         self, count: int, calls: bool = True, launches: Sequence[int] = (0,), timed: bool = True

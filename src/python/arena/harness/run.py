@@ -29,6 +29,7 @@ from arena.harness.backends.kernel import Kernel
 from arena.harness.backends.python_entry import load_python_entry
 from arena.harness.backends.repository import run_repository_bench
 from arena.harness.backends.symbols import refused_symbols, undefined_symbols
+from arena.harness.baseline_apart import BaselineApart
 from arena.harness.candidate_worker import CandidateFailed, CandidateWorker, listed
 from arena.harness.check import (
     check_output_type,
@@ -96,6 +97,7 @@ class Run:
         self.workers = Workers(self._mark, worker)  # the worker, given when the child started it ahead
         self.judge: Judge | None = None
         self.mirror: Mirror | None = None  # settings.mirror_lent: the worker's block, mapped here
+        self.apart: BaselineApart | None = None  # settings.baseline_worker: the baseline's own worker
         self._allowed: set[str] | None = None
         self.baseline_build = ""  # how the HIP baseline's library came: compiled, or from the trusted builds
         self.on_candidate: Callable[[], None] = lambda: None  # candidate code may run from its call on
@@ -174,6 +176,8 @@ class Run:
         and its reference outputs computed, and (timing) the judge calibrated: (families, baseline)."""
         spares = may_replace(self.timed, self.settings.match_launches, backend)
         self.workers.start(self._start_request(backend), spares)
+        if self.timed and self.settings.baseline_worker and backend != "cpu":
+            self.apart = BaselineApart(self._start_request(backend))  # loaded with the judge's baseline
         self._build_early()
         families = self._make_families()
         self._mark("inputs drawn")
@@ -207,6 +211,9 @@ class Run:
         empty calls measured: only harness code in the worker."""
         self.judge = Judge(self.device, self.worker, self.task, self.settings.warm_inputs)
         self.judge.clock.same_places = self.settings.same_places
+        if self.apart is not None:
+            self.apart.calibrate(self.device, self.task, self.settings.same_places)
+            self.judge.apart = self.apart
         self._mark("judge calibrated")
         if not self.timed:
             return
@@ -550,6 +557,9 @@ class Run:
         if came:
             self._mark(f"{label}'s library {came}")
         kernel = load_side(self.task, directory, self.dirs["work"], label)
+        if self.apart is not None and label == "baseline":  # while its built files still exist
+            self.apart.load()
+            self._mark("the baseline loaded in a worker of its own")
         if self.task.category.is_hip:
             # Mapped now; the files go before the worker runs: the candidate, in the same sandbox,
             # could otherwise rewrite the library under the judge's mapping, or its symbol list.
@@ -700,6 +710,8 @@ class Run:
         if self.mirror is not None:
             self.mirror.close()
         self.workers.close()
+        if self.apart is not None:
+            self.apart.close()
 
 
 def _worker_times(reply: dict[str, Any], stage_start: float) -> str:

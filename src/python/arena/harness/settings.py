@@ -41,6 +41,11 @@ class HarnessSettings:
     # Scatter.place's `at`), not a place of its own: an experiment on no-ops whose pairs differ at
     # random by where each side's set lies (moe_grouped_gemm), off until measured.
     same_places: bool = False
+    # The baseline timed in a worker of its own, through the chunk procedure the candidate's
+    # worker runs (baseline_apart.py), not in the judge: an experiment on the no-ops a process
+    # boundary biases (a 3 us copy's no-op read 1.02-1.06, the worker's side slower), off until
+    # measured.
+    baseline_worker: bool = False
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:

@@ -45,6 +45,7 @@ class Worker:
         self.dirs: dict[str, Path]
         self.kernel: Kernel  # the candidate, watched by the recorder (load)
         self.loaded = False  # whether load has made self.kernel (the calibration's chunks come before)
+        self.side = "candidate"  # what load loaded: "baseline" in a baseline's own worker
         self.recorder: OpRecorder  # every call's torch functions (load)
         self.returned: list[torch.Tensor] = []  # the outputs returned in the current family, held alive
         self.family = ""
@@ -96,15 +97,16 @@ class Worker:
         return {}
 
     def load(self, header: dict[str, Any], blobs: list[bytearray]) -> dict[str, Any]:
+        """The candidate loaded, or with `side` "baseline" the baseline, as the judge built it
+        (settings.baseline_worker: this worker then times the baseline, baseline_apart.py)."""
         from arena.harness import guard
         from arena.harness.loading import load_side
 
+        side = "baseline" if header.get("side") == "baseline" else "candidate"
         self.snapshot, self.threads = guard.take_snapshot(), guard.thread_count()
         self.recorder = guard.OpRecorder()
-        self.kernel = _watched(
-            load_side(self.task, self.dirs["candidate"], self.dirs["work"], "candidate"), self.recorder
-        )
-        self.loaded = True
+        self.kernel = _watched(load_side(self.task, self.dirs[side], self.dirs["work"], side), self.recorder)
+        self.loaded, self.side = True, side
         return {"harness_outputs": self.kernel.harness_outputs}
 
     def call(
@@ -229,10 +231,10 @@ class Worker:
             "dims": header["dims"],
             "warm": bool(header.get("warm")),
         }
-        # The empty chunk touches one drawn set per call when the case's inputs are warmed.
-        self.bound["empty_inputs"] = (
-            self._draw(header["case"], 0, fresh=True) if self.bound["warm"] and not self.loaded else []
-        )
+        # The empty chunk touches one drawn set per call when the case's inputs are warmed (a
+        # baseline's worker is loaded before its empty chunks run).
+        empty = self.bound["warm"] and (not self.loaded or self.side == "baseline")
+        self.bound["empty_inputs"] = self._draw(header["case"], 0, fresh=True) if empty else []
         # Outputs returned by this case's calls, checked and timed alike (a stored answer handed
         # back is refused: check.stale_output), and free blocks of the outputs' sizes poisoned, so
         # an output left partly unwritten reads poison: once a case, before any of its chunks.

@@ -77,12 +77,14 @@ def test_match_launches_reaches_the_harness_and_is_bounded(
     assert len(fake_harness) == 2
 
 
-def test_mirror_lent_reaches_the_harness_off_by_default(
-    add_repo: Path, fake_harness: list[Any], cache_dir: Path, gpu_machine: Any
+@pytest.mark.parametrize("flag", ["--mirror-lent", "--baseline-worker"])
+def test_an_experiments_flag_reaches_the_harness_off_by_default(
+    add_repo: Path, fake_harness: list[Any], cache_dir: Path, gpu_machine: Any, flag: str
 ) -> None:
-    assert _arena(add_repo, "--no-cache", "--mirror-lent") == 0
+    assert _arena(add_repo, "--no-cache", flag) == 0
     assert _arena(add_repo, "--no-cache") == 0
-    assert [run[1].mirror_lent for run in fake_harness] == [True, False]
+    field = flag.removeprefix("--").replace("-", "_")
+    assert [getattr(run[1], field) for run in fake_harness] == [True, False]
 
 
 def test_the_default_store_is_in_the_xdg_cache_outside_the_repository(
