@@ -403,6 +403,8 @@ class Lent:
         if not isinstance(times, list) or len(times) != self.layout.count:
             raise RuntimeError("the baseline's own worker did not return one time per timed call")
         self.reference_bytes.copy_(apart.snapshot_bytes)
+        for key, value in reported_landing(reply.get("landing"), self.layout.count).items():
+            self.landing["judge"][key] += value  # the baseline's side, wherever it runs
         return span, [float(t) for t in times]
 
     def clocked(

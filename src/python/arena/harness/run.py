@@ -200,6 +200,7 @@ class Run:
         if self._built_early:  # before the calibration: its chunks must not wait on a compiler
             self._receive_build()
             self._mark("the candidate's HIP library built beside the setup")
+        self._load_apart()
         if self.device.backend != "cpu":
             self._calibrate(families)
         self._end_stage("setup", True, f"{sum(len(f) for f in families)} input sets, references computed")
@@ -557,17 +558,30 @@ class Run:
         if came:
             self._mark(f"{label}'s library {came}")
         kernel = load_side(self.task, directory, self.dirs["work"], label)
-        if self.apart is not None and label == "baseline":  # while its built files still exist
-            self.apart.load()
-            self._mark("the baseline loaded in a worker of its own")
         if self.task.category.is_hip:
-            # Mapped now; the files go before the worker runs: the candidate, in the same sandbox,
-            # could otherwise rewrite the library under the judge's mapping, or its symbol list.
             self._baseline_symbols(self.device.backend, device_arch(self.device))
-            library = library_path(self.dirs["work"], label)
-            for built in (library, library.with_suffix(".o")):
-                built.unlink(missing_ok=True)
+            if self.apart is None:  # else once the baseline's own worker has it mapped too (_load_apart)
+                self._drop_built(label)
         return kernel
+
+    def _drop_built(self, label: str) -> None:
+        """A HIP side's built files deleted once mapped, before any code of the candidate's runs: the
+        candidate, in the same sandbox, could otherwise rewrite the library under a mapping of it,
+        or its symbol list."""
+        library = library_path(self.dirs["work"], label)
+        for built in (library, library.with_suffix(".o")):
+            built.unlink(missing_ok=True)
+
+    def _load_apart(self) -> None:
+        """settings.baseline_worker: the baseline loaded in its own worker, once that worker has
+        imported torch beside the setup (asked earlier, the judge waited 1.6 s for it on an H100),
+        then a HIP baseline's built files deleted."""
+        if self.apart is None:
+            return
+        self.apart.load()
+        self._mark("the baseline loaded in a worker of its own")
+        if self.task.category.is_hip:
+            self._drop_built("baseline")
 
     def _outputs(self, member: Member) -> list[torch.Tensor]:
         """A HIP launcher's outputs, allocated for it (not the inputs it writes in place)."""

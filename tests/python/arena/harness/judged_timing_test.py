@@ -275,6 +275,7 @@ def _timing_judge(monkeypatch, series: list[judged_timing._Tally]) -> tuple[judg
     judge.launch_us, judge.stream_us = {name: {"judge": 3.9, "worker": 3.9}}, {name: 2.3}
     judge.stream_side_us = {name: {"judge": 2.3, "worker": 2.3}}
     judge.judge_pair_us, judge.worker_pair_us = {name: 1.3}, {name: 1.3}
+    judge.apart, judge.apart_switch_us = None, 0.0  # the baseline in the judge (settings.baseline_worker off)
     timed: list[int] = []
 
     def chunks(*args):
