@@ -1,6 +1,7 @@
 """How much a forger of its own samples can claim, by kernel size (#35 item 7), on a GPU.
 
-    PYTHONPATH=src/python:tests/python python3 bench/forger.py [--factors 1 1.1 1.25 1.5] [--json FILE]
+    PYTHONPATH=src/python:tests/python python3 bench/forger.py [--factors 1 1.1 1.25 1.5] [--json FILE] \
+        [--baseline-worker]
 
 A candidate that is the baseline itself, with the worker's event-time function swapped so every
 sample reads `factor` times faster than the truth (factor 1: honest), judged through the real
@@ -9,6 +10,8 @@ sample reads `factor` times faster than the truth (factor 1: honest), judged thr
 the speedup the samples would have scored, and what the judge's clock saw against what the
 samples claimed, us a call (from the time stage's log, or the verdict's message when caught);
 for a case that passed, the same excess paired with the baseline's own (bound.paired_excess).
+With --baseline-worker the baseline is timed in a worker of its own (settings.baseline_worker),
+so both excesses are read through one procedure.
 """
 
 from __future__ import annotations
@@ -59,7 +62,9 @@ def forged(source: str, factor: float) -> str:
     return source if factor == 1.0 else source + _FORGE.format(scale=1000.0 / factor)
 
 
-def judge(label: str, build: Any, source: str, factor: float, budget_s: float) -> dict[str, Any]:
+def judge(
+    label: str, build: Any, source: str, factor: float, budget_s: float, baseline_worker: bool = False
+) -> dict[str, Any]:
     from arena.harness.run import Run
     from arena.harness.verdict import Verdict
 
@@ -67,7 +72,8 @@ def judge(label: str, build: Any, source: str, factor: float, budget_s: float) -
         root = Path(scratch)
         task = build(root)
         began = time.perf_counter()
-        run = Run(harness_job(root, task, forged(source, factor), backend="auto", budget_s_per_case=budget_s))
+        settings = {"backend": "auto", "budget_s_per_case": budget_s, "baseline_worker": baseline_worker}
+        run = Run(harness_job(root, task, forged(source, factor), **settings))
         try:
             result = run.execute()
         except Verdict as verdict:  # the judge's own verdict, as the child would report it
@@ -103,13 +109,14 @@ def main() -> None:
     parser.add_argument("--sizes", nargs="+", default=[label for label, _, _ in SIZES])
     parser.add_argument("--budget-s", type=float, default=0.3, help="the harness's budget a timed case")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--baseline-worker", action="store_true", help="settings.baseline_worker (an experiment)")
     args = parser.parse_args()
     rows = []
     for label, build, source in SIZES:
         if label not in args.sizes:
             continue
         for factor in args.factors:
-            row = judge(label, build, source, factor, args.budget_s)
+            row = judge(label, build, source, factor, args.budget_s, args.baseline_worker)
             rows.append(row)
             print(json.dumps(row), flush=True)
             if args.json:

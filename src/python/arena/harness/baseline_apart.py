@@ -23,7 +23,7 @@ from typing import Any, Iterator, Sequence
 
 import torch
 
-from arena.harness.candidate_worker import CandidateFailed, CandidateWorker, trust
+from arena.harness.candidate_worker import CandidateFailed, CandidateWorker, trust, untrust
 from arena.harness.chunk_clock import ChunkClock
 from arena.harness.device import Device
 from arena.harness.frames import WorkerError, WorkerGone
@@ -108,10 +108,7 @@ class BaselineApart:
                 if isinstance(errors, list) and errors:
                     raise BaselineFault(f"the baseline failed in its own worker on {case.name}: {errors[0]}")
 
-    @contextlib.contextmanager
-    def faults(self, what: str) -> Iterator[None]:
-        with _faults(what):
-            yield
-
     def close(self) -> None:
+        if self.started:
+            untrust(self.worker)
         self.worker.close()

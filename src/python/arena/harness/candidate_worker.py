@@ -287,6 +287,12 @@ def trust(worker: CandidateWorker) -> None:
     _TRUSTED.update(worker._own_processes())
 
 
+def untrust(worker: CandidateWorker) -> None:
+    """`worker`'s processes trusted no more (it is closing): a pid the kernel gives out again,
+    in a process that judges again (a bench's Runs), may be a candidate's."""
+    _TRUSTED.difference_update(worker._own_processes())
+
+
 # The name every thread Python or a plain pthread_create starts bears: the worker's executable's
 # (the kernel keeps 15 bytes of a name).
 _STARTED_AS = os.path.basename(sys.executable)[:15]

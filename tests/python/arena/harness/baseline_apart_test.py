@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from arena.harness import candidate_worker
-from arena.harness.candidate_worker import CandidateWorker, trust
+from arena.harness.candidate_worker import CandidateWorker, trust, untrust
 from arena.harness.frames import unpack_tensors
 from arena_testing.gpu import needs_gpu
 from arena_testing.harness_tasks import HIP_ADD, TRITON_ADD, build_task, harness_job
@@ -64,6 +64,8 @@ def test_the_judges_own_workers_are_neither_frozen_nor_counted_with_the_candidat
         trust(baseline)
         assert not own & set(candidate._sandbox_pids())
         assert set(candidate._own_processes()) & set(baseline._sandbox_pids())  # only as trusted as told
+        untrust(baseline)  # closing: its pids may be given out again
+        assert own & set(candidate._sandbox_pids()) == own - {baseline.process.pid}
     finally:
         candidate.close()
         baseline.close()
