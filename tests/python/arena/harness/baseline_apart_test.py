@@ -8,8 +8,8 @@ import statistics
 import pytest
 import torch
 
-from arena.harness import candidate_worker
-from arena.harness.candidate_worker import CandidateWorker, trust, untrust
+from arena.harness import candidate_worker, judged_timing, lent
+from arena.harness.candidate_worker import CandidateFailed, CandidateWorker, trust, untrust
 from arena.harness.frames import unpack_tensors
 from arena_testing.gpu import needs_gpu
 from arena_testing.harness_tasks import HIP_ADD, TRITON_ADD, build_task, harness_job
@@ -69,6 +69,74 @@ def test_the_judges_own_workers_are_neither_frozen_nor_counted_with_the_candidat
     finally:
         candidate.close()
         baseline.close()
+
+
+class _ApartLent:
+    """The baseline's own worker's lent block, as Lent._apart_chunk uses it: its chunk clocked
+    (call k's outputs written into slot k, its samples and errors replied), its slots snapshot."""
+
+    def __init__(self, layout: lent.Layout, reply: dict, fail: Exception | None = None) -> None:
+        self.outputs = type("Block", (), {"bytes": torch.zeros(layout.nbytes(), dtype=torch.uint8)})()
+        self.snapshot_bytes = torch.zeros(layout.nbytes(), dtype=torch.uint8)
+        self.staged: list = []
+        self.reply, self.fail, self.poisoned = reply, fail, False
+
+    def clocked(self, count: int):
+        if self.fail is not None:
+            raise self.fail
+        self.poisoned = bool((self.outputs.bytes == 0xFF).all())  # every slot poisoned before the chunk
+        self.snapshot_bytes.copy_(torch.arange(self.snapshot_bytes.numel()) % 251)
+        return 900.0, self.reply
+
+
+def _lent_with(layout: lent.Layout) -> lent.Lent:
+    chunk = object.__new__(lent.Lent)
+    chunk.layout, chunk.staged = layout, [["set 0"], ["set 1"]]
+    chunk.reference_bytes = torch.zeros(layout.nbytes(), dtype=torch.uint8)
+    chunk.landing = {side: {"aimed": 0, "landed": 0} for side in ("judge", "worker")}
+    return chunk
+
+
+def test_the_baseline_chunk_in_its_own_worker_gives_the_chunk_its_references():
+    """Lent._apart_chunk: the candidate's staged sets lent to the baseline's worker, its slots
+    poisoned first, its snapshot taken as the chunk's references, its landing as the baseline's."""
+    layout = lent.Layout.of([torch.empty(3, dtype=torch.float32)], 2)
+    chunk = _lent_with(layout)
+    apart = _ApartLent(layout, {"times_us": [4.0, 5.0], "errors": [], "landing": {"aimed": 2, "landed": 1}})
+    assert chunk._apart_chunk(apart) == (900.0, [4.0, 5.0])  # type: ignore[arg-type]  # a stand-in
+    assert apart.staged is chunk.staged and apart.poisoned
+    assert torch.equal(chunk.reference_bytes, apart.snapshot_bytes) and int(chunk.reference_bytes.sum()) > 0
+    assert chunk.landing == {"judge": {"aimed": 2, "landed": 1}, "worker": {"aimed": 0, "landed": 0}}
+
+
+@pytest.mark.parametrize(
+    "reply, fail, why",
+    [
+        ({"times_us": [4.0, 5.0], "errors": ["boom"]}, None, "failed in a timed call in its own worker: boom"),
+        ({"times_us": [4.0]}, None, "did not return one time per timed call"),
+        ({}, CandidateFailed("it died"), "the baseline's own worker failed in a timed chunk: it died"),
+    ],
+)
+def test_a_failing_baseline_worker_is_the_harnesss_error_never_the_candidates_verdict(reply, fail, why):
+    """Its failures are RuntimeErrors of the judge's (never a CandidateFailed, which the run reads as
+    the candidate's worker failing), and the references are left as they were."""
+    layout = lent.Layout.of([torch.empty(3, dtype=torch.float32)], 2)
+    chunk = _lent_with(layout)
+    with pytest.raises(RuntimeError, match=why) as raised:
+        chunk._apart_chunk(_ApartLent(layout, reply, fail))  # type: ignore[arg-type]
+    assert not isinstance(raised.value, CandidateFailed) and int(chunk.reference_bytes.sum()) == 0
+
+
+@pytest.mark.parametrize("apart, excess", [(None, 100.0), (object(), 0.0)])
+def test_the_baselines_own_excess_takes_off_switches_only_where_its_worker_was_clocked(apart, excess):
+    """Judge._baseline_excess: the judge's clock around the baseline's chunk, less its empty procedure
+    and spin a call and its samples; where the baseline ran in its own worker, that span holds two
+    context switches too (measured as the candidate's are), which come off as well."""
+    judge = object.__new__(judged_timing.Judge)
+    judge.apart, judge.apart_switch_us, judge.judge_empty_us = apart, 100.0, {"c": 10.0}
+    tally = judged_timing._Tally(baseline=[100.0] * 4, baseline_spans=[2 * (10.0 + 20.0 + 100.0) + 100.0] * 2)
+    tally.spin_us = 20.0
+    assert judge._baseline_excess("c", tally, 2) == [excess, excess]
 
 
 @needs_gpu
