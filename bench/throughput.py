@@ -34,7 +34,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 REPO = Path(__file__).resolve().parents[1]
 SMALL_TASKS = ("tasks/triton2triton/rms_norm", "tasks/triton2triton/log_softmax", "tasks/triton2triton/softmax")
@@ -52,13 +52,15 @@ def arena(*argv: str, env: dict[str, str] | None = None) -> tuple[float, subproc
     return time.perf_counter() - began, done
 
 
-def evaluate_part(tasks: list[str], repeats: int, backend: str) -> list[dict[str, Any]]:
+def evaluate_part(tasks: list[str], repeats: int, backend: str, flags: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """`arena evaluate` of each task's no-op, `repeats` times, with `flags` (an experiment's)."""
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as scratch:
         for task in tasks:
             for repeat in range(repeats):
                 out = Path(scratch) / "evaluation.json"
-                wall, done = arena("evaluate", "--task", task, "--no-cache", "--backend", backend, "--json", str(out))
+                argv = ("evaluate", "--task", task, "--no-cache", "--backend", backend, "--json", str(out), *flags)
+                wall, done = arena(*argv)
                 if not out.exists():
                     detail = done.stderr[-2000:]
                     raise SystemExit(f"{task}: arena evaluate wrote nothing (exit {done.returncode}):\n{detail}")
@@ -268,9 +270,11 @@ def main() -> None:
     )
     parser.add_argument("--timed", action="store_true", help="pool: timed no-op jobs (default: check-only)")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--baseline-worker", action="store_true", help="evaluate: the baseline in a worker of its own")
     args = parser.parse_args()
     if args.part == "evaluate":
-        result: Any = evaluate_part(args.tasks, args.repeats, args.backend)
+        flags = ["--baseline-worker"] if args.baseline_worker else []
+        result: Any = evaluate_part(args.tasks, args.repeats, args.backend, flags)
     elif args.part == "suite":
         result = suite_part(args.category, args.devices, args.backend)
     else:
