@@ -32,7 +32,10 @@ from arena.task.task import Case, Task
 
 
 class BaselineFault(RuntimeError):
-    """The baseline's worker failed: the harness's fault, never the candidate's verdict."""
+    """The baseline's worker failed. Before any candidate code a fault of the setup's (no verdict,
+    run again); after, the candidate's RUNTIME_ERROR, as a failure of the judge's own baseline is
+    (its code may have taken the memory the baseline needed): never read as the candidate's worker
+    failing or tampering with its pipe."""
 
 
 @contextlib.contextmanager
@@ -48,9 +51,13 @@ class BaselineApart:
 
     def __init__(self, request: dict[str, Any]) -> None:
         self.worker = CandidateWorker()
-        self.worker.send("start", request)
         self.started = False
         self.clock: ChunkClock | None = None
+        try:
+            self.worker.send("start", request)
+        except WorkerError:
+            self.worker.close()
+            raise
 
     def load(self) -> None:
         """Its start read, then the baseline loaded there: called by the judge right after it loads
@@ -69,6 +76,7 @@ class BaselineApart:
             self.clock = ChunkClock(device, self.worker, task)
         self.clock.same_places = same_places
 
+    @contextlib.contextmanager
     def lent(
         self,
         case: Case,
@@ -78,12 +86,26 @@ class BaselineApart:
         spin: int,
         queue_us: float = 0.0,
         warm: bool = False,
-    ) -> Lent:
+    ) -> Iterator[Lent]:
         """A lent block of its own for `case`, laid out as the candidate's (its slots' snapshot is
-        the chunk's references)."""
+        the chunk's references), bound and let go with its worker's failures as BaselineFault; one
+        in letting go, while something else is raised, does not hide that."""
         if self.clock is None:
             raise RuntimeError("the baseline's worker has no chunk clock yet (calibrate)")
-        return Lent(self.clock, case, layout, None, scalars, dims, spin, queue_us, warm=warm)
+        block = Lent(self.clock, case, layout, None, scalars, dims, spin, queue_us, warm=warm)
+        with _faults(f"binding {case.name}"):
+            block.__enter__()
+        raised = True
+        try:
+            yield block
+            raised = False
+        finally:
+            try:
+                with _faults(f"letting go of {case.name}"):
+                    block.__exit__(None, None, None)
+            except BaselineFault:
+                if not raised:
+                    raise
 
     def first_calls(
         self,
@@ -109,6 +131,8 @@ class BaselineApart:
                     raise BaselineFault(f"the baseline failed in its own worker on {case.name}: {errors[0]}")
 
     def close(self) -> None:
-        if self.started:
-            untrust(self.worker)
-        self.worker.close()
+        try:
+            self.worker.close()
+        finally:
+            if self.started:
+                untrust(self.worker)

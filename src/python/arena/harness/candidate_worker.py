@@ -33,7 +33,9 @@ class CandidateFailed(Exception):
         self.kind, self.trace = kind, trace
 
 
-def _not_dumpable() -> None:
+def not_dumpable() -> None:
+    """This process's memory and descriptors closed through /proc to others of its uid (the judge,
+    and a baseline's own worker once loaded)."""
     if sys.platform.startswith("linux"):
         pr_set_dumpable = 4
         ctypes.CDLL(None, use_errno=True).prctl(pr_set_dumpable, 0)
@@ -63,7 +65,7 @@ def _import_path() -> str:
 class CandidateWorker:
     def __init__(self) -> None:
         """Started in the judge's working folder; it imports torch while the judge waits for its job."""
-        _not_dumpable()
+        not_dumpable()
         self.settled_threads: int | None = None  # settle(): the worker's own threads
         self.settled_ids: frozenset[str] = frozenset()  # settle(): every thread's id then
         self.settled_all: int | None = None  # settle(every_thread=True): every thread then, named or not

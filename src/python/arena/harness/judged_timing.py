@@ -206,9 +206,10 @@ class Judge:
         if not self.switch_us:
             with Lent(self.clock, case, Layout.of([], 1), None, {}, {}, 0) as lent:
                 self.switch_us = statistics.median(lent.clocked(0, calls=False)[0] for _ in range(5))
+        if self.apart is not None and not self.apart_switch_us:  # its own guard: a step taken again
             with self._apart_lent(case, Layout.of([], 1), 0) as other:
-                if other is not None:
-                    self.apart_switch_us = statistics.median(self._apart_empty(other, 0, 5)[0])
+                assert other is not None
+                self.apart_switch_us = statistics.median(self._apart_empty(other, 0, 5)[0])
         count = _empty_count(reference_like)
         warm = self.warm(case, reference_like)  # the empty calls touch one drawn set, when warm
         clocked, judged = [], []  # the worker's and the judge's, in turn: a drift falls on both

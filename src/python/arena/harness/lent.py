@@ -396,6 +396,9 @@ class Lent:
             span, reply = apart.clocked(self.layout.count)
         except (CandidateFailed, WorkerError, WorkerGone) as failure:  # never the candidate's worker's
             raise RuntimeError(f"the baseline's own worker failed in a timed chunk: {failure}") from None
+        except QueueBlocked as blocked:  # held by the GPU: fewer calls a chunk, as for the candidate
+            text = str(blocked).replace("the candidate's worker", "the baseline's own worker")
+            raise QueueBlocked(text, blocked.on_gpu) from None
         times = reply.get("times_us")
         errors = reply.get("errors")
         if isinstance(errors, list) and errors:

@@ -60,6 +60,7 @@ from arena.harness.matching import Workers, may_replace
 from arena.harness.mirror import Mirror
 from arena.harness.profile import GpuOperation, describe, first_faster_case, library_kernels, off_stream, profile_call
 from arena.harness.result import CaseOutcome, HarnessResult, StageLog
+from arena.harness.scope import LANDLOCK_SCOPED
 from arena.harness.settings import HarnessSettings
 from arena.harness.timing import measure_event_overhead
 from arena.harness.verdict import Verdict
@@ -200,7 +201,7 @@ class Run:
         if self._built_early:  # before the calibration: its chunks must not wait on a compiler
             self._receive_build()
             self._mark("the candidate's HIP library built beside the setup")
-        self._load_apart()
+        self._load_apart(started)
         if self.device.backend != "cpu":
             self._calibrate(families)
         self._end_stage("setup", True, f"{sum(len(f) for f in families)} input sets, references computed")
@@ -572,14 +573,21 @@ class Run:
         for built in (library, library.with_suffix(".o")):
             built.unlink(missing_ok=True)
 
-    def _load_apart(self) -> None:
+    def _load_apart(self, started: dict[str, Any]) -> None:
         """settings.baseline_worker: the baseline loaded in its own worker, once that worker has
         imported torch beside the setup (asked earlier, the judge waited 1.6 s for it on an H100),
-        then a HIP baseline's built files deleted."""
+        then a HIP baseline's built files deleted. Only where the candidate's worker cannot name
+        it (`started`, its start reply: PID namespaces of its own, or Landlock's scopes); a seccomp
+        filter refuses signals to the judge alone, so there the judge times the baseline itself."""
         if self.apart is None:
             return
-        self.apart.load()
-        self._mark("the baseline loaded in a worker of its own")
+        if not (started.get("apart") or str(started.get("scoped") or "").startswith(LANDLOCK_SCOPED)):
+            self.apart.close()
+            self.apart = None
+            self._mark("the baseline timed in the judge: the candidate's worker could signal a worker of its own")
+        else:
+            self.apart.load()
+            self._mark("the baseline loaded in a worker of its own")
         if self.task.category.is_hip:
             self._drop_built("baseline")
 
@@ -721,11 +729,13 @@ class Run:
     def close(self) -> None:
         """The worker ends with the run (in a sandbox, its PID namespace ends whatever it started);
         its block, mapped here, is let go first."""
-        if self.mirror is not None:
-            self.mirror.close()
-        self.workers.close()
-        if self.apart is not None:
-            self.apart.close()
+        try:
+            if self.mirror is not None:
+                self.mirror.close()
+            self.workers.close()
+        finally:
+            if self.apart is not None:
+                self.apart.close()
 
 
 def _worker_times(reply: dict[str, Any], stage_start: float) -> str:

@@ -60,6 +60,10 @@ class _Filter(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
 
 
+# What scope() says when Landlock's scopes hold the process (the judge reads it from a worker's start).
+LANDLOCK_SCOPED = "signals, ptrace and abstract sockets scoped to its own processes"
+
+
 def landlock_abi() -> tuple[int, str]:
     """This kernel's Landlock ABI (0 where it has none) and how to say it."""
     libc = _libc()
@@ -103,7 +107,7 @@ def landlock() -> tuple[bool, str]:
             return False, f"not scoped: landlock_restrict_self: {os.strerror(ctypes.get_errno())}"
     finally:
         os.close(ruleset)
-    return True, f"signals, ptrace and abstract sockets scoped to its own processes (Landlock ABI {abi})"
+    return True, f"{LANDLOCK_SCOPED} (Landlock ABI {abi})"
 
 
 def signal_filter(judge: int) -> tuple[bool, str]:

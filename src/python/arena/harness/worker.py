@@ -103,6 +103,10 @@ class Worker:
         from arena.harness.loading import load_side
 
         side = "baseline" if header.get("side") == "baseline" else "candidate"
+        if side == "baseline":  # its pipes and memory closed to processes of its uid, as the judge's are
+            from arena.harness.candidate_worker import not_dumpable
+
+            not_dumpable()
         self.snapshot, self.threads = guard.take_snapshot(), guard.thread_count()
         self.recorder = guard.OpRecorder()
         self.kernel = _watched(load_side(self.task, self.dirs[side], self.dirs["work"], side), self.recorder)

@@ -59,6 +59,8 @@ def test_the_judges_own_workers_are_neither_frozen_nor_counted_with_the_candidat
     job = harness_job(tmp_path, build_task(tmp_path), None)
     candidate, baseline = _started(job), _started(job)
     try:
+        if len(baseline._own_processes()) == 1:
+            pytest.skip("no user and PID namespaces here: each worker is the judge's child, passed over already")
         own = set(baseline._own_processes())
         assert own & set(candidate._sandbox_pids()) == own - {baseline.process.pid}
         trust(baseline)
@@ -137,6 +139,53 @@ def test_the_baselines_own_excess_takes_off_switches_only_where_its_worker_was_c
     tally = judged_timing._Tally(baseline=[100.0] * 4, baseline_spans=[2 * (10.0 + 20.0 + 100.0) + 100.0] * 2)
     tally.spin_us = 20.0
     assert judge._baseline_excess("c", tally, 2) == [excess, excess]
+
+
+class _Apart:
+    def __init__(self) -> None:
+        self.done: list[str] = []
+
+    def load(self) -> None:
+        self.done.append("load")
+
+    def close(self) -> None:
+        self.done.append("close")
+
+
+@pytest.mark.parametrize(
+    "started, kept",
+    [
+        ({"apart": "apart, its own /proc", "scoped": ""}, True),
+        (
+            {
+                "apart": "",
+                "scoped": "signals, ptrace and abstract sockets scoped to its own processes (Landlock ABI 7)",
+            },
+            True,
+        ),
+        (
+            {
+                "apart": "",
+                "scoped": "not scoped: ...; signals to the judge's processes refused (a seccomp filter, x86_64)",
+            },
+            False,
+        ),
+        ({"apart": "", "scoped": ""}, False),
+    ],
+)
+def test_the_baseline_gets_a_worker_of_its_own_only_where_the_candidates_cannot_name_it(tmp_path, started, kept):
+    """Run._load_apart reads the candidate's worker's start: in PID namespaces of its own, or under
+    Landlock's scopes, it cannot signal another worker; under the seccomp filter alone (which names
+    the judge) it could, so the judge times the baseline itself and closes the other worker."""
+    from arena.harness.run import Run
+
+    run = Run.__new__(Run)
+    run._marks, run._stage_start, run.task = [], 0.0, build_task(tmp_path)
+    apart = run.apart = _Apart()  # type: ignore[assignment]
+    run._load_apart(started)
+    assert (run.apart is apart) == kept
+    assert apart.done == (["load"] if kept else ["close"])
+    assert any("the baseline timed in the judge" in mark for mark in run._marks) != kept
 
 
 @needs_gpu
