@@ -371,9 +371,7 @@ class Judge:
         warm = self.warm(case, reference_like)
         per_call = max(1, 3 * self.input_bytes[case.name] + 4 * sum(t.nbytes for t in reference_like))
         b_warm = max(2, min(32, CHUNK_BYTES // per_call))
-        if self.apart is not None:  # its JIT compiles for this case here, not in a timed chunk
-            sets = [inputs_for(self.task, case, s, self.clock.device.torch_device, True) for s in seeds(2)]
-            self.apart.first_calls(case, sets, reference_like, scalars, dims, int(SPIN_US * self.clock.cycles), warm)
+        self._apart_first_calls(case, seeds, reference_like, scalars, dims, warm)
         with Lent(self.clock, case, Layout.of(reference_like, b_warm), baseline, scalars, dims, 0, warm=warm) as lent:
             walls, hosts = lent.warm_up(seeds)
         by_time = int(budget_s / (2 * trials * max(walls)))
@@ -406,6 +404,27 @@ class Judge:
             calls_a_chunk=b,
             log="\n".join(tally.log),
         )
+
+    def _apart_first_calls(
+        self,
+        case: Case,
+        seeds: Seeds,
+        reference_like: Sequence[torch.Tensor],
+        scalars: dict[str, Any],
+        dims: dict[str, Any],
+        warm: bool,
+    ) -> None:
+        """settings.baseline_worker: the baseline's first calls on `case` in its own worker, untimed,
+        the candidate's processes frozen while it compiles from caches they can write
+        (triton_cache.py)."""
+        if self.apart is None:
+            return
+        sets = [inputs_for(self.task, case, s, self.clock.device.torch_device, True) for s in seeds(2)]
+        self.worker.freeze()
+        try:
+            self.apart.first_calls(case, sets, reference_like, scalars, dims, int(SPIN_US * self.clock.cycles), warm)
+        finally:
+            self.worker.thaw()
 
     def _bound_notes(self, name: str, series: _Series) -> list[str]:
         """The time stage's log lines on the bound's figures over the series scored."""

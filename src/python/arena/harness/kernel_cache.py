@@ -1,7 +1,8 @@
 """Triton's compiled kernels, cached across evaluations only where the code was trusted.
 
 Every run compiles into its own cache (TRITON_CACHE_DIR, in the job's folder), so a candidate's
-kernels and anything it writes there die with the run. Below that private cache lies a read-only
+kernels and anything it writes there die with the run; each process reads back from it only what
+it wrote itself (triton_cache.py: the candidate's worker can write there). Below that private cache lies a read-only
 layer of kernels that only trusted code compiled: the parent fills it from the cache of a no-op
 run (the task's own baseline and reference, no candidate) and nothing else, and the sandbox
 mounts it read-only. A later run finds the baseline's kernels, its autotuned configs included,

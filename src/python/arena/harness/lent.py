@@ -290,10 +290,16 @@ class Lent:
             self.stage(seeds(count))
             inputs = self.lend_sets()
             torch.cuda.synchronize()
-            begin = time.perf_counter()
-            _, base_host = self._baseline_calls(count, ahead=False)  # a wall with no lead in it
-            torch.cuda.synchronize()
-            base_wall = (time.perf_counter() - begin) / count
+            # The baseline's first calls in the judge compile it (Triton) from caches the
+            # candidate's processes can write: frozen meanwhile (triton_cache.py).
+            worker.freeze()
+            try:
+                begin = time.perf_counter()
+                _, base_host = self._baseline_calls(count, ahead=False)  # a wall with no lead in it
+                torch.cuda.synchronize()
+                base_wall = (time.perf_counter() - begin) / count
+            finally:
+                worker.thaw()
             begin = time.perf_counter()
             self.clock.go.record()
             worker.send("chunk", {"count": count, "inputs": inputs})

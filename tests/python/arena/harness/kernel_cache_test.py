@@ -1,4 +1,5 @@
-"""The trusted kernel layer: filled only from no-op runs, read below each run's own cache."""
+"""The trusted kernel layer: filled only from no-op runs, read below each run's own cache, of
+which each process reads back only what it wrote there, unchanged."""
 
 from __future__ import annotations
 
@@ -60,3 +61,33 @@ def test_without_a_layer_it_is_triton_s_own_cache(tmp_path: Path, monkeypatch: p
     monkeypatch.delenv(TRUSTED_VARIABLE, raising=False)
     cache = LayeredCache("KEY1")
     assert cache.get_file("k.cubin") is None and cache.get_group("k.json") is None
+
+
+def test_a_kernel_planted_in_the_runs_cache_or_changed_there_is_a_miss(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run's cache is writable by the candidate's worker: an entry this process did not put
+    there, or whose bytes changed since, is not read (Triton compiles again); the layer still is."""
+    from arena.harness.triton_cache import LayeredCache
+
+    monkeypatch.setattr(LayeredCache, "_written", {})
+    run = tmp_path / "this-run"
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(run))
+    monkeypatch.delenv(TRUSTED_VARIABLE, raising=False)
+    _compiled(run, "KEY1")  # as the candidate's worker would leave it: a whole entry, group and all
+    cache = LayeredCache("KEY1")
+    assert (run / "KEY1" / "k.cubin").is_file()
+    assert cache.get_file("k.cubin") is None and cache.get_group("k.json") is None
+    assert not cache.has_file("k.cubin")
+    # What this process compiles replaces it, and reads back while its bytes are unchanged.
+    files: dict[str, bytes | str] = {"k.cubin": b"\x7fELF mine", "k.json": "{}"}
+    paths = {name: cache.put(data, name) for name, data in files.items()}
+    cache.put_group("k.json", paths)
+    assert cache.get_group("k.json") == paths and LayeredCache("KEY1").get_file("k.cubin") == paths["k.cubin"]
+    Path(paths["k.cubin"]).write_bytes(b"\x7fELF slower")  # changed after it was put
+    assert cache.get_file("k.cubin") is None and cache.get_group("k.json") is None
+    # With a layer, the layer's entry is what a miss in the run's own cache finds.
+    trusted = tmp_path / "trusted"
+    promote(_compiled(tmp_path / "noop-run", "KEY1").parent, trusted)
+    monkeypatch.setenv(TRUSTED_VARIABLE, str(trusted))
+    assert LayeredCache("KEY1").get_file("k.cubin") == str(trusted / "KEY1" / "k.cubin")
