@@ -423,6 +423,7 @@ class Run:
         except (TypeError, ValueError):
             raise Verdict("CHEAT_DETECTED", "the worker's profile is malformed") from None
         self._mark("candidate profiled in its worker")
+        self.worker.freeze()  # the baseline may compile here, from caches the candidate can write (triton_cache.py)
         try:
             trusted = profile_call(
                 lambda: self._call(baseline, member, [t.clone() for t in member.inputs]), self.device.torch_device
@@ -433,6 +434,8 @@ class Run:
             raise Verdict(
                 "RUNTIME_ERROR", f"the profiled call failed (a faster candidate must pass it): {error}"
             ) from error
+        finally:
+            self.worker.thaw()
         escaped = off_stream(operations)
         borrowed = library_kernels(operations, trusted)
         self._end_stage("profile", not (escaped or borrowed), f"case {member.case.name}: {describe(operations)}")
