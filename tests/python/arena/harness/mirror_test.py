@@ -106,6 +106,7 @@ def test_the_run_lets_the_workers_block_go_before_the_worker_ends() -> None:
 
     run = Run.__new__(Run)
     run.mirror, run.workers = _Ending("the block"), _Ending("the worker")  # type: ignore[assignment]
+    run.apart = None  # no baseline of its own worker
     run.close()
     assert ended == ["the block", "the worker"]
     run.mirror, ended[:] = None, []
