@@ -46,6 +46,34 @@ def leave_working_folder_off_the_path() -> None:
     sys.path[:] = [p for p in sys.path if p and os.path.realpath(p) != here]
 
 
+# PATH as the parent gave it (its first folder the job's `python` shims): for a repository's own
+# build and bench commands (backends/repository.py), which are candidate code anyway.
+COMMAND_PATH = "ARENA_COMMAND_PATH"
+
+
+def keep_job_folders_off_the_command_path() -> None:
+    """The job's folders (HOME, TMPDIR, the working folder: the candidate's processes write there)
+    off this process's PATH, and Triton's C compiler named by an absolute path (CC): a tool the
+    judge, or a worker it starts, runs by name after candidate code has run (nvidia-smi for the
+    clock sample, the compiler of Triton's launcher) must never be one the candidate planted there
+    (docs/harness.md, cheat 36)."""
+    import shutil
+
+    given = os.environ.get("PATH", "")
+    job = [os.path.realpath(p) for p in (os.environ.get("HOME"), os.environ.get("TMPDIR"), os.getcwd()) if p]
+    kept = [p for p in given.split(os.pathsep) if p and not _inside(os.path.realpath(p), job)]
+    os.environ.setdefault(COMMAND_PATH, given)
+    os.environ["PATH"] = os.pathsep.join(kept)
+    if "CC" not in os.environ:
+        compiler = shutil.which("gcc") or shutil.which("clang")
+        if compiler:
+            os.environ["CC"] = os.path.realpath(compiler)
+
+
+def _inside(path: str, folders: list[str]) -> bool:
+    return any(path == folder or path.startswith(folder.rstrip(os.sep) + os.sep) for folder in folders)
+
+
 def _preload() -> None:
     """What every job needs, imported before the job arrives (and before any candidate code, so
     timing.py seizes the clock functions as torch defines them). Not Triton: its language
@@ -58,6 +86,7 @@ def _preload() -> None:
 def main() -> None:
     die_with_parent()
     leave_working_folder_off_the_path()
+    keep_job_folders_off_the_command_path()  # before the worker starts: it inherits the result
     from arena.harness.candidate_worker import CandidateWorker
 
     # The candidate's process first: its `import torch` runs beside ours, not after it (on the

@@ -332,6 +332,12 @@ def _child_env(
         PYTHONUNBUFFERED="1",
         # Not the working folder first on the import path (`-m` puts it there): the job's scratch.
         PYTHONSAFEPATH="1",
+        # No compiled-kernel caches under HOME, which candidate code writes: torch's NVRTC kernels,
+        # the CUDA driver's JIT cache, ROCm's code-object cache (a kernel planted there would be
+        # loaded by the judge as its own; docs/harness.md, cheat 36).
+        USE_PYTORCH_KERNEL_CACHE="0",
+        CUDA_CACHE_DISABLE="1",
+        AMD_COMGR_CACHE="0",
     )
     if bytecode is not None:  # the parent's compile of the environment's imports, read-only here
         env["PYTHONPYCACHEPREFIX"] = str(bytecode)

@@ -21,7 +21,8 @@ def command_env() -> dict[str, str]:
     without the harness's PYTHONSAFEPATH, so `python3 bench.py` imports the code base beside it."""
     scratch = Path(os.environ.get("TMPDIR") or tempfile.gettempdir())
     env = {key: value for key, value in os.environ.items() if key != "PYTHONSAFEPATH"}
-    return {**env, "PYTHONPYCACHEPREFIX": str(scratch / "pycache")}
+    path = os.environ.get("ARENA_COMMAND_PATH", env.get("PATH", ""))  # with the job's `python` shims (child.py)
+    return {**env, "PATH": path, "PYTHONPYCACHEPREFIX": str(scratch / "pycache")}
 
 
 def build_repository(directory: Path, command: str) -> tuple[bool, str]:
