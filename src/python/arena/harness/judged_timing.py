@@ -422,6 +422,7 @@ class Judge:
         sets = [inputs_for(self.task, case, s, self.clock.device.torch_device, True) for s in seeds(2)]
         self.worker.freeze()
         try:
+            self.clock.quiet()  # an autotuner would choose the baseline's configuration beside its GPU work
             self.apart.first_calls(case, sets, reference_like, scalars, dims, int(SPIN_US * self.clock.cycles), warm)
         finally:
             self.worker.thaw()

@@ -291,9 +291,11 @@ class Lent:
             inputs = self.lend_sets()
             torch.cuda.synchronize()
             # The baseline's first calls in the judge compile it (Triton) from caches the
-            # candidate's processes can write: frozen meanwhile (triton_cache.py).
+            # candidate's processes can write: frozen meanwhile (triton_cache.py), and its GPU
+            # work done, or an autotuner would choose the baseline's configuration beside it.
             worker.freeze()
             try:
+                self.clock.quiet()
                 begin = time.perf_counter()
                 _, base_host = self._baseline_calls(count, ahead=False)  # a wall with no lead in it
                 torch.cuda.synchronize()
