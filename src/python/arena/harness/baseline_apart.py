@@ -60,8 +60,8 @@ class BaselineApart:
             raise
 
     def load(self) -> None:
-        """Its start read, then the baseline loaded there: called by the judge right after it loads
-        its own, while the built files still exist (a HIP library is deleted once mapped)."""
+        """Its start read, then the baseline loaded there: called at the end of the judge's setup,
+        before a HIP baseline's built files are deleted (Run._load_apart)."""
         with _faults("start and load"):
             if not self.started:
                 self.worker.receive()
@@ -93,6 +93,7 @@ class BaselineApart:
         if self.clock is None:
             raise RuntimeError("the baseline's worker has no chunk clock yet (calibrate)")
         block = Lent(self.clock, case, layout, None, scalars, dims, spin, queue_us, warm=warm)
+        block.whose = "the baseline's own worker"
         with _faults(f"binding {case.name}"):
             block.__enter__()
         raised = True

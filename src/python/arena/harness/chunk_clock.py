@@ -5,7 +5,9 @@ each case's lent block (lent.py) runs its chunks through it."""
 
 from __future__ import annotations
 
+import contextlib
 import time
+from typing import Iterator
 
 import torch
 
@@ -58,6 +60,18 @@ class ChunkClock:
             f"probe took {seen:.0f} us, {self.probe_us:.0f} us on an idle GPU): the baseline would "
             "have been timed on a shared GPU",
         )
+
+    @contextlib.contextmanager
+    def candidate_frozen(self) -> Iterator[None]:
+        """The candidate's processes frozen and its GPU work done (quiet), around trusted work that
+        may compile the baseline after candidate code has run: from caches those processes can
+        write (triton_cache.py), and with an autotuner that must not choose beside their work."""
+        self.worker.freeze()
+        try:
+            self.quiet()
+            yield
+        finally:
+            self.worker.thaw()
 
     def spin_cost(self, spin: int, count: int = 8) -> float:
         """What one spin of `spin` cycles adds to a chunk on the GPU now, as one kernel among

@@ -420,12 +420,8 @@ class Judge:
         if self.apart is None:
             return
         sets = [inputs_for(self.task, case, s, self.clock.device.torch_device, True) for s in seeds(2)]
-        self.worker.freeze()
-        try:
-            self.clock.quiet()  # an autotuner would choose the baseline's configuration beside its GPU work
+        with self.clock.candidate_frozen():
             self.apart.first_calls(case, sets, reference_like, scalars, dims, int(SPIN_US * self.clock.cycles), warm)
-        finally:
-            self.worker.thaw()
 
     def _bound_notes(self, name: str, series: _Series) -> list[str]:
         """The time stage's log lines on the bound's figures over the series scored."""

@@ -6,6 +6,7 @@ its worker, behind `go`), with the judge's references and its snapshot of the sl
 from __future__ import annotations
 
 import collections
+import contextlib
 import math
 import statistics
 import time
@@ -141,6 +142,7 @@ class Lent:
         # settings.baseline_worker: the baseline's own worker's lent block, laid out as this one,
         # which times the baseline in baseline_chunk (baseline_apart.py); None: the judge does.
         self.apart: Lent | None = None
+        self.whose = "the candidate's worker"  # whose chunks this block clocks, for the messages
 
     def __enter__(self) -> Lent:
         self.outputs = SharedBlock.allocate(self.clock.rt, self.layout.nbytes())
@@ -286,22 +288,16 @@ class Lent:
         rounds, since the first pays what a case pays once (bench/results/2026-11-30.md, session 6)."""
         count = self.layout.count
         worker = self.clock.worker
-        for _ in range(2):
+        for round_ in range(2):
             self.stage(seeds(count))
             inputs = self.lend_sets()
             torch.cuda.synchronize()
-            # The baseline's first calls in the judge compile it (Triton) from caches the
-            # candidate's processes can write: frozen meanwhile (triton_cache.py), and its GPU
-            # work done, or an autotuner would choose the baseline's configuration beside it.
-            worker.freeze()
-            try:
-                self.clock.quiet()
+            # The first round's baseline calls compile it in the judge: the candidate frozen.
+            with self.clock.candidate_frozen() if round_ == 0 else contextlib.nullcontext():
                 begin = time.perf_counter()
                 _, base_host = self._baseline_calls(count, ahead=False)  # a wall with no lead in it
                 torch.cuda.synchronize()
                 base_wall = (time.perf_counter() - begin) / count
-            finally:
-                worker.thaw()
             begin = time.perf_counter()
             self.clock.go.record()
             worker.send("chunk", {"count": count, "inputs": inputs})
@@ -404,9 +400,6 @@ class Lent:
             span, reply = apart.clocked(self.layout.count)
         except (CandidateFailed, WorkerError, WorkerGone) as failure:  # never the candidate's worker's
             raise RuntimeError(f"the baseline's own worker failed in a timed chunk: {failure}") from None
-        except QueueBlocked as blocked:  # held by the GPU: fewer calls a chunk, as for the candidate
-            text = str(blocked).replace("the candidate's worker", "the baseline's own worker")
-            raise QueueBlocked(text, blocked.on_gpu) from None
         times = reply.get("times_us")
         errors = reply.get("errors")
         if isinstance(errors, list) and errors:
@@ -469,7 +462,7 @@ class Lent:
             if outcome != "again":  # the GPU may have idled inside the span: no bound
                 why = ": its host waited for the GPU (a call synchronised, or its launches filled the stream's queue)"
                 raise QueueBlocked(
-                    f"the candidate's worker took {queued_ms:.0f} ms to queue {count} calls (the judge waited "
+                    f"{self.whose} took {queued_ms:.0f} ms to queue {count} calls (the judge waited "
                     f"{wait_ms:.0f} ms, at most {_QUEUE_SPIN_MS[1]:.0f}){why if outcome == 'held' else ''}",
                     on_gpu=outcome == "held",
                 )

@@ -423,19 +423,18 @@ class Run:
         except (TypeError, ValueError):
             raise Verdict("CHEAT_DETECTED", "the worker's profile is malformed") from None
         self._mark("candidate profiled in its worker")
-        self.worker.freeze()  # the baseline may compile here, from caches the candidate can write (triton_cache.py)
+        frozen = self.judge.clock.candidate_frozen() if self.judge else contextlib.nullcontext()
         try:
-            trusted = profile_call(
-                lambda: self._call(baseline, member, [t.clone() for t in member.inputs]), self.device.torch_device
-            )
+            with frozen:  # the baseline may compile here, from caches the candidate can write
+                trusted = profile_call(
+                    lambda: self._call(baseline, member, [t.clone() for t in member.inputs]), self.device.torch_device
+                )
         except Verdict:
             raise
         except Exception as error:  # the profiler cannot run (or the candidate broke it): not PASSED
             raise Verdict(
                 "RUNTIME_ERROR", f"the profiled call failed (a faster candidate must pass it): {error}"
             ) from error
-        finally:
-            self.worker.thaw()
         escaped = off_stream(operations)
         borrowed = library_kernels(operations, trusted)
         self._end_stage("profile", not (escaped or borrowed), f"case {member.case.name}: {describe(operations)}")
